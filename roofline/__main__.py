@@ -1,0 +1,3 @@
+from roofline.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,26 @@
+"""Aggregate throughput over a mix of GEMM shapes, and speedups."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+def aggregate_throughput(counts: ArrayLike, flops: ArrayLike, per_shape: ArrayLike, axis: int = -1) -> np.ndarray:
+    """``P_agg = sum_i c_i F_i / sum_i (c_i F_i / P_i)``: total work over total time.
+
+    A work-weighted harmonic mean of the per-shape throughputs ``P_i``, so it lies
+    between the slowest and the fastest shape.
+    """
+    work = np.asarray(counts, dtype=float) * np.asarray(flops, dtype=float)
+    work = np.broadcast_to(work, np.broadcast_shapes(work.shape, np.shape(per_shape)))
+    return work.sum(axis=axis) / (work / np.asarray(per_shape, dtype=float)).sum(axis=axis)
+
+
+def speedup(new: ArrayLike, base: ArrayLike) -> np.ndarray:
+    """``s = P_agg(new) / P_agg(base)``."""
+    return np.asarray(new, dtype=float) / np.asarray(base, dtype=float)

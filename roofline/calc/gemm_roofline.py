@@ -1,0 +1,82 @@
+"""The per-shape roofline of a GEMM grid, composed from the formula modules.
+
+One call evaluates every (precision, shape) pair: pass per-precision values
+with shape ``(P, 1)`` and per-shape values with shape ``(S,)`` and every output
+is ``(P, S)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from typing import NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+from roofline.calc.gemm import arithmetic_intensity, gemm_flops, operand_bytes
+from roofline.calc.llc import effective_bandwidth
+from roofline.calc.roofline import attainable, balance_point
+
+
+class GemmRoofline(NamedTuple):
+    flops: np.ndarray  # F = 2MNK, one call
+    d_x: np.ndarray  # bytes, one call
+    d_w: np.ndarray
+    d_y: np.ndarray
+    nbytes: np.ndarray  # D = D_X + D_W + D_Y
+    ai: np.ndarray  # ops/byte
+    bandwidth: np.ndarray  # B_i: B_mem, or B_eff when the weights are LLC-resident
+    balance_point: np.ndarray  # BP_i = P / B_i
+    compute_bound: np.ndarray  # AI_i >= BP_i
+    attainable: np.ndarray  # P_i = min(P, AI_i B_i)
+    time: np.ndarray  # seconds for one call: F / P_i
+
+
+def gemm_roofline(
+    m: ArrayLike,
+    n: ArrayLike,
+    k: ArrayLike,
+    e_x: ArrayLike,
+    e_w: ArrayLike,
+    e_y: ArrayLike,
+    peak: ArrayLike,
+    b_mem: ArrayLike,
+    b_llc: ArrayLike | None = None,
+    resident: ArrayLike = False,
+    x_meta: ArrayLike = 0.0,
+    w_meta: ArrayLike = 0.0,
+) -> GemmRoofline:
+    """Roofline of ``Y[M,N] = X[M,K] . W[N,K]^T`` for every broadcast combination of the inputs.
+
+    ``B_i = B_eff,i`` where ``resident`` (weights stream from the LLC at ``b_llc``), else ``B_mem``;
+    ``P_i = min(P, AI_i B_i)``; compute-bound iff ``AI_i >= P / B_i``.
+    """
+    flops = gemm_flops(m, n, k)
+    d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_w, e_y, x_meta, w_meta)
+    nbytes = d_x + d_w + d_y
+    ai = arithmetic_intensity(flops, nbytes)
+    b_mem = np.asarray(b_mem, dtype=float)
+    if b_llc is None:
+        bw = np.broadcast_to(b_mem, ai.shape)
+    else:
+        bw = np.where(resident, effective_bandwidth(d_x, d_w, d_y, b_mem, b_llc), b_mem)
+        bw = np.broadcast_to(bw, ai.shape)
+    peak = np.asarray(peak, dtype=float)
+    bp = balance_point(peak, bw)
+    p_i = attainable(peak, ai, bw)
+    return GemmRoofline(
+        flops=np.broadcast_to(flops, ai.shape),
+        d_x=np.broadcast_to(d_x, ai.shape),
+        d_w=np.broadcast_to(d_w, ai.shape),
+        d_y=np.broadcast_to(d_y, ai.shape),
+        nbytes=nbytes,
+        ai=ai,
+        bandwidth=bw,
+        balance_point=bp,
+        compute_bound=ai >= bp,
+        attainable=p_i,
+        time=flops / p_i,
+    )

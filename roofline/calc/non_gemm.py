@@ -1,0 +1,82 @@
+"""The non-GEMM work of a transformer forward pass, and its roofline time.
+
+A stated model, not a measurement: each operation reads its inputs and writes
+its outputs once at DRAM bandwidth, and attention is one fused
+scaled-dot-product kernel (flash attention, as Inductor emits on CPU) whose
+score and context matmuls run on the mode's matmul path. Framework overhead,
+layout copies and kernel launch costs are not modelled, so this is a lower
+bound on the non-GEMM time and an upper bound on the GEMM share ``f``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataclasses import dataclass
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+#: vector flops per element (rough, for the compute side of memory-bound ops)
+_LAYERNORM_FLOPS = 8.0
+_GELU_FLOPS = 12.0
+_SOFTMAX_FLOPS = 5.0
+
+
+@dataclass(frozen=True)
+class NonGemmOps:
+    """Non-GEMM operations per forward pass.
+
+    ``elements``: activation elements read plus written (bytes = elements x the mode's element size);
+    ``matmul``: True where the flops run on a matmul path (attention), False for vector work.
+    """
+
+    names: tuple[str, ...]
+    flops: np.ndarray
+    elements: np.ndarray
+    matmul: np.ndarray
+
+
+def transformer_non_gemm(
+    *, batch: int, seq_len: int, hidden: int, intermediate: int, layers: int,
+    heads: int, kv_heads: int, head_dim: int, gated_mlp: bool = False,
+) -> NonGemmOps:
+    """Attention, layer norms, the MLP activation, residual adds and embeddings.
+
+    Per layer, with ``T = batch x seq_len`` tokens:
+
+    - attention (fused SDPA): ``4 B h S^2 d`` matmul flops plus ``5 B h S^2`` softmax flops;
+      moves Q, K, V and the context: ``T d (2 h + 2 kv)`` elements
+    - 2 layer norms: ``2 T H`` elements each
+    - MLP activation (GeLU, or SiLU x up for a gated MLP): ``2 T I`` elements (``3 T I`` gated)
+    - 2 residual adds: ``3 T H`` elements each
+    - embeddings (once): gather and add three tables, then a layer norm: ``6 T H`` elements
+    """
+    t = float(batch * seq_len)
+    h, kv, d = heads, kv_heads, head_dim
+    scores = float(batch) * h * seq_len * seq_len
+    act_el = (3.0 if gated_mlp else 2.0) * t * intermediate
+    names = ("attention", "layer_norm", "mlp_activation", "residual_add", "embeddings")
+    flops = np.array([
+        layers * (4.0 * scores * d + _SOFTMAX_FLOPS * scores),
+        layers * 2 * _LAYERNORM_FLOPS * t * hidden,
+        layers * _GELU_FLOPS * t * intermediate,
+        layers * 2 * t * hidden,
+        (3 + _LAYERNORM_FLOPS) * t * hidden,
+    ])
+    elements = np.array([
+        layers * t * d * (2 * h + 2 * kv),
+        layers * 2 * 2 * t * hidden,
+        layers * act_el,
+        layers * 2 * 3 * t * hidden,
+        6 * t * hidden,
+    ])
+    matmul = np.array([True, False, False, False, False])
+    return NonGemmOps(names, flops, elements, matmul)
+
+
+def op_times(flops: ArrayLike, nbytes: ArrayLike, peak: ArrayLike, bandwidth: ArrayLike) -> np.ndarray:
+    """Roofline time of each operation: ``t = max(F / P, D / B)`` seconds."""
+    return np.maximum(np.asarray(flops, dtype=float) / peak, np.asarray(nbytes, dtype=float) / bandwidth)

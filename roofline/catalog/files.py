@@ -1,0 +1,48 @@
+"""Reading spec files (TOML, JSON) into plain data, with one-line errors.
+
+Spec files are data: they are parsed, never executed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from roofline.errors import SpecError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise SpecError(str(path), "", f"cannot read: {e.strerror or e}") from None
+
+
+def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise SpecError(str(path), "", f"not UTF-8 text: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(path), "", f"not valid TOML: {e}") from None
+
+
+def parse_json(raw: bytes, path: Path | str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise SpecError(str(path), "", f"not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise SpecError(str(path), "", "expected a JSON object at the top level")
+    return data
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    return parse_toml(read_bytes(path), path)

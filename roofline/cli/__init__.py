@@ -1,0 +1,115 @@
+"""The thin command line: parse flags, call the engine, print a report or JSON.
+
+Each command's module is imported only when that command runs, so
+``roofline estimate`` never imports torch (or rich, with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from roofline import __version__
+from roofline.errors import EXIT_USER_ERROR, UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_USER_ERROR)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return v
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE",
+        help="write the result as JSON to FILE (whole or not at all), or to stdout without FILE",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="roofline", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"roofline {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    est = sub.add_parser(
+        "estimate", help="roofline ceilings of a model's GEMMs on a CPU, and the end-to-end Amdahl ceiling",
+        description="Roofline ceilings of a model's GEMMs on a CPU, per precision, and the end-to-end Amdahl "
+        "ceiling. Whole-platform throughput (all sockets, all instances together).",
+    )
+    est.add_argument("--model", required=True, help="catalog name (roofline models) or a config.json / .toml path")
+    est.add_argument("--cpu", required=True, help="catalog name (roofline platforms) or a platform .toml path")
+    est.add_argument(
+        "--precision", action="append", metavar="NAME",
+        help="repeat or comma-separate; default: fp32, bf16 where native, int8-static "
+        "(fp32, bf16, int8-dynamic, int8-static, int8-mixed-bf16)",
+    )
+    est.add_argument("--baseline", default="fp32", help="precision the speedups are relative to (default fp32)")
+    est.add_argument("--batch", type=_positive_int, default=1, help="requests per forward pass (default 1)")
+    est.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request (default 256)")
+    est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
+    est.add_argument(
+        "--bandwidth", choices=("measured", "theoretical"), default="measured",
+        help="DRAM figure to use: the measured one where the platform file has it (default), or the theoretical",
+    )
+    est.add_argument("--separate-qkv", action="store_true", help="q, k and v as three GEMMs instead of one fused")
+    est.add_argument("--f-gemm", type=_number, help="override f_GEMM, the GEMM share of the baseline's time")
+    est.add_argument("--gemm-speedup", type=_number, help="override the GEMM speedup s")
+    est.add_argument("--non-gemm-speedup", type=_number, help="override the non-GEMM speedup s_non")
+    _add_json(est)
+    est.set_defaults(handler="roofline.cli.estimate_cmd:run")
+
+    for kind in ("platforms", "models"):
+        p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
+        p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
+        p.add_argument("name", nargs="?", help="name, alias or file path (with show)")
+        _add_json(p)
+        p.set_defaults(handler=f"roofline.cli.catalog_cmd:{kind}")
+
+    sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
+    sch.add_argument("which", choices=("estimate",))
+    sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_USER_ERROR
+    module, func = args.handler.split(":")
+    try:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), func)(args) or 0)
+    except UserError as e:
+        sys.stderr.write(f"roofline {args.command}: error: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,39 @@
+"""``roofline estimate``."""
+
+from __future__ import annotations
+
+import argparse
+
+from roofline.catalog import find_file, load_model_file, load_platform_file
+from roofline.cli.output import print_rich, write_json
+from roofline.estimate.amdahl_inputs import Overrides
+from roofline.estimate.engine import estimate
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    """``--precision a --precision b,c`` -> ``[a, b, c]``."""
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    platform_path = find_file("platforms", args.cpu)
+    platform = load_platform_file(platform_path)
+    model = load_model_file(find_file("models", args.model))
+    result = estimate(
+        platform, model,
+        precisions=split_list(args.precision), baseline=args.baseline,
+        batch=args.batch, seq_len=args.seq_len, sockets=args.sockets, bandwidth=args.bandwidth,
+        fused_qkv=not args.separate_qkv,
+        overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
+        platform_file=str(platform_path),
+    )
+    if args.json:
+        write_json(result, args.json)
+        if args.json == "-":
+            return 0
+    from roofline.report.estimate_tables import render_estimate
+
+    print_rich(render_estimate(result))
+    return 0

@@ -1,0 +1,1 @@
+"""The estimate: specs in, a :class:`~roofline.estimate.result.EstimateResult` out (the JSON contract)."""

@@ -1,0 +1,1 @@
+"""Reports: rich tables of results, for people. (Scripts read the JSON.)"""

@@ -1,0 +1,35 @@
+"""Published JSON Schemas of the ``--json`` outputs, generated from the pydantic result models.
+
+The files beside this module are checked in; ``tests/test_schema.py`` fails when
+they drift from the models. Regenerate with ``python -m roofline.schema``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _models():
+    from roofline.estimate.result import EstimateResult
+
+    return {"estimate": EstimateResult}
+
+
+def schema_text(which: str) -> str:
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(_models()[which]).json_schema(mode="serialization")
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def schema_path(which: str) -> Path:
+    return HERE / f"{which}.schema.json"
+
+
+def write_all() -> None:
+    for which in _models():
+        schema_path(which).write_text(schema_text(which), encoding="utf-8")
+

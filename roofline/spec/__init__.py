@@ -1,0 +1,17 @@
+"""Spec types: what a user describes (platform, model, precision), validated on load.
+
+The types are frozen standard-library dataclasses that pydantic validates
+(``pydantic.TypeAdapter``) and describes (JSON Schema, from the attribute
+docstrings). Pydantic itself is imported only to validate a file it has not
+seen before: importing it costs about 60 ms, more than the whole cold-start
+budget of ``roofline estimate`` (issue 2), so a file validated once is cached
+by content hash (:mod:`roofline.catalog.cache`) and rebuilt from the cache
+without pydantic. Checks that go beyond types (positive, consistent, physical)
+live in ``__post_init__`` and run on every construction, cached or not.
+
+Nothing here computes roofline figures; that is ``roofline.calc``.
+"""
+
+#: pydantic config of every spec and result type: unknown fields are errors, and the
+#: attribute docstrings are the JSON Schema descriptions.
+PYDANTIC_CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}

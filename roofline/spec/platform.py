@@ -1,0 +1,173 @@
+"""Platform spec: one CPU server, as a TOML file in ``platforms/``.
+
+All per-socket numbers are per socket; the estimate multiplies by the sockets
+it uses. Units are the ones in the field names (GHz, GB/s with GB = 1e9 bytes,
+MiB for cache sizes); the accessors return SI units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.sourced import UNMEASURED, Sourced
+from roofline.units import GIGA, MIB
+
+ComputeDtype = Literal["fp32", "bf16", "fp16", "int8"]
+
+#: dtypes every platform must have a compute path for (bf16 and fp16 may be absent:
+#: the estimate then says the precision runs on the FP32 path).
+REQUIRED_DTYPES: tuple[str, ...] = ("fp32", "int8")
+
+
+@dataclass(frozen=True)
+class ComputePath:
+    """One way the cores execute a GEMM of one dtype (e.g. INT8 on AMX tiles)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    dtype: ComputeDtype
+    """the dtype the multiply-accumulate runs in"""
+    isa_class: str
+    """key of `frequency_ghz`: the all-core frequency this path runs at"""
+    ops_per_cycle: Sourced
+    """ops per cycle per core (a multiply-accumulate counts 2)"""
+    requires: tuple[str, ...] = ()
+    """ISA flags the path needs, as /proc/cpuinfo spells them"""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Dram:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    theoretical_gb_per_s: Sourced
+    """per socket: channels x MT/s x 8 bytes"""
+    measured_gb_per_s: Sourced = UNMEASURED
+    """per socket, sustained read with all cores"""
+
+
+@dataclass(frozen=True)
+class Llc:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    size_mib: Sourced
+    """last-level cache per socket, MiB"""
+    domains_per_socket: int = 1
+    """LLC slices per socket that cores cannot share (AMD: one per CCD); weights shared by all
+    cores stay resident only if they fit one slice"""
+    read_gb_per_s: Sourced = UNMEASURED
+    """per socket, all cores reading a working set that fits the LLC"""
+
+    def __post_init__(self) -> None:
+        if self.domains_per_socket < 1:
+            raise ValueError(f"domains_per_socket: must be at least 1, got {self.domains_per_socket}")
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A CPU server: sockets, cores, compute paths with their per-cycle rates, DRAM and LLC."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """catalog name, used with --cpu"""
+    description: str
+    vendor: str
+    microarchitecture: str
+    isa: tuple[str, ...]
+    """ISA flags as /proc/cpuinfo spells them"""
+    sockets: Sourced
+    cores_per_socket: Sourced
+    frequency_ghz: dict[str, Sourced]
+    """all-core frequency per ISA class (e.g. avx2, avx512, amx)"""
+    compute: dict[str, ComputePath]
+    """compute paths by name (e.g. fp32-avx512, int8-amx)"""
+    dram: Dram
+    llc: Llc
+    schema_version: int = 1
+    aliases: tuple[str, ...] = ()
+    """other names --cpu accepts"""
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _positive("sockets", self.sockets, integer=True)
+        _positive("cores_per_socket", self.cores_per_socket, integer=True)
+        for isa_class, f in self.frequency_ghz.items():
+            _positive(f"frequency_ghz.{isa_class}", f)
+            if f.value > 10:
+                raise ValueError(f"frequency_ghz.{isa_class}: {f.value:g} GHz is not a CPU frequency")
+        for name, path in self.compute.items():
+            _positive(f"compute.{name}.ops_per_cycle", path.ops_per_cycle)
+            if path.isa_class not in self.frequency_ghz:
+                raise ValueError(
+                    f"compute.{name}.isa_class: '{path.isa_class}' has no frequency_ghz entry "
+                    f"(have: {', '.join(sorted(self.frequency_ghz)) or 'none'})"
+                )
+        for dtype in REQUIRED_DTYPES:
+            if not any(p.dtype == dtype for p in self.compute.values()):
+                raise ValueError(f"compute: no {dtype} path; add a [compute.<name>] table with dtype = '{dtype}'")
+        _positive("dram.theoretical_gb_per_s", self.dram.theoretical_gb_per_s)
+        measured = self.dram.measured_gb_per_s
+        if measured.known:
+            _positive("dram.measured_gb_per_s", measured)
+            if measured.value > 1.05 * self.dram.theoretical_gb_per_s.value:
+                raise ValueError(
+                    f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
+                    f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
+                )
+        _positive("llc.size_mib", self.llc.size_mib)
+        if self.llc.read_gb_per_s.known:
+            _positive("llc.read_gb_per_s", self.llc.read_gb_per_s)
+            dram = self.dram_gb_per_s("measured")
+            if self.llc.read_gb_per_s.value < dram:
+                raise ValueError(
+                    f"llc.read_gb_per_s: {self.llc.read_gb_per_s.value:g} GB/s is below the DRAM bandwidth "
+                    f"{dram:g} GB/s; an LLC slower than memory is not physical"
+                )
+
+    # --- plain accessors (SI units); the roofline arithmetic lives in roofline.calc ---
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def dram_kind(self, prefer: str = "measured") -> str:
+        """Which DRAM figure the estimate uses: the measured one when known and preferred."""
+        if prefer == "measured" and self.dram.measured_gb_per_s.known:
+            return "measured"
+        return "theoretical"
+
+    def dram_gb_per_s(self, prefer: str = "measured") -> float:
+        kind = self.dram_kind(prefer)
+        return (self.dram.measured_gb_per_s if kind == "measured" else self.dram.theoretical_gb_per_s).value
+
+    def dram_bytes_per_s(self, sockets: int, prefer: str = "measured") -> float:
+        return self.dram_gb_per_s(prefer) * GIGA * sockets
+
+    def llc_bytes_per_s(self, sockets: int) -> float | None:
+        s = self.llc.read_gb_per_s
+        return s.value * GIGA * sockets if s.known else None
+
+    @property
+    def llc_domain_bytes(self) -> float:
+        """Bytes of LLC one shared copy of the weights can live in."""
+        return self.llc.size_mib.value * MIB / self.llc.domains_per_socket
+
+    def frequency_hz(self, path: str) -> float:
+        return self.frequency_ghz[self.compute[path].isa_class].value * GIGA
+
+    def paths_for(self, dtype: str) -> list[str]:
+        return [name for name, p in self.compute.items() if p.dtype == dtype]
+
+
+def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:
+    if not s.known:
+        raise ValueError(f"{field_name}: must be known ({s.unknown})")
+    if s.value <= 0:
+        raise ValueError(f"{field_name}: must be positive, got {s.value:g}")
+    if integer and s.value != int(s.value):
+        raise ValueError(f"{field_name}: must be a whole number, got {s.value:g}")
+
+

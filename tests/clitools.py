@@ -1,0 +1,24 @@
+"""Running the CLI as a user would: a separate process, from a neutral directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path | str = "/", env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "roofline", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout
+    )
+
+
+def run_json(*args: str) -> dict:
+    proc = run_cli(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)

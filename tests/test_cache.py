@@ -1,0 +1,66 @@
+"""The validated-spec cache: same bytes hit, changed bytes miss, a broken entry is ignored."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofline.catalog import builtin_dir
+from roofline.catalog.cache import load_validated
+from roofline.catalog.files import parse_toml
+from roofline.errors import SpecError
+from roofline.spec.platform import Platform
+
+
+def load(path):
+    return load_validated(Platform, path, lambda raw: parse_toml(raw, path))
+
+
+@pytest.fixture
+def spec(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "gnr.toml"
+    path.write_text((builtin_dir("platforms") / "gnr.toml").read_text())
+    return path
+
+
+def entries(spec):
+    return sorted((spec.parent / "cache" / "specs").glob("*.json"))
+
+
+def test_hit_equals_fresh_validation(spec):
+    fresh = load(spec)
+    assert len(entries(spec)) == 1
+    cached = load(spec)
+    assert cached == fresh and cached is not fresh
+    assert isinstance(cached.compute["int8-amx"].requires, tuple)
+
+
+def test_changed_file_misses_and_is_validated(spec):
+    load(spec)
+    spec.write_text(spec.read_text().replace("value = 1000,", "value = 10,"))  # LLC slower than DRAM
+    with pytest.raises(SpecError, match="llc.read_gb_per_s"):
+        load(spec)
+
+
+def test_corrupt_entry_is_ignored(spec):
+    load(spec)
+    (entry,) = entries(spec)
+    entry.write_text("{not json")
+    assert load(spec).name == "gnr"
+
+
+def test_cached_entry_still_runs_the_physical_checks(spec):
+    import json
+
+    load(spec)
+    (entry,) = entries(spec)
+    data = json.loads(entry.read_text())
+    data["cores_per_socket"]["value"] = -1  # a tampered entry is rebuilt and checked, not trusted blindly
+    entry.write_text(json.dumps(data))
+    assert load(spec).cores_per_socket.value == 128  # the bad entry failed its checks: validated afresh
+
+
+def test_cache_can_be_turned_off(spec, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_NO_CACHE", "1")
+    load(spec)
+    assert entries(spec) == []
