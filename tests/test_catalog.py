@@ -126,3 +126,13 @@ def test_decoder_config_gqa(tmp_path):
                                "tie_word_embeddings": True}))
     m = load_model(str(cfg))
     assert m.family == "decoder" and m.kv_heads == 8 and m.gated_mlp and m.tie_word_embeddings
+
+
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_platform_toml_round_trip(name, tmp_path):
+    from roofline.catalog.write import platform_toml
+
+    p = load_platform(name)
+    path = tmp_path / f"{name}-copy.toml"
+    path.write_text(platform_toml(p, header="a copy\nfor the test"))
+    assert load_platform(str(path)) == p

@@ -49,8 +49,9 @@ def test_json_is_valid_against_the_published_schema_and_finite(cpu):
     assert all(math.isfinite(x) for x in _numbers(data))
 
 
-def test_published_schema_is_current():
-    assert schema_path("estimate").read_text() == schema_text("estimate"), "run: python -m roofline.schema"
+@pytest.mark.parametrize("which", ["estimate", "validate"])
+def test_published_schema_is_current(which):
+    assert schema_path(which).read_text() == schema_text(which), "run: python -m roofline.schema"
 
 
 def test_overrides_are_used_and_labelled():

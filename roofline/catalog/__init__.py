@@ -55,6 +55,8 @@ def find_file(kind: str, ref: str) -> Path:
     """The spec file for ``ref``: a path, a file named after it, or the file whose name or alias matches."""
     if _looks_like_path(ref):
         return _existing(ref, kind[:-1])
+    if kind == "platforms" and ref == "host":
+        return _host_probe()
     for d in search_dirs(kind):  # fast path: the file is named after the entry
         direct = d / f"{ref}.toml"
         if direct.is_file():
@@ -125,6 +127,22 @@ def all_models() -> list[ModelSpec]:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def host_probe_path() -> Path:
+    """Where `roofline probe` (all cores) leaves this machine's platform file."""
+    from roofline.catalog.cache import cache_dir
+
+    return cache_dir() / "probes" / "host.toml"
+
+
+def _host_probe() -> Path:
+    path = host_probe_path()
+    if not path.is_file():
+        raise SpecError("host", "", f"no probe of this machine yet ({path}): run `roofline probe` "
+                        "(needs the validate extra: pip install 'roofline[validate]')")
+    return path.resolve()
+
 
 
 def _existing(ref: str, kind: str) -> Path:

@@ -88,8 +88,46 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(handler=f"roofline.cli.catalog_cmd:{kind}")
 
+    probe = sub.add_parser(
+        "probe", help="measure this host (bandwidths, GEMM peaks) and write it as a platform spec",
+        description="Measure this host: DRAM and LLC read bandwidth, FP32/BF16/INT8 GEMM peaks on the fastest "
+        "real path, and write a platform TOML in the catalog's schema (every number 'measured'). Needs the "
+        "validate extra (torch).",
+    )
+    probe.add_argument("-o", "--output", metavar="FILE", help="where to write the platform TOML (it is also "
+                       "cached as the host probe that `validate --cpu host` uses)")
+    probe.add_argument("--threads", type=_positive_int, help="threads to measure with (default: all cores)")
+    probe.add_argument("--name", default="host", help="platform name in the file (default: host)")
+    probe.add_argument("--quick", action="store_true", help="smaller arrays and GEMMs (seconds, less precise)")
+    _add_json(probe)
+    probe.set_defaults(handler="roofline.cli.probe_cmd:run")
+
+    val = sub.add_parser(
+        "validate", help="run the real compiled FP32/BF16/INT8 kernels and compare them with the ceilings",
+        description="Per-shape kernels and a compiled encoder (random weights) in FP32, BF16, INT8 dynamic and "
+        "INT8 static SmoothQuant (torchao, Inductor with freezing), checked against float64, timed, and "
+        "compared with the roofline ceilings of the measured host and of its datasheet. Needs the validate extra.",
+    )
+    val.add_argument("--model", required=True, help="encoder model: catalog name or config.json path")
+    val.add_argument("--cpu", default="host", help="host (this machine's probe, cached; default), a saved probe "
+                     "TOML, or a catalog name to predict with")
+    val.add_argument("--threads", type=_positive_int, help="threads (default: all cores)")
+    val.add_argument("--quick", action="store_true", help="2 layers, sequence 128, 3 timing rounds: minutes on a laptop")
+    val.add_argument("--batch", type=_positive_int, default=1)
+    val.add_argument("--seq-len", type=_positive_int, help="default 256 (128 with --quick)")
+    val.add_argument("--layers", type=_positive_int, help="encoder layers to build (default: the model's; 2 with --quick)")
+    val.add_argument("--rounds", type=_positive_int, help="interleaved timing rounds (default 5; 3 with --quick)")
+    val.add_argument("--max-autotune", action="store_true", help="let Inductor's C++ GEMM templates compete "
+                     "(slower compiles)")
+    val.add_argument("--pt2e", action="store_true", help="also run PT2E + X86InductorQuantizer static INT8")
+    val.add_argument("--reprobe", action="store_true", help="measure the host again instead of using the cached probe")
+    val.add_argument("--skip-shapes", action="store_true", help="only the end-to-end encoder")
+    val.add_argument("--skip-end-to-end", action="store_true", help="only the per-shape kernels")
+    _add_json(val)
+    val.set_defaults(handler="roofline.cli.validate_cmd:run")
+
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate",))
+    sch.add_argument("which", choices=("estimate", "validate"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     return parser
 

@@ -1,1 +1,1 @@
-"""The estimate: specs in, a :class:`~roofline.estimate.result.EstimateResult` out (the JSON contract)."""
+"""The estimate: specs in, a :class:`~roofline.results.estimate.EstimateResult` out (the JSON contract)."""

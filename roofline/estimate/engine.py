@@ -27,7 +27,7 @@ from roofline.estimate.amdahl_inputs import (
     resolve_non_gemm_speedup,
 )
 from roofline.estimate.paths import choose_path, path_peak
-from roofline.estimate.result import (
+from roofline.results.estimate import (
     ComputePathResult,
     EstimateResult,
     GemmResult,

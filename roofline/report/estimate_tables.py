@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roofline.estimate.result import EstimateResult, PrecisionResult
+from roofline.results.estimate import EstimateResult, PrecisionResult
 from roofline.report.fmt import giga, mega, ms, pct, ratio, sig, tera
 
 

@@ -13,9 +13,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def _models():
-    from roofline.estimate.result import EstimateResult
+    from roofline.results.estimate import EstimateResult
+    from roofline.results.validate import ValidateResult
 
-    return {"estimate": EstimateResult}
+    return {"estimate": EstimateResult, "validate": ValidateResult}
 
 
 def schema_text(which: str) -> str:

@@ -42,7 +42,7 @@ class ComputePath:
 class Dram:
     __pydantic_config__ = PYDANTIC_CONFIG
 
-    theoretical_gb_per_s: Sourced
+    theoretical_gb_per_s: Sourced = Sourced(unknown="not given")
     """per socket: channels x MT/s x 8 bytes"""
     measured_gb_per_s: Sourced = UNMEASURED
     """per socket, sustained read with all cores"""
@@ -108,11 +108,14 @@ class Platform:
         for dtype in REQUIRED_DTYPES:
             if not any(p.dtype == dtype for p in self.compute.values()):
                 raise ValueError(f"compute: no {dtype} path; add a [compute.<name>] table with dtype = '{dtype}'")
-        _positive("dram.theoretical_gb_per_s", self.dram.theoretical_gb_per_s)
-        measured = self.dram.measured_gb_per_s
+        theoretical, measured = self.dram.theoretical_gb_per_s, self.dram.measured_gb_per_s
+        if not (theoretical.known or measured.known):
+            raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
+        if theoretical.known:
+            _positive("dram.theoretical_gb_per_s", theoretical)
         if measured.known:
             _positive("dram.measured_gb_per_s", measured)
-            if measured.value > 1.05 * self.dram.theoretical_gb_per_s.value:
+            if theoretical.known and measured.value > 1.05 * theoretical.value:
                 raise ValueError(
                     f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
@@ -134,8 +137,9 @@ class Platform:
         return (self.name, *self.aliases)
 
     def dram_kind(self, prefer: str = "measured") -> str:
-        """Which DRAM figure the estimate uses: the measured one when known and preferred."""
-        if prefer == "measured" and self.dram.measured_gb_per_s.known:
+        """Which DRAM figure the estimate uses: the preferred one when known, else the other."""
+        measured, theoretical = self.dram.measured_gb_per_s.known, self.dram.theoretical_gb_per_s.known
+        if (prefer == "measured" and measured) or not theoretical:
             return "measured"
         return "theoretical"
 

@@ -1,0 +1,30 @@
+"""``roofline validate``: real compiled kernels against the predicted ceilings (needs the validate extra)."""
+
+from __future__ import annotations
+
+import argparse
+
+from roofline.cli.output import print_rich, write_json
+from roofline.cli.progress import progress_reporter
+
+
+def run(args: argparse.Namespace) -> int:
+    from roofline.validation.torch_env import require_torchao
+
+    require_torchao()
+    from roofline.validation.report import render_validate
+    from roofline.validation.run import ValidateOptions, run_validate
+
+    options = ValidateOptions(
+        model=args.model, cpu=args.cpu, threads=args.threads, quick=args.quick, batch=args.batch,
+        seq_len=args.seq_len, layers=args.layers, rounds=args.rounds, max_autotune=args.max_autotune,
+        pt2e=args.pt2e, reprobe=args.reprobe, skip_shapes=args.skip_shapes, skip_end_to_end=args.skip_end_to_end,
+    )
+    with progress_reporter(f"validate {args.model}") as progress:
+        result = run_validate(options, progress)
+    if args.json:
+        write_json(result, args.json)
+        if args.json == "-":
+            return 0
+    print_rich(render_validate(result))
+    return 0

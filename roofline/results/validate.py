@@ -1,0 +1,156 @@
+"""Result types of ``roofline validate``: the JSON contract (SI units). No torch here.
+
+Keys scripts rely on: ``host.{cpu_model,flags,threads,torch,torchao}``;
+``shapes[].{name,m,n,k,precision,kernel,numerics_ok,max_rel_error,measured_ops_per_s,
+predicted_ops_per_s,achieved_fraction}``;
+``end_to_end[].{precision,baseline,throughput_rps,linear_block_s,f_gemm,non_gemm_speedup,
+realized_speedup,ceiling,fraction_of_ceiling}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roofline.spec import PYDANTIC_CONFIG
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class HostResult:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    cpu_model: str
+    microarchitecture: str
+    flags: dict[str, bool]
+    """ISA flags that decide the GEMM paths"""
+    threads: int
+    """threads the measurements used"""
+    cores: int
+    sockets: int
+    hypervisor: bool
+    torch: str
+    torchao: str
+    cpu_capability: str
+    """torch.backends.cpu.get_cpu_capability()"""
+
+
+@dataclass(frozen=True)
+class PlatformRef:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    file: str
+    kind: str
+    """measured (the host's probe) or datasheet (a catalog entry scaled to the host's cores)"""
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    m: int
+    n: int
+    k: int
+    precision: str
+    kernel: str
+    """the GEMM kernel the generated code calls, with launch counts"""
+    numerics_ok: bool
+    max_rel_error: float | None
+    """||y - ref|| / ||ref|| against a float64 reference of the same float weights"""
+    quantized: bool | None
+    """INT8 variants: the code calls an INT8 kernel and the error is not FP32's"""
+    measured_ops_per_s: float | None
+    """null when the variant was excluded (failed numerics, not quantized, or an error)"""
+    spread: float | None
+    predicted_ops_per_s: float
+    """the roofline ceiling on the measured platform"""
+    achieved_fraction: float | None
+    predicted_bound: str
+    predicted_datasheet_ops_per_s: float | None = None
+    achieved_fraction_datasheet: float | None = None
+    compile_s: float | None = None
+    flags: list[str] = field(default_factory=list)
+    """problems found: numerics, not quantized, miscompile, input mutated, error"""
+
+
+@dataclass(frozen=True)
+class EndToEndResult:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    precision: str
+    baseline: str
+    kernel: str
+    numerics_ok: bool
+    max_rel_error: float | None
+    latency_s: float | None
+    throughput_rps: float | None
+    """requests per second of one instance (batch / latency)"""
+    linear_block_s: float | None
+    """profiler self time of the linear-block GEMM kernels per forward"""
+    attention_s: float | None
+    other_s: float | None
+    f_gemm: float | None
+    """the baseline's measured linear-block share"""
+    non_gemm_speedup: float | None
+    """baseline non-GEMM time over this precision's, measured"""
+    predicted_gemm_speedup: float | None
+    """from the roofline on the measured platform"""
+    ceiling: float | None
+    """Amdahl: 1 / (f / s_pred + (1 - f) / s_non)"""
+    realized_speedup: float | None
+    """baseline latency / this latency"""
+    fraction_of_ceiling: float | None
+    linear_block_speedup: float | None
+    linear_fraction_of_gemm_ceiling: float | None
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EncoderRun:
+    """One compiled encoder variant: its latency and the profiler's breakdown."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    precision: str
+    kernel: str
+    numerics_ok: bool
+    max_rel_error: float | None
+    latency_s: float | None
+    spread: float | None
+    throughput_rps: float | None
+    linear_block_s: float | None
+    attention_s: float | None
+    other_s: float | None
+    gemm_ops: dict[str, float] = field(default_factory=dict)
+    """profiler self seconds per forward of each linear-block op"""
+    compile_s: float | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ValidateResult:
+    """Output of ``roofline validate --json``."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    tool: str
+    date: str
+    model: str
+    quick: bool
+    batch: int
+    seq_len: int
+    layers: int
+    """encoder layers actually built (fewer than the model's with --quick)"""
+    host: HostResult
+    platform: PlatformRef
+    datasheet: PlatformRef | None
+    tolerances: dict[str, float]
+    """numerics thresholds per precision (relative Frobenius error vs float64)"""
+    shapes: list[ShapeResult]
+    encoder: list[EncoderRun]
+    end_to_end: list[EndToEndResult]
+    notes: list[str] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION

@@ -1,0 +1,119 @@
+"""Real kernel runs on tiny shapes: compiled, checked, named and timed on this machine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchao")
+
+from roofline.catalog import load_platform  # noqa: E402
+from roofline.validation import kernels as kernels_mod  # noqa: E402
+from roofline.validation.kernels import Shape, TimingSettings, run_shape  # noqa: E402
+from roofline.validation.torch_env import require_torchao  # noqa: E402
+
+pytestmark = pytest.mark.kernels
+FAST = TimingSettings(threads=torch.get_num_threads(), rounds=2, min_run_time=0.02)
+SHAPE = Shape("tiny", 32, 64, 128)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _torchao():
+    require_torchao()
+
+
+@pytest.fixture(scope="module")
+def platform():
+    return load_platform("genoa")
+
+
+def by_precision(rows):
+    return {r.precision: r for r in rows}
+
+
+def test_fp32_and_int8_run_checked_and_named(platform):
+    rows = by_precision(run_shape(SHAPE, ["fp32", "int8-static"], platform, None, FAST))
+    fp32, int8 = rows["fp32"], rows["int8-static"]
+    assert fp32.numerics_ok and fp32.max_rel_error < 1e-5
+    assert fp32.kernel.startswith(("mkl._mkl_linear", "mkldnn._linear_pointwise", "aten.addmm", "aten.mm"))
+    assert int8.numerics_ok and 1e-5 < int8.max_rel_error < 3e-2  # really INT8: not FP32's error
+    assert int8.quantized and ("qlinear_pointwise" in int8.kernel or "_int_mm" in int8.kernel)
+    for r in (fp32, int8):
+        assert r.measured_ops_per_s > 0 and r.achieved_fraction == pytest.approx(
+            r.measured_ops_per_s / r.predicted_ops_per_s)
+        assert r.compile_s > 0
+
+
+def test_a_failing_variant_leaves_the_others_intact(platform):
+    rows = by_precision(_run_with_unknown(platform))
+    assert rows["fp32"].measured_ops_per_s > 0
+    bad = rows["int8-bogus"]
+    assert bad.measured_ops_per_s is None and not bad.numerics_ok
+    assert any(f.startswith("error: ValueError") for f in bad.flags)
+
+
+def _run_with_unknown(platform):
+    kernels_mod.RECIPE.setdefault("int8-bogus", "int8-static")
+    try:
+        return run_shape(SHAPE, ["fp32", "int8-bogus"], platform, None, FAST)
+    finally:
+        kernels_mod.RECIPE.pop("int8-bogus")
+
+
+def test_an_int8_variant_that_is_still_float_is_flagged_not_timed(platform, monkeypatch):
+    from roofline.validation import prepare
+
+    real = prepare.build_variant
+    monkeypatch.setattr(prepare, "build_variant",
+                        lambda name, *a: real("fp32" if name == "int8-static" else name, *a))
+    rows = by_precision(run_shape(SHAPE, ["fp32", "int8-static"], platform, None, FAST))
+    fake = rows["int8-static"]
+    assert fake.quantized is False and fake.measured_ops_per_s is None
+    assert any("not quantized" in f for f in fake.flags)
+    assert rows["fp32"].measured_ops_per_s > 0
+
+
+def test_missing_torch_is_one_actionable_line():
+    code = ("import sys; sys.modules['torch'] = None; from roofline.cli import main; "
+            "sys.exit(main(['validate', '--model', 'bert-base', '--quick']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "pip install 'roofline[validate]'" in proc.stderr
+
+
+def test_validate_quick_end_to_end(tmp_path):
+    """`roofline validate --quick --json` on this machine: whole JSON, valid against the schema."""
+    import os
+
+    import jsonschema
+
+    from roofline.schema import schema_path
+
+    out = tmp_path / "report.json"
+    env = {**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "roofline", "validate", "--model", "bert-base", "--quick",
+                           "--json", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    jsonschema.validate(data, json.loads(schema_path("validate").read_text()))
+    assert {"cpu_model", "flags", "threads", "torch", "torchao"} <= set(data["host"])
+    assert data["platform"]["kind"] == "measured" and (tmp_path / "cache" / "probes").is_dir()
+    shapes = data["shapes"]
+    assert {s["name"] for s in shapes} == {"qkv", "attn_out", "ffn_up", "ffn_down"}
+    assert {s["m"] for s in shapes} == {128}  # the real M: batch 1 x seq 128
+    fp32 = [s for s in shapes if s["precision"] == "fp32"]
+    assert all(s["numerics_ok"] and s["measured_ops_per_s"] > 0 and s["achieved_fraction"] > 0 for s in fp32)
+    for s in shapes:
+        if s["measured_ops_per_s"] is not None:  # timed only when correct (and really INT8)
+            assert s["numerics_ok"] and s["quantized"] is not False
+    e2e = {(e["precision"], e["baseline"]): e for e in data["end_to_end"]}
+    assert ("int8-static", "fp32") in e2e and ("int8-dynamic", "fp32") in e2e
+    row = e2e[("int8-static", "fp32")]
+    if row["realized_speedup"] is not None:
+        assert row["fraction_of_ceiling"] == pytest.approx(row["realized_speedup"] / row["ceiling"])
+        assert 0 < row["f_gemm"] < 1 and row["throughput_rps"] > 0
+    assert "Per-shape kernels" in proc.stdout and "Table 14" in proc.stdout

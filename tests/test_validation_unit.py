@@ -1,0 +1,141 @@
+"""The validation harness's pure parts: host detection, kernel naming, probe -> platform, datasheet scaling."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from roofline.catalog import load_platform
+from roofline.estimate.shape import shape_ceiling
+from roofline.validation.compiled import kernels_in_code
+from roofline.validation.host import Cache, HostInfo, catalog_match, detect_host
+from roofline.validation.probe import GemmPeak, ProbeResult, probe_platform
+
+CPUINFO_EMR = """processor\t: {i}
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 207
+model name\t: Intel(R) Xeon(R) Processor
+cpu MHz\t\t: 2100.000
+physical id\t: 0
+core id\t\t: {i}
+flags\t\t: fpu avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512_bf16 amx_tile amx_int8 amx_bf16 hypervisor
+
+"""
+
+
+def fake_host(tmp_path, cpus=16, l3="307200K"):
+    proc, sys_cpu, sys_node = tmp_path / "proc", tmp_path / "cpu", tmp_path / "node"
+    proc.mkdir(parents=True)
+    (proc / "cpuinfo").write_text("".join(CPUINFO_EMR.format(i=i) for i in range(cpus)))
+    for idx, (level, ctype, size, shared) in enumerate(
+            [(1, "Data", "48K", "0"), (2, "Unified", "2048K", "0"), (3, "Unified", l3, f"0-{cpus - 1}")]):
+        d = sys_cpu / "cpu0" / "cache" / f"index{idx}"
+        d.mkdir(parents=True)
+        for name, value in (("level", level), ("type", ctype), ("size", size), ("shared_cpu_list", shared)):
+            (d / name).write_text(f"{value}\n")
+    (sys_node / "node0").mkdir(parents=True)
+    return detect_host(proc, sys_cpu, sys_node)
+
+
+def test_detect_host_from_proc_and_sysfs(tmp_path):
+    h = fake_host(tmp_path)
+    assert (h.vendor, h.family, h.model, h.microarchitecture) == ("GenuineIntel", 6, 207, "Emerald Rapids")
+    assert (h.sockets, h.cores, h.threads, h.numa_nodes) == (1, 16, 16, 1)
+    assert h.flags["amx_int8"] and h.flags["avx512_vnni"] and not h.flags["avx_vnni"]
+    assert h.llc == Cache(3, "Unified", 300 * 2**20, 16)
+    assert h.mhz == 2100.0 and h.hypervisor
+    assert catalog_match(h) == "emr-16vcpu"
+    assert catalog_match(fake_host(tmp_path / "b", cpus=4)) == "emr"
+
+
+def test_detect_this_host():
+    h = detect_host()
+    assert h.threads >= 1 and h.cores >= 1 and h.cpu_model
+    assert "avx2" in h.flags
+
+
+QLINEAR_CODE = """
+buf0 = empty_strided_cpu((128, 768), (768, 1), torch.uint8)
+cpp_fused_quantize_0(arg0_1, buf0)
+buf1 = torch.ops.onednn.qlinear_pointwise.tensor(buf0, buf2, buf3, _frozen_param0, _frozen_param1, None, 1.0, 0, torch.float32, 'none', [None], '')
+assert_size_stride(buf1, (128, 768), (768, 1))
+# torch.ops.mkl._mkl_linear.default(x) in a comment does not count
+buf4 = buf0; del buf0  # reuse
+buf5 = torch.ops.onednn.qlinear_pointwise.binary_tensor(buf4, buf2, buf3, _frozen_param2, _frozen_param3, arg1_1, None, 1.0, 0, torch.float32, 1.0, 0, 'sum', 1.0, 'none', [], '')
+"""
+FLOAT_CODE = """
+buf0 = torch.ops.mkl._mkl_linear.default(arg0_1, _frozen_param0, _frozen_param1, None, 128)
+buf1 = extern_kernels.addmm(arg1_1, buf0, reinterpret_tensor(arg2_1, (768, 768), (1, 768), 0), alpha=1, beta=1, out=buf2)
+"""
+TEMPLATE_CODE = """
+cpp_fused_qlinear_0 = async_compile.cpp_pybinding(['const uint8_t*', 'const int8_t*'], '''
+template <bool accum> inline void cpp_CppMicroGemmAVX512VNNI_kernel_micro_gemm(const uint8_t* A, const int8_t* B) {}
+''')
+def call(args):
+    cpp_fused_qlinear_0(buf0, buf1)
+    cpp_fused_qlinear_0(buf2, buf3)
+"""
+
+
+def test_kernel_naming_from_generated_code():
+    q = kernels_in_code([QLINEAR_CODE])
+    assert q.calls == {"onednn.qlinear_pointwise": 2}
+    assert q.activation_dtype == "uint8" and q.primary == "onednn.qlinear_pointwise"
+    f = kernels_in_code([FLOAT_CODE])
+    assert f.calls == {"mkl._mkl_linear": 1, "aten.addmm": 1}
+    t = kernels_in_code([TEMPLATE_CODE])
+    assert t.calls == {"cpp GEMM template (int8)": 2} and t.template_kernels == ["cpp_fused_qlinear_0"]
+    assert kernels_in_code(["x = y + 1"]).describe() == "none"
+
+
+def synthetic_probe(host: HostInfo, threads: int = 16, llc_bw: float = 175e9) -> ProbeResult:
+    g = {d: GemmPeak(d, k, (2048, 2048, 2048), v, 1e-7) for d, k, v in
+         (("fp32", "aten.mm (fp32)", 1.43e12), ("bf16", "aten.mm (bf16)", 3.33e12),
+          ("int8", "onednn.qlinear_pointwise (u8 x s8)", 5.45e12))}
+    return ProbeResult(host=host, threads=threads, date="2026-11-30", dram_read_bytes_per_s=85.7e9,
+                       dram_copy_bytes_per_s=68.8e9, dram_array_bytes=2**31, llc_read_bytes_per_s=llc_bw,
+                       llc_working_set_bytes=150 * 2**20, gemm=g, versions={"torch": "2.11", "torchao": "0.18"})
+
+
+def test_probe_platform_reproduces_measured_peaks(tmp_path):
+    from roofline.catalog.write import platform_toml
+    from roofline.estimate.paths import path_peak
+
+    p = probe_platform(synthetic_probe(fake_host(tmp_path)))
+    assert p.dram.measured_gb_per_s.value == pytest.approx(85.7) and not p.dram.theoretical_gb_per_s.known
+    assert p.llc.read_gb_per_s.value == pytest.approx(175.0) and p.llc.size_mib.value == 300
+    assert path_peak(p, "int8-measured", 1) == pytest.approx(5.45e12, rel=1e-3)  # cores x clock x ops/cycle
+    for s in (p.sockets, p.cores_per_socket, p.compute["fp32-measured"].ops_per_cycle):
+        assert s.kind == "measured" and s.date == "2026-11-30" and s.threads == 16 and s.tool == "roofline probe"
+    path = tmp_path / "host.toml"
+    path.write_text(platform_toml(p))
+    assert load_platform(str(path)) == p
+
+
+def test_probe_with_a_slow_llc_reading_leaves_it_unknown(tmp_path):
+    p = probe_platform(synthetic_probe(fake_host(tmp_path), llc_bw=50e9))
+    assert not p.llc.read_gb_per_s.known and "below DRAM" in p.llc.read_gb_per_s.unknown
+
+
+def test_datasheet_scaled_to_the_threads_used(tmp_path):
+    from roofline.validation.platforms import datasheet_for
+
+    host = fake_host(tmp_path)
+    measured = probe_platform(synthetic_probe(host, threads=4))
+    sheet, file = datasheet_for(host, 4, measured)
+    assert sheet.name == "emr-16vcpu@4t" and file.endswith("emr-16vcpu.toml")
+    assert sheet.cores_per_socket.value == 4 and sheet.dram == measured.dram
+    # datasheet AMX INT8: 4 cores x 2.1 GHz x 2048 ops/cycle
+    c = shape_ceiling(sheet, "int8-static", 4096, 4096, 4096)
+    assert c.peak_ops_per_s == pytest.approx(4 * 2.1e9 * 2048) and c.bound == "compute"
+
+
+def test_shape_ceiling_counts_a_reused_weight_as_cache_resident():
+    gnr = load_platform("gnr")
+    small = shape_ceiling(gnr, "int8-static", 256, 1024, 1024)
+    assert small.llc_resident and small.bandwidth_bytes_per_s > gnr.dram_bytes_per_s(2)
+    one = dataclasses.replace(gnr, llc=dataclasses.replace(gnr.llc, size_mib=dataclasses.replace(gnr.llc.size_mib, value=0.5)))
+    big = shape_ceiling(one, "int8-static", 256, 1024, 1024)
+    assert not big.llc_resident and big.bandwidth_bytes_per_s == pytest.approx(gnr.dram_bytes_per_s(2))

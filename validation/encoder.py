@@ -1,0 +1,133 @@
+"""End to end: a BERT-style encoder built in torch from the model's catalog config (random
+weights, no downloads), compiled per precision and broken down the way the reference paper
+does (linear block, attention, other).
+
+The encoder takes hidden states (embeddings are not built): per layer a fused QKV projection,
+``scaled_dot_product_attention``, the output projection, residual and LayerNorm, FFN up + GeLU,
+FFN down, residual and LayerNorm (post-LN, as BERT). QKV is one GEMM, as in ``roofline estimate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from roofline.calc.amdahl import amdahl
+from roofline.estimate.engine import estimate
+from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
+from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified
+from roofline.validation.prepare import prepare_variants
+from roofline.results.validate import EncoderRun, EndToEndResult
+from roofline.validation.timing import profile_breakdown
+
+
+def build_encoder(spec: ModelSpec, layers: int, seed: int = 0):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    hidden, heads, head_dim = spec.hidden_size, spec.num_attention_heads, spec.head_size
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(hidden, 3 * heads * head_dim)
+            self.attn_out = nn.Linear(heads * head_dim, hidden)
+            self.ln1 = nn.LayerNorm(hidden)
+            self.ffn_up = nn.Linear(hidden, spec.intermediate_size)
+            self.ffn_down = nn.Linear(spec.intermediate_size, hidden)
+            self.ln2 = nn.LayerNorm(hidden)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).view(b, s, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, heads * head_dim)
+            x = self.ln1(x + self.attn_out(a))
+            return self.ln2(x + self.ffn_down(F.gelu(self.ffn_up(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    torch.manual_seed(seed)
+    enc = Encoder()
+    with torch.no_grad():  # BERT's initialisation: N(0, 0.02) weights, zero biases
+        for m in enc.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.normal_(0.0, 0.02)
+                m.bias.zero_()
+    return enc.eval()
+
+
+def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, precisions: list[str],
+                   platform: Platform, s: TimingSettings,
+                   progress: Callable[[str], None] = lambda x: None) -> tuple[list[EndToEndResult], list[EncoderRun]]:
+    import dataclasses
+
+    import torch
+
+    model = build_encoder(spec, layers)
+    g = torch.Generator().manual_seed(7)
+    example = torch.randn(batch, seq_len, spec.hidden_size, generator=g)
+    calibration = [torch.randn(batch, seq_len, spec.hidden_size, generator=g) for _ in range(4)]
+    with torch.no_grad():
+        reference = model.double()(example.double())
+        model.float()
+    prepared = prepare_variants(model, example, calibration, reference, precisions,
+                                max_autotune=s.max_autotune, progress=lambda v: progress(f"encoder {v}"))
+    progress("encoder: timing")
+    make_input = lambda: example.clone()  # noqa: E731
+    timings = timed_and_verified(prepared, make_input, s)
+    breakdown = {n: profile_breakdown(prepared[n].call, make_input, iters=5) for n in timings}
+
+    reduced = dataclasses.replace(spec, num_hidden_layers=layers, measured=())
+    recipes = [RECIPE[p] for p in precisions]
+    baselines = [b for b in ("fp32", "bf16") if b in timings]
+    results = []
+    for base in baselines:
+        est = estimate(platform, reduced, precisions=list(dict.fromkeys(recipes)), baseline=RECIPE[base],
+                       batch=batch, seq_len=seq_len)
+        s_pred = {sp.precision: sp.gemm_speedup for sp in est.speedups}
+        b = breakdown[base]
+        f = b.linear_s / b.total_s
+        for name in precisions:
+            if name == base or (base == "bf16" and not name.startswith("int8")):
+                continue
+            p = prepared[name]
+            t = timings.get(name)
+            row = dict(precision=name, baseline=base, kernel=p.kernels.describe(), numerics_ok=p.numerics_ok,
+                       max_rel_error=p.rel_error, flags=list(p.flags), latency_s=None, throughput_rps=None,
+                       linear_block_s=None, attention_s=None, other_s=None, f_gemm=f, non_gemm_speedup=None,
+                       predicted_gemm_speedup=s_pred.get(RECIPE[name]), ceiling=None, realized_speedup=None,
+                       fraction_of_ceiling=None, linear_block_speedup=None, linear_fraction_of_gemm_ceiling=None)
+            if t is not None:
+                bd = breakdown[name]
+                s_non = (b.total_s - b.linear_s) / (bd.total_s - bd.linear_s)
+                s_gemm = row["predicted_gemm_speedup"]
+                ceiling = float(amdahl(f, s_gemm, s_non))
+                realized = timings[base].seconds / t.seconds
+                lin = b.linear_s / bd.linear_s if bd.linear_s else None
+                row.update(latency_s=t.seconds, throughput_rps=batch / t.seconds, linear_block_s=bd.linear_s,
+                           attention_s=bd.attention_s, other_s=bd.other_s, non_gemm_speedup=s_non,
+                           ceiling=ceiling, realized_speedup=realized, fraction_of_ceiling=realized / ceiling,
+                           linear_block_speedup=lin,
+                           linear_fraction_of_gemm_ceiling=lin / s_gemm if lin and s_gemm else None)
+            results.append(EndToEndResult(**row))
+    runs = []
+    for n, p in prepared.items():
+        t, bd = timings.get(n), breakdown.get(n)
+        runs.append(EncoderRun(
+            precision=n, kernel=p.kernels.describe(), numerics_ok=p.numerics_ok, max_rel_error=p.rel_error,
+            latency_s=t.seconds if t else None, spread=t.spread if t else None,
+            throughput_rps=batch / t.seconds if t else None,
+            linear_block_s=bd.linear_s if bd else None, attention_s=bd.attention_s if bd else None,
+            other_s=bd.other_s if bd else None, gemm_ops=bd.gemm_ops if bd else {},
+            compile_s=p.compile_s, flags=list(p.flags),
+        ))
+    return results, runs

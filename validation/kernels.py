@@ -1,0 +1,99 @@
+"""Per-shape kernels: each distinct GEMM of the workload, at its real M, in every precision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from roofline.estimate.shape import shape_ceiling
+from roofline.spec.platform import Platform
+from roofline.validation.prepare import Prepared, prepare_variants
+from roofline.results.validate import ShapeResult
+from roofline.validation.timing import Timing, profile_breakdown, time_interleaved
+
+#: the recipe each variant is predicted with
+RECIPE = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
+          "int8-static-pt2e": "int8-static"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    m: int
+    n: int
+    k: int
+
+
+@dataclass
+class TimingSettings:
+    threads: int
+    rounds: int = 5
+    min_run_time: float = 0.2
+    max_autotune: bool = False
+
+
+def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings) -> dict[str, Timing]:
+    """Time the usable variants interleaved; a variant whose dominant GEMM op changes between a
+    profile before and after timing (something recompiled) is flagged and its time dropped."""
+    import torch
+
+    usable = {n: p.call for n, p in prepared.items() if p.usable}
+    before = {n: profile_breakdown(c, make_input, iters=3).dominant_gemm for n, c in usable.items()}
+    torch._dynamo.config.error_on_recompile = True
+    try:
+        timings = time_interleaved(usable, make_input, rounds=s.rounds, min_run_time=s.min_run_time, threads=s.threads)
+    except Exception as e:  # a recompile during timing: nothing timed can be trusted
+        for p in prepared.values():
+            p.flags.append(f"error while timing: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}")
+        return {}
+    finally:
+        torch._dynamo.config.error_on_recompile = False
+    for n, c in usable.items():
+        after = profile_breakdown(c, make_input, iters=3).dominant_gemm
+        if after != before[n]:
+            prepared[n].flags.append(f"kernel changed during timing: {before[n]} -> {after}")
+            timings.pop(n, None)
+    return timings
+
+
+def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet: Platform | None,
+              s: TimingSettings, progress: Callable[[str], None] = lambda x: None,
+              host_flags: dict[str, list[str]] | None = None) -> list[ShapeResult]:
+    """Every precision of one GEMM shape; ``host_flags`` adds per-precision remarks (e.g. no native BF16)."""
+    import torch
+
+    g = torch.Generator().manual_seed(1000 + shape.m + shape.n + shape.k)
+    model = torch.nn.Linear(shape.k, shape.n)
+    with torch.no_grad():
+        model.weight.copy_(torch.randn(shape.n, shape.k, generator=g) / shape.k**0.5)
+        model.bias.copy_(0.1 * torch.randn(shape.n, generator=g))
+    model.eval()
+    example = torch.randn(shape.m, shape.k, generator=g)
+    calibration = [torch.randn(shape.m, shape.k, generator=g) for _ in range(4)]
+    reference = example.double() @ model.weight.double().t() + model.bias.double()
+    prepared = prepare_variants(model, example, calibration, reference, precisions,
+                                max_autotune=s.max_autotune, progress=lambda v: progress(f"{shape.name} {v}"))
+    progress(f"{shape.name}: timing")
+    timings = timed_and_verified(prepared, lambda: example.clone(), s)
+    flops = 2.0 * shape.m * shape.n * shape.k
+    out = []
+    for name, p in prepared.items():
+        ceiling = shape_ceiling(platform, RECIPE[name], shape.m, shape.n, shape.k)
+        sheet = shape_ceiling(datasheet, RECIPE[name], shape.m, shape.n, shape.k) if datasheet else None
+        t = timings.get(name)
+        measured = flops / t.seconds if t else None
+        flags = list(p.flags) + list((host_flags or {}).get(name, []))
+        if not ceiling.native:
+            flags.append(f"no native {RECIPE[name]} path on {platform.name}: predicted on {ceiling.compute_path}")
+        out.append(ShapeResult(
+            name=shape.name, m=shape.m, n=shape.n, k=shape.k, precision=name, kernel=p.kernels.describe(),
+            numerics_ok=p.numerics_ok, max_rel_error=p.rel_error, quantized=p.quantized,
+            measured_ops_per_s=measured, spread=t.spread if t else None,
+            predicted_ops_per_s=ceiling.attainable_ops_per_s,
+            achieved_fraction=measured / ceiling.attainable_ops_per_s if measured else None,
+            predicted_bound=ceiling.bound,
+            predicted_datasheet_ops_per_s=sheet.attainable_ops_per_s if sheet else None,
+            achieved_fraction_datasheet=measured / sheet.attainable_ops_per_s if (sheet and measured) else None,
+            compile_s=p.compile_s, flags=flags,
+        ))
+    return out

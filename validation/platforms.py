@@ -1,0 +1,72 @@
+"""The platforms a validation compares against: the host's own measurement, and the datasheet.
+
+- measured: ``--cpu host`` uses this machine's probe at the thread count asked for, cached under
+  the roofline cache folder with its date (a fresh probe when there is none, or with
+  ``--reprobe``); ``--cpu FILE`` a saved probe; a catalog name that catalog entry.
+- datasheet: the catalog entry the host is an instance of (by CPU family and model), its per-core
+  compute rates and clocks applied to the threads used. A VM or a thread subset gets no
+  datasheet share of a socket's bandwidth, so its bandwidths come from the measured platform.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from roofline.catalog import find_file, host_probe_path, load_platform, load_platform_file
+from roofline.catalog.cache import cache_dir
+from roofline.catalog.write import platform_toml
+from roofline.spec.platform import Platform
+from roofline.spec.sourced import Sourced
+from roofline.validation.host import HostInfo, catalog_match
+
+
+def probe_path(threads: int) -> Path:
+    return cache_dir() / "probes" / f"host-{threads}t.toml"
+
+
+def save_probe(text: str, threads: int, all_cores: bool) -> list[Path]:
+    """Cache a probe's TOML as this host's probe at ``threads`` (and as `host` when it used all cores)."""
+    from roofline.cli.output import write_text_atomic
+
+    paths = [probe_path(threads)] + ([host_probe_path()] if all_cores else [])
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    return paths
+
+
+def host_platform(threads: int, reprobe: bool, quick: bool, progress) -> tuple[Platform, Path, bool]:
+    """(platform, file, fresh): the cached probe for ``threads`` threads, or a new one."""
+    from roofline.validation.host import detect_host
+    from roofline.validation.probe import probe_platform, run_probe
+
+    path = probe_path(threads)
+    if path.is_file() and not reprobe:
+        return load_platform_file(path.resolve()), path, False
+    result = run_probe(threads, quick=quick, progress=progress)
+    text = platform_toml(probe_platform(result, name="host"),
+                         header=f"roofline probe of this host, {result.date}, {threads} threads")
+    save_probe(text, threads, all_cores=threads == detect_host().cores)
+    return load_platform_file(path.resolve()), path, True
+
+
+def resolve_measured(cpu: str, threads: int, reprobe: bool, quick: bool, progress) -> tuple[Platform, Path, bool]:
+    if cpu == "host":
+        return host_platform(threads, reprobe, quick, progress)
+    path = find_file("platforms", cpu)
+    return load_platform_file(path), path, False
+
+
+def datasheet_for(host: HostInfo, threads: int, measured: Platform) -> tuple[Platform, str] | None:
+    name = catalog_match(host)
+    if name is None:
+        return None
+    sheet = load_platform(name)
+    derived = Sourced(value=threads, kind="derived", source=f"threads used by the validation (host has {host.cores} cores)")
+    scaled = dataclasses.replace(
+        sheet, name=f"{sheet.name}@{threads}t", sockets=Sourced(value=1, kind="derived", source="one socket's share"),
+        cores_per_socket=derived, dram=measured.dram, llc=measured.llc,
+        description=f"{sheet.description}: datasheet per-core rates x {threads} cores; bandwidths as measured",
+    )
+    return scaled, str(find_file("platforms", name))

@@ -1,0 +1,102 @@
+"""Rich tables of a validation run: per-shape kernels, the encoder, and the paper's Table 14."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from roofline.report.fmt import giga, ms, sig
+from roofline.results.validate import ValidateResult
+
+
+def short_kernel(described: str) -> str:
+    """The table label of a kernel description ('onednn.qlinear_pointwise x8 (uint8 activations)' -> 'qlinear(u8) x8')."""
+    import re
+
+    from roofline.validation.compiled import SHORT
+
+    first = described.split(", ")[0]
+    m = re.match(r"(.+?) x(\d+)(?: \((\w+) activations\))?$", first)
+    if not m:
+        return described
+    name, count, act = m.groups()
+    label = SHORT.get(name, name) + ({"uint8": "(u8)", "int8": "(s8)"}.get(act, "") if act else "")
+    more = "+" if ", " in described else ""
+    return f"{label}{more}" if count == "1" else f"{label} x{count}{more}"
+
+
+def _f(x: float | None, fmt=lambda v: f"{v:.2f}") -> str:
+    return "-" if x is None else fmt(x)
+
+
+def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Table:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for c in columns:
+        t.add_column(c, justify="left" if c in left else "right", no_wrap=True)
+    return t
+
+
+def render_validate(r: ValidateResult) -> RenderableType:
+    h = r.host
+    isa = " ".join(k for k, v in h.flags.items() if v)
+    head = Text.assemble(
+        (f"validate {r.model}", "bold"),
+        f"  {r.layers} layers, batch {r.batch} x seq {r.seq_len}{' (--quick)' if r.quick else ''}\n",
+        f"host: {h.cpu_model} ({h.microarchitecture}), {h.threads} threads of {h.cores} cores; {isa}\n",
+        f"torch {h.torch} ({h.cpu_capability}), torchao {h.torchao}; measured platform {r.platform.name} "
+        f"({r.platform.date or r.platform.file})"
+        + (f"; datasheet {r.datasheet.name}" if r.datasheet else "; no datasheet platform matches this host"),
+    )
+    parts: list[RenderableType] = [head]
+    if r.shapes:
+        t = _table("Per-shape kernels: measured vs the roofline ceiling of the measured host and of its datasheet "
+                   "(Gops/s; sheet: the datasheet ceiling)", ["GEMM (M x N x K)", "precision", "kernel", "rel err", "measured", "ceiling", "%",
+                                "sheet", "% "], left=("GEMM (M x N x K)", "precision", "kernel"))
+        last = None
+        for s in r.shapes:
+            label = f"{s.name} {s.m}x{s.n}x{s.k}" if s.name != last else ""
+            last = s.name
+            t.add_row(label, s.precision, short_kernel(s.kernel),
+                      _f(s.max_rel_error, lambda v: f"{v:.1e}") + ("" if s.numerics_ok else " !"),
+                      _f(s.measured_ops_per_s, giga), giga(s.predicted_ops_per_s),
+                      _f(s.achieved_fraction, lambda v: f"{100 * v:.0f}%"),
+                      _f(s.predicted_datasheet_ops_per_s, giga),
+                      _f(s.achieved_fraction_datasheet, lambda v: f"{100 * v:.0f}%"))
+        parts.append(t)
+    if r.encoder:
+        t = _table("Encoder, compiled (per forward; profiler self time split)",
+                   ["precision", "kernel", "rel err", "latency ms", "req/s", "linear ms", "attention ms", "other ms"],
+                   left=("precision", "kernel"))
+        for e in r.encoder:
+            t.add_row(e.precision, short_kernel(e.kernel), _f(e.max_rel_error, lambda v: f"{v:.1e}") + ("" if e.numerics_ok else " !"),
+                      _f(e.latency_s, ms), _f(e.throughput_rps, sig), _f(e.linear_block_s, ms),
+                      _f(e.attention_s, ms), _f(e.other_s, ms))
+        parts.append(t)
+    if r.end_to_end:
+        t = _table("Realized vs ceiling (the paper's Table 14): throughput and linear block",
+                   ["precision", "vs", "f_GEMM", "s_non", "s_GEMM", "ceiling", "realized", "%", "linear", "% "],
+                   left=("precision", "vs"))
+        for e in r.end_to_end:
+            t.add_row(e.precision, e.baseline, _f(e.f_gemm, lambda v: f"{v:.3f}"), _f(e.non_gemm_speedup),
+                      _f(e.predicted_gemm_speedup), _f(e.ceiling), _f(e.realized_speedup),
+                      _f(e.fraction_of_ceiling, lambda v: f"{100 * v:.0f}%"), _f(e.linear_block_speedup),
+                      _f(e.linear_fraction_of_gemm_ceiling, lambda v: f"{100 * v:.0f}%"))
+        t.caption = ("f_GEMM, s_non: measured (baseline's linear-block share; non-GEMM time ratio); s_GEMM: the "
+                     "roofline GEMM speedup on the measured host; ceiling = 1/(f/s_GEMM + (1-f)/s_non); realized: "
+                     "throughput ratio; linear: linear-block speedup, % of s_GEMM")
+        t.caption_justify = "left"
+        parts.append(t)
+    flags = [(f"{s.name} {s.precision}", f) for s in r.shapes for f in s.flags]
+    flags += [(f"encoder {e.precision}", f) for e in r.encoder for f in e.flags]
+    if flags or r.notes:
+        text = Text()
+        for where, f in flags:
+            text.append(f"{where}: {f}\n", style="yellow" if not f.startswith("note") else "")
+        for n in r.notes:
+            text.append(f"{n}\n")
+        tol = ", ".join(f"{k} {v:g}" for k, v in r.tolerances.items())
+        text.append(f"numerics tolerances (relative error vs float64): {tol}")
+        parts.append(text)
+    return Group(*parts)

@@ -1,0 +1,116 @@
+"""``roofline validate``: per-shape kernels and the end-to-end encoder, against the ceilings."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from roofline import __version__
+from roofline.calc.shapes import transformer_gemms
+from roofline.catalog import find_file, load_model_file
+from roofline.errors import UserError
+from roofline.validation.host import detect_host
+from roofline.validation.kernels import Shape, TimingSettings, run_shape
+from roofline.validation.platforms import datasheet_for, resolve_measured
+from roofline.validation.prepare import MISCOMPILE, TOLERANCE
+from roofline.results.validate import HostResult, PlatformRef, ValidateResult
+from roofline.validation.torch_env import inductor_cache, require_torchao, versions
+from roofline.validation.variants import VARIANTS
+
+
+@dataclass
+class ValidateOptions:
+    model: str
+    cpu: str = "host"
+    threads: int | None = None
+    quick: bool = False
+    batch: int = 1
+    seq_len: int | None = None
+    layers: int | None = None
+    rounds: int | None = None
+    min_run_time: float | None = None
+    max_autotune: bool = False
+    pt2e: bool = False
+    reprobe: bool = False
+    skip_shapes: bool = False
+    skip_end_to_end: bool = False
+
+
+def distinct_shapes(spec, tokens: int) -> list[Shape]:
+    g = transformer_gemms(tokens=tokens, hidden=spec.hidden_size, intermediate=spec.intermediate_size, layers=1,
+                          heads=spec.num_attention_heads, kv_heads=spec.kv_heads, head_dim=spec.head_size,
+                          gated_mlp=spec.gated_mlp)
+    seen, out = set(), []
+    for name, m, n, k in zip(g.names, g.m, g.n, g.k):
+        if (m, n, k) not in seen:
+            seen.add((m, n, k))
+            out.append(Shape(name, int(m), int(n), int(k)))
+    return out
+
+
+def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s: None) -> ValidateResult:
+    from roofline.catalog.cache import cache_dir
+
+    require_torchao()
+    import torch
+
+    host = detect_host()
+    threads = o.threads or host.cores
+    if threads < 1:
+        raise UserError(f"--threads {threads}: must be at least 1")
+    torch.set_num_threads(threads)
+    inductor_cache(cache_dir())
+    spec = load_model_file(find_file("models", o.model))
+    if spec.family != "encoder":
+        raise UserError(f"--model {spec.name}: validate builds encoders; {spec.name} is a {spec.family}")
+    layers = o.layers or (2 if o.quick else spec.num_hidden_layers)
+    seq_len = o.seq_len or (128 if o.quick else 256)
+    if seq_len > spec.max_position_embeddings:
+        raise UserError(f"--seq-len {seq_len}: {spec.name} has {spec.max_position_embeddings} positions")
+    settings = TimingSettings(threads=threads, rounds=o.rounds or (3 if o.quick else 5),
+                              min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune)
+
+    progress("probe")
+    measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
+    sheet = datasheet_for(host, threads, measured)
+    notes = []
+    date = measured.sockets.date if measured.sockets.kind == "measured" else None
+    if o.cpu == "host":
+        notes.append(f"measured platform: {'a fresh' if fresh else 'the cached'} probe of this host ({date}), "
+                     f"{measured_file}")
+    precisions = list(VARIANTS) + (["int8-static-pt2e"] if o.pt2e else [])
+
+    host_flags = {}
+    if not (host.flags.get("avx512_bf16") or host.flags.get("amx_bf16")):
+        host_flags["bf16"] = ["no native BF16 instructions on this host: measured as it runs (emulated)"]
+    if not (host.flags.get("avx512_vnni") or host.flags.get("amx_int8") or host.flags.get("avx_vnni")):
+        for p in precisions:
+            if p.startswith("int8"):
+                host_flags[p] = ["no VNNI or AMX on this host: INT8 runs on AVX2 byte multiplies, which saturate"]
+    shapes = []
+    if not o.skip_shapes:
+        for shape in distinct_shapes(spec, o.batch * seq_len):
+            shapes += run_shape(shape, precisions, measured, sheet[0] if sheet else None, settings, progress,
+                                host_flags)
+    end_to_end, encoder = [], []
+    if not o.skip_end_to_end:
+        from roofline.validation.encoder import run_end_to_end
+
+        end_to_end, encoder = run_end_to_end(spec, layers, o.batch, seq_len, precisions, measured, settings, progress)
+    if o.quick:
+        notes.append(f"--quick: {layers} of {spec.num_hidden_layers} layers, sequence {seq_len}, "
+                     f"{settings.rounds} timing rounds")
+    v = versions()
+    return ValidateResult(
+        tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), model=spec.name,
+        quick=o.quick, batch=o.batch, seq_len=seq_len, layers=layers,
+        host=HostResult(cpu_model=host.cpu_model, microarchitecture=host.microarchitecture, flags=host.flags,
+                        threads=threads, cores=host.cores, sockets=host.sockets, hypervisor=host.hypervisor,
+                        torch=v["torch"], torchao=v["torchao"], cpu_capability=torch.backends.cpu.get_cpu_capability()),
+        platform=PlatformRef(name=measured.name, file=str(measured_file),
+                             kind="measured" if measured.sockets.kind == "measured" else "catalog", date=date),
+        datasheet=PlatformRef(name=sheet[0].name, file=sheet[1], kind="datasheet") if sheet else None,
+        tolerances={**TOLERANCE, "compiled_vs_eager": MISCOMPILE},
+        shapes=shapes, encoder=encoder, end_to_end=end_to_end, notes=notes,
+    )

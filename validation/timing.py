@@ -1,0 +1,115 @@
+"""Timing and profiling compiled callables.
+
+- Variants being compared are timed interleaved (every round runs each once, in rotated order),
+  so a slow spell of a noisy machine hits all of them; the figure is the median over rounds of
+  ``torch.utils.benchmark`` ``blocked_autorange`` medians, with the spread (max - min) / median.
+- Inputs are cloned on every call (a fused residual add writes into its input), and the clone's
+  own time, measured the same way, is subtracted.
+- The profiler splits self time into linear-block GEMMs, attention, and everything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from roofline.validation.compiled import PROFILER_ATTENTION, PROFILER_GEMM
+
+
+@dataclass
+class Timing:
+    seconds: float
+    """median per call, clone time subtracted"""
+    spread: float
+    """(max - min) / median over rounds"""
+    rounds: list[float] = field(default_factory=list)
+
+
+def time_interleaved(fns: dict[str, Callable], make_input: Callable, *, rounds: int, min_run_time: float,
+                     threads: int) -> dict[str, Timing]:
+    import torch.utils.benchmark as tb
+
+    names = list(fns)
+    per: dict[str, list[float]] = {n: [] for n in names}
+    clone: list[float] = []
+    identity = lambda x: x  # noqa: E731
+    for r in range(rounds):
+        order = names[r % len(names):] + names[: r % len(names)] if names else []
+        for n in [*order, None]:
+            f = fns[n] if n else identity
+            t = tb.Timer(stmt="f(mk())", globals={"f": f, "mk": make_input}, num_threads=threads)
+            m = t.blocked_autorange(min_run_time=min_run_time).median
+            (per[n] if n else clone).append(m)
+    c = statistics.median(clone) if clone else 0.0
+    out = {}
+    for n, v in per.items():
+        med = statistics.median(v)
+        out[n] = Timing(max(med - c, 1e-9), (max(v) - min(v)) / med, [x - c for x in v])
+    return out
+
+
+@dataclass
+class Breakdown:
+    """Profiler self time per call, split the way the reference paper splits it."""
+
+    linear_s: float
+    attention_s: float
+    other_s: float
+    gemm_ops: dict[str, float]
+    """linear-block ops by name: seconds per call"""
+
+    @property
+    def total_s(self) -> float:
+        return self.linear_s + self.attention_s + self.other_s
+
+    @property
+    def dominant_gemm(self) -> str:
+        return max(self.gemm_ops, key=lambda k: self.gemm_ops[k]) if self.gemm_ops else "none"
+
+
+def profile_breakdown(call: Callable, make_input: Callable, iters: int = 10) -> Breakdown:
+    """Self CPU time per call, by category (inputs are prepared before profiling starts).
+
+    Linear block: the GEMM ops (with their fused epilogues); attention: the SDPA kernel;
+    other: everything else, including Inductor's C++ kernels (quantize, layer norm, GeLU) and
+    dispatch. Wrapper events count only through their own self time."""
+    import torch
+
+    call(make_input())
+    inputs = [make_input() for _ in range(iters)]
+    with _quiet_stderr(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for x in inputs:
+            call(x)
+    gemm: Counter[str] = Counter()
+    attention = other = 0.0
+    for e in prof.key_averages():
+        t = e.self_cpu_time_total / 1e6 / iters
+        if PROFILER_GEMM.search(e.key):
+            gemm[e.key] += t
+        elif PROFILER_ATTENTION.search(e.key):
+            attention += t
+        else:
+            other += t
+    return Breakdown(sum(gemm.values()), attention, other, dict(gemm))
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2: torch 2.13's profiler prints 'USDT ... profiler_start/stop' lines from C++."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)

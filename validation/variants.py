@@ -1,0 +1,116 @@
+"""The deployable variants of a float model, one per precision, built with torchao's public API.
+
+The reference paper's configs (DESIGN.md), as torchao 0.18 spells them:
+
+- ``int8-dynamic``: ``SmoothQuantConfig(Int8DynamicActivationInt8WeightConfig(version=2,
+  granularity=[PerRow(), PerRow()]), alpha=0.5)``: per-token activation, per-channel weight scales
+- ``int8-static``: ``SmoothQuantConfig(Int8StaticActivationInt8WeightConfig(
+  granularity=[PerTensor(), PerRow()]), alpha=0.5)``: one calibrated activation scale per tensor
+- ``bf16``: the float model under ``torch.autocast("cpu", torch.bfloat16)``
+- ``int8-static-pt2e`` (optional): PT2E export + ``X86InductorQuantizer`` (u8 activations)
+
+SmoothQuant runs PREPARE, calibration on the given batches, then CONVERT. ``quantize_`` cannot
+replace a root module, so models are wrapped in a parent first.
+"""
+
+from __future__ import annotations
+
+import copy
+
+VARIANTS = ("fp32", "bf16", "int8-dynamic", "int8-static")
+OPTIONAL_VARIANTS = ("int8-static-pt2e",)
+
+
+def _torch_nn():
+    import torch
+    import torch.nn as nn
+
+    return torch, nn
+
+
+class _Parent:
+    """Factory for the wrapper modules (nn imported lazily)."""
+
+    @staticmethod
+    def wrap(m):
+        _, nn = _torch_nn()
+
+        class Parent(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)
+
+        return Parent(m)
+
+    @staticmethod
+    def autocast_bf16(m):
+        torch, nn = _torch_nn()
+
+        class AutocastBF16(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return self.inner(x).float()
+
+        return AutocastBF16(m)
+
+
+def build_variant(name: str, model, calibration: list, example):
+    """A fresh copy of ``model`` (float, eval) prepared for ``name``; the original is untouched."""
+    torch, _ = _torch_nn()
+    m = _Parent.wrap(copy.deepcopy(model)).eval()
+    if name == "fp32":
+        return m
+    if name == "bf16":
+        return _Parent.autocast_bf16(m)
+    if name in ("int8-dynamic", "int8-static"):
+        from torchao.prototype.smoothquant import SmoothQuantConfig
+        from torchao.quantization import (
+            Int8DynamicActivationInt8WeightConfig,
+            Int8StaticActivationInt8WeightConfig,
+            quantize_,
+        )
+        from torchao.quantization.granularity import PerRow, PerTensor
+        from torchao.quantization.quantize_.common.quantization_step import QuantizationStep
+
+        base = (Int8DynamicActivationInt8WeightConfig(version=2, granularity=[PerRow(), PerRow()])
+                if name == "int8-dynamic" else Int8StaticActivationInt8WeightConfig(granularity=[PerTensor(), PerRow()]))
+        cfg = SmoothQuantConfig(base_config=base, step=QuantizationStep.PREPARE, alpha=0.5)
+        quantize_(m, cfg)
+        with torch.no_grad():
+            for batch in calibration:
+                m(batch)
+        cfg.step = QuantizationStep.CONVERT
+        quantize_(m, cfg)
+        return m
+    if name == "int8-static-pt2e":
+        import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+        exported = torch.export.export(m, (example,)).module()
+        quantizer = xiq.X86InductorQuantizer()
+        quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=False))
+        prepared = prepare_pt2e(exported, quantizer)
+        with torch.no_grad():
+            for batch in calibration:
+                prepared(batch)
+        return convert_pt2e(prepared)
+    raise ValueError(f"unknown variant {name!r} (known: {', '.join(VARIANTS + OPTIONAL_VARIANTS)})")
+
+
+def quantized_weights(module) -> tuple[int, int]:
+    """(linear weights that are quantized tensor subclasses, all linear weights) in ``module``."""
+    _, nn = _torch_nn()
+    total = quantized = 0
+    for sub in module.modules():
+        if isinstance(sub, nn.Linear):
+            total += 1
+            if type(sub.weight).__name__ not in ("Parameter", "Tensor"):
+                quantized += 1
+    return quantized, total
