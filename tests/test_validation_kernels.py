@@ -117,3 +117,28 @@ def test_validate_quick_end_to_end(tmp_path):
         assert row["fraction_of_ceiling"] == pytest.approx(row["realized_speedup"] / row["ceiling"])
         assert 0 < row["f_gemm"] < 1 and row["throughput_rps"] > 0
     assert "Per-shape kernels" in proc.stdout and "Table 14" in proc.stdout
+
+
+def test_decode_kernels_stream_weights_from_dram():
+    """Weight-only decode GEMMs: enough distinct weights to exceed 4x the (here tiny) LLC, each checked,
+    named and timed; the achieved bandwidth is weight bytes over time."""
+    import dataclasses
+
+    from roofline.spec.sourced import Sourced
+    from roofline.validation.decode_kernels import run_decode_kernels
+
+    genoa = load_platform("genoa")
+    one_mib = dataclasses.replace(genoa.llc, size_mib=Sourced(value=1, kind="assumed", source="test"),
+                                  domains_per_socket=1)
+    small = dataclasses.replace(genoa, llc=one_mib, sockets=Sourced(value=1, kind="assumed", source="test"))
+    rows = {r.precision: r for r in run_decode_kernels(512, 512, [1], small, FAST)}
+    assert set(rows) == {"bf16-weights", "int8-weight-only", "int4-weight-only"}
+    for r in rows.values():
+        assert r.weight_bytes >= 4 * 2**20 and r.m == 1
+        if r.measured_s is not None:
+            assert r.numerics_ok and r.quantized is not False
+            assert r.achieved_bytes_per_s == pytest.approx(r.weight_bytes / r.measured_s)
+            assert r.bandwidth_fraction == pytest.approx(r.achieved_bytes_per_s / r.dram_bytes_per_s)
+    assert rows["int4-weight-only"].copies > rows["int8-weight-only"].copies > rows["bf16-weights"].copies
+    assert rows["int8-weight-only"].quantized and "int8pack" in rows["int8-weight-only"].kernel
+    assert rows["int4-weight-only"].quantized and "int4" in rows["int4-weight-only"].kernel

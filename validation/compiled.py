@@ -23,6 +23,7 @@ KERNEL_CALLS: list[tuple[str, str]] = [
     ("mkl._mkl_linear", r"torch\.ops\.mkl\._mkl_linear\.\w+\("),
     ("mkldnn._linear_pointwise", r"torch\.ops\.mkldnn\._linear_pointwise\.\w+\("),
     ("aten._weight_int8pack_mm", r"_weight_int8pack_mm\.?\w*\("),
+    ("aten._weight_int4pack_mm_for_cpu", r"_weight_int4pack_mm_for_cpu\.?\w*\("),
     ("quantized.int4mm_packed_weight_cpu", r"torch\.ops\.quantized\.int4mm_packed_weight_cpu\.\w+\("),
     ("aten.addmm", r"extern_kernels\.addmm\(|torch\.ops\.aten\.addmm\.\w+\("),
     ("aten.mm", r"extern_kernels\.mm\(|torch\.ops\.aten\.mm\.\w+\("),
@@ -30,8 +31,11 @@ KERNEL_CALLS: list[tuple[str, str]] = [
 SHORT = {"onednn.qlinear_pointwise": "qlinear", "aten._int_mm": "_int_mm", "mkl._mkl_linear": "mkl_linear",
          "mkldnn._linear_pointwise": "mkldnn_linear", "aten.addmm": "addmm", "aten.mm": "mm",
          "cpp GEMM template (int8)": "cpp_gemm_int8", "cpp GEMM template": "cpp_gemm",
-         "aten._weight_int8pack_mm": "int8pack_mm", "quantized.int4mm_packed_weight_cpu": "int4pack_mm"}
+         "aten._weight_int8pack_mm": "int8pack_mm", "quantized.int4mm_packed_weight_cpu": "int4pack_mm",
+         "aten._weight_int4pack_mm_for_cpu": "int4pack_mm"}
 INT8_KERNELS = {"onednn.qlinear_pointwise", "aten._int_mm", "cpp GEMM template (int8)"}
+WEIGHT_ONLY_KERNELS = {"aten._weight_int8pack_mm", "quantized.int4mm_packed_weight_cpu",
+                       "aten._weight_int4pack_mm_for_cpu"}
 FLOAT_KERNELS = {"mkl._mkl_linear", "mkldnn._linear_pointwise", "aten.addmm", "aten.mm", "cpp GEMM template"}
 #: profiler event names of linear-layer GEMMs (attention's batched matmuls are not linear layers)
 PROFILER_GEMM = re.compile(
@@ -106,7 +110,8 @@ def kernels_in_code(codes: list[str]) -> KernelReport:
             if found or not alias:
                 break
             buf = alias.group(1)
-        dtypes.add(found.group(1) if found else "?")
+        if found:
+            dtypes.add(found.group(1))
     if dtypes:
         act = ",".join(sorted(dtypes))
     return KernelReport(dict(calls), act, [n for n, _ in templates])

@@ -79,7 +79,7 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
     with torch.no_grad():
         reference = model.double()(example.double())
         model.float()
-    prepared = prepare_variants(model, example, calibration, reference, precisions,
+    prepared = prepare_variants(model, example, calibration, reference, precisions, layers=layers,
                                 max_autotune=s.max_autotune, progress=lambda v: progress(f"encoder {v}"))
     progress("encoder: timing")
     make_input = lambda: example.clone()  # noqa: E731

@@ -65,6 +65,19 @@ def render_validate(r: ValidateResult) -> RenderableType:
                       _f(s.predicted_datasheet_ops_per_s, giga),
                       _f(s.achieved_fraction_datasheet, lambda v: f"{100 * v:.0f}%"))
         parts.append(t)
+    if r.decode:
+        d0 = r.decode[0]
+        t = _table(f"Decode-shaped GEMMs ({d0.name}, N x K = {d0.n} x {d0.k}), weights streamed from DRAM: achieved "
+                   "GB/s of weights, as a share of the probed DRAM bandwidth and of the roofline ceiling",
+                   ["precision", "M", "copies", "kernel", "rel err", "weights MB", "GB/s", "of DRAM", "of ceiling"],
+                   left=("precision", "kernel"))
+        for d in r.decode:
+            t.add_row(d.precision, str(d.m), str(d.copies), short_kernel(d.kernel),
+                      _f(d.max_rel_error, lambda v: f"{v:.1e}") + ("" if d.numerics_ok else " !"),
+                      sig(d.weight_bytes / 1e6), _f(d.achieved_bytes_per_s, giga),
+                      _f(d.bandwidth_fraction, lambda v: f"{100 * v:.0f}%"),
+                      _f(d.achieved_fraction, lambda v: f"{100 * v:.0f}%"))
+        parts.append(t)
     if r.encoder:
         t = _table("Encoder, compiled (per forward; profiler self time split)",
                    ["precision", "kernel", "rel err", "latency ms", "req/s", "linear ms", "attention ms", "other ms"],
@@ -89,6 +102,7 @@ def render_validate(r: ValidateResult) -> RenderableType:
         t.caption_justify = "left"
         parts.append(t)
     flags = [(f"{s.name} {s.precision}", f) for s in r.shapes for f in s.flags]
+    flags += [(f"decode {d.precision} M={d.m}", f) for d in r.decode for f in d.flags]
     flags += [(f"encoder {e.precision}", f) for e in r.encoder for f in e.flags]
     if flags or r.notes:
         text = Text()

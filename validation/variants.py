@@ -9,6 +9,14 @@ The reference paper's configs (DESIGN.md), as torchao 0.18 spells them:
 - ``bf16``: the float model under ``torch.autocast("cpu", torch.bfloat16)``
 - ``int8-static-pt2e`` (optional): PT2E export + ``X86InductorQuantizer`` (u8 activations)
 
+Weight-only (decode-shaped GEMMs), on the model cast to BF16, BF16 activations:
+
+- ``bf16-weights``: the BF16 model as is (the baseline the weight-only paths compress)
+- ``int8-weight-only``: ``Int8WeightOnlyConfig(granularity=PerRow())`` -> ``aten._weight_int8pack_mm``
+- ``int4-weight-only``: ``torchao.prototype.quantization.int4.PrototypeInt4WeightOnlyConfig(group_size=128)``
+  -> ``quantized.int4mm_packed_weight_cpu``. (torchao 0.18's ``Int4WeightOnlyConfig`` has no CPU
+  packing format; its DA8W4 CPU kernel is not in the PyPI wheel.)
+
 SmoothQuant runs PREPARE, calibration on the given batches, then CONVERT. ``quantize_`` cannot
 replace a root module, so models are wrapped in a parent first.
 """
@@ -19,6 +27,8 @@ import copy
 
 VARIANTS = ("fp32", "bf16", "int8-dynamic", "int8-static")
 OPTIONAL_VARIANTS = ("int8-static-pt2e",)
+#: weight-only paths torchao 0.18 runs on x86 CPUs, on a BF16 model (see the module docstring)
+WEIGHT_ONLY_VARIANTS = ("bf16-weights", "int8-weight-only", "int4-weight-only")
 
 
 def _torch_nn():
@@ -101,7 +111,36 @@ def build_variant(name: str, model, calibration: list, example):
             for batch in calibration:
                 prepared(batch)
         return convert_pt2e(prepared)
-    raise ValueError(f"unknown variant {name!r} (known: {', '.join(VARIANTS + OPTIONAL_VARIANTS)})")
+    if name in WEIGHT_ONLY_VARIANTS:
+        return _weight_only(name, m)
+    raise ValueError(f"unknown variant {name!r} (known: {', '.join(VARIANTS + OPTIONAL_VARIANTS + WEIGHT_ONLY_VARIANTS)})")
+
+
+def _weight_only(name: str, m):
+    torch, nn = _torch_nn()
+
+    class BF16IO(nn.Module):
+        """BF16 weights and activations inside; float32 in and out, like the other variants."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x.to(torch.bfloat16)).float()
+
+    m = m.to(torch.bfloat16)
+    if name == "int8-weight-only":
+        from torchao.quantization import Int8WeightOnlyConfig, quantize_
+        from torchao.quantization.granularity import PerRow
+
+        quantize_(m, Int8WeightOnlyConfig(granularity=PerRow()))
+    elif name == "int4-weight-only":
+        from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
+        from torchao.quantization import quantize_
+
+        quantize_(m, PrototypeInt4WeightOnlyConfig(group_size=128))
+    return BF16IO(m)
 
 
 def quantized_weights(module) -> tuple[int, int]:

@@ -75,3 +75,22 @@ def arithmetic_intensity(flops: ArrayLike, nbytes: ArrayLike) -> np.ndarray:
     For plain operands this is ``2MNK / (e_x M K + e_w N K + e_y M N)``.
     """
     return np.asarray(flops, dtype=float) / np.asarray(nbytes, dtype=float)
+
+
+def kernel_extra_ops(
+    m: ArrayLike, n: ArrayLike, k: ArrayLike, dequant_per_weight: float, activation_sum: bool,
+    group_size: int | None, integer_compute: bool,
+) -> np.ndarray:
+    """Vector work a quantized kernel does besides the multiply-accumulates, per call.
+
+    ``E = d N K`` (dequantize/unpack every weight element, ``d`` ops each)
+    ``+ M K`` when the kernel sums activation rows (the compensation of unsigned-offset INT4)
+    ``+ 2 M N ceil(K/g)`` when an integer GEMM rescales per group of ``g`` along K.
+    """
+    m, n, k = (np.asarray(a, dtype=float) for a in (m, n, k))
+    extra = dequant_per_weight * n * k
+    if activation_sum:
+        extra = extra + m * k
+    if integer_compute and group_size:
+        extra = extra + 2.0 * m * n * np.ceil(k / group_size)
+    return np.asarray(extra, dtype=float)

@@ -30,8 +30,8 @@ class GemmRoofline(NamedTuple):
     ai: np.ndarray  # ops/byte
     bandwidth: np.ndarray  # B_i: B_mem, or B_eff when the weights are LLC-resident
     balance_point: np.ndarray  # BP_i = P / B_i
-    compute_bound: np.ndarray  # AI_i >= BP_i
-    attainable: np.ndarray  # P_i = min(P, AI_i B_i)
+    compute_bound: np.ndarray  # t_compute >= t_memory (AI_i >= BP_i without extra ops)
+    attainable: np.ndarray  # P_i = F / max(t_compute, t_memory) = min(P, AI_i B_i) without extra ops
     time: np.ndarray  # seconds for one call: F / P_i
 
 
@@ -48,11 +48,16 @@ def gemm_roofline(
     resident: ArrayLike = False,
     x_meta: ArrayLike = 0.0,
     w_meta: ArrayLike = 0.0,
+    extra_ops: ArrayLike = 0.0,
+    extra_peak: ArrayLike = np.inf,
 ) -> GemmRoofline:
     """Roofline of ``Y[M,N] = X[M,K] . W[N,K]^T`` for every broadcast combination of the inputs.
 
-    ``B_i = B_eff,i`` where ``resident`` (weights stream from the LLC at ``b_llc``), else ``B_mem``;
-    ``P_i = min(P, AI_i B_i)``; compute-bound iff ``AI_i >= P / B_i``.
+    ``B_i = B_eff,i`` where ``resident`` (weights stream from the LLC at ``b_llc``), else ``B_mem``.
+    ``t_compute = F / P + E / P_extra`` (``E``: extra work a kernel does besides the MACs, such as
+    dequantizing weights, on the path with peak ``P_extra``), ``t_memory = D / B_i``;
+    ``P_i = F / max(t_compute, t_memory)``, compute-bound iff ``t_compute >= t_memory``.
+    Without extra work this is ``P_i = min(P, AI_i B_i)``, compute-bound iff ``AI_i >= P / B_i``.
     """
     flops = gemm_flops(m, n, k)
     d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_w, e_y, x_meta, w_meta)
@@ -65,8 +70,17 @@ def gemm_roofline(
         bw = np.where(resident, effective_bandwidth(d_x, d_w, d_y, b_mem, b_llc), b_mem)
         bw = np.broadcast_to(bw, ai.shape)
     peak = np.asarray(peak, dtype=float)
-    bp = balance_point(peak, bw)
-    p_i = attainable(peak, ai, bw)
+    extra = np.asarray(extra_ops, dtype=float)
+    if not np.any(extra):
+        bp = balance_point(peak, bw)
+        p_i = attainable(peak, ai, bw)
+        bound = ai >= bp
+    else:
+        t_compute = flops / peak + extra / np.asarray(extra_peak, dtype=float)
+        t_memory = nbytes / bw
+        p_i = flops / np.maximum(t_compute, t_memory)
+        bp = balance_point(flops / t_compute, bw)  # the kernel's effective peak over B_i
+        bound = t_compute >= t_memory
     return GemmRoofline(
         flops=np.broadcast_to(flops, ai.shape),
         d_x=np.broadcast_to(d_x, ai.shape),
@@ -75,8 +89,8 @@ def gemm_roofline(
         nbytes=nbytes,
         ai=ai,
         bandwidth=bw,
-        balance_point=bp,
-        compute_bound=ai >= bp,
-        attainable=p_i,
-        time=flops / p_i,
+        balance_point=np.broadcast_to(bp, ai.shape),
+        compute_bound=np.broadcast_to(bound, ai.shape),
+        attainable=np.broadcast_to(p_i, ai.shape),
+        time=np.broadcast_to(flops / p_i, ai.shape),
     )

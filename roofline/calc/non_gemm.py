@@ -37,18 +37,25 @@ class NonGemmOps:
     flops: np.ndarray
     elements: np.ndarray
     matmul: np.ndarray
+    kv_cache: np.ndarray | None = None
+    """True where the elements are KV-cache entries (their size is the KV dtype's)"""
+
+    def nbytes(self, act_bytes: float, kv_bytes: float) -> np.ndarray:
+        if self.kv_cache is None:
+            return self.elements * act_bytes
+        return np.where(self.kv_cache, self.elements * kv_bytes, self.elements * act_bytes)
 
 
 def transformer_non_gemm(
     *, batch: int, seq_len: int, hidden: int, intermediate: int, layers: int,
-    heads: int, kv_heads: int, head_dim: int, gated_mlp: bool = False,
+    heads: int, kv_heads: int, head_dim: int, gated_mlp: bool = False, causal: bool = False,
 ) -> NonGemmOps:
     """Attention, layer norms, the MLP activation, residual adds and embeddings.
 
     Per layer, with ``T = batch x seq_len`` tokens:
 
-    - attention (fused SDPA): ``4 B h S^2 d`` matmul flops plus ``5 B h S^2`` softmax flops;
-      moves Q, K, V and the context: ``T d (2 h + 2 kv)`` elements
+    - attention (fused SDPA): ``4 B h S^2 d`` matmul flops plus ``5 B h S^2`` softmax flops
+      (half of both when causal); moves Q, K, V and the context: ``T d (2 h + 2 kv)`` elements
     - 2 layer norms: ``2 T H`` elements each
     - MLP activation (GeLU, or SiLU x up for a gated MLP): ``2 T I`` elements (``3 T I`` gated)
     - 2 residual adds: ``3 T H`` elements each
@@ -56,7 +63,7 @@ def transformer_non_gemm(
     """
     t = float(batch * seq_len)
     h, kv, d = heads, kv_heads, head_dim
-    scores = float(batch) * h * seq_len * seq_len
+    scores = float(batch) * h * seq_len * seq_len * (0.5 if causal else 1.0)
     act_el = (3.0 if gated_mlp else 2.0) * t * intermediate
     names = ("attention", "layer_norm", "mlp_activation", "residual_add", "embeddings")
     flops = np.array([
@@ -75,6 +82,42 @@ def transformer_non_gemm(
     ])
     matmul = np.array([True, False, False, False, False])
     return NonGemmOps(names, flops, elements, matmul)
+
+
+def decode_non_gemm(
+    *, batch: int, context: int, hidden: int, intermediate: int, layers: int,
+    heads: int, kv_heads: int, head_dim: int, gated_mlp: bool = True,
+) -> NonGemmOps:
+    """The non-GEMM work of generating one token per sequence, with ``context`` tokens cached.
+
+    Per layer, ``T = batch`` new tokens:
+
+    - attention over the cache: ``4 B h d C`` matmul flops and ``5 B h C`` softmax flops; reads
+      the cached K and V, ``2 B kv d C`` KV-cache elements (grouped-query attention: kv heads)
+    - 2 norms ``2 T H`` elements each, the MLP activation ``3 T I`` (``2 T I`` ungated),
+      2 residual adds ``3 T H`` each; once: the embedding row and the final norm ``4 T H``
+    """
+    t = float(batch)
+    h, kv, d, c = heads, kv_heads, head_dim, float(context)
+    act_el = (3.0 if gated_mlp else 2.0) * t * intermediate
+    names = ("attention", "layer_norm", "mlp_activation", "residual_add", "embeddings")
+    flops = np.array([
+        layers * (4.0 * t * h * d * c + _SOFTMAX_FLOPS * t * h * c),
+        layers * 2 * _LAYERNORM_FLOPS * t * hidden,
+        layers * _GELU_FLOPS * t * intermediate,
+        layers * 2 * t * hidden,
+        (1 + _LAYERNORM_FLOPS) * t * hidden,
+    ])
+    elements = np.array([
+        layers * 2.0 * t * kv * d * c,
+        layers * 2 * 2 * t * hidden,
+        layers * act_el,
+        layers * 2 * 3 * t * hidden,
+        4 * t * hidden,
+    ])
+    matmul = np.array([True, False, False, False, False])
+    kv_cache = np.array([True, False, False, False, False])
+    return NonGemmOps(names, flops, elements, matmul, kv_cache)
 
 
 def op_times(flops: ArrayLike, nbytes: ArrayLike, peak: ArrayLike, bandwidth: ArrayLike) -> np.ndarray:

@@ -64,11 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument(
         "--precision", action="append", metavar="NAME",
         help="repeat or comma-separate; default: fp32, bf16 where native, int8-static "
-        "(fp32, bf16, int8-dynamic, int8-static, int8-mixed-bf16)",
+        "(fp32, bf16, int8-dynamic, int8-static, int8-mixed-bf16, int8-weight-only, int4-weight-only, w4a8)",
     )
-    est.add_argument("--baseline", default="fp32", help="precision the speedups are relative to (default fp32)")
-    est.add_argument("--batch", type=_positive_int, default=1, help="requests per forward pass (default 1)")
-    est.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request (default 256)")
+    est.add_argument("--baseline", help="precision the speedups are relative to (default: fp32; bf16 for "
+                     "decoders on platforms with native BF16)")
+    est.add_argument("--phase", choices=("forward", "prefill", "decode"),
+                     help="forward (encoders, the default), prefill (decoders, the default) or decode")
+    est.add_argument("--batch", type=_positive_int, default=1, help="sequences per step (default 1)")
+    est.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request, or the prompt length "
+                     "for prefill (default 256)")
+    est.add_argument("--context", type=int, help="decode: tokens already in the KV cache (default 1024)")
+    est.add_argument("--group-size", type=_positive_int, help="group size of per-group INT4 recipes (default 128)")
+    est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
+                     help="KV-cache element type (default: the activation dtype)")
+    est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
     est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
     est.add_argument(
         "--bandwidth", choices=("measured", "theoretical"), default="measured",
@@ -80,6 +89,25 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--non-gemm-speedup", type=_number, help="override the non-GEMM speedup s_non")
     _add_json(est)
     est.set_defaults(handler="roofline.cli.estimate_cmd:run")
+
+    fp = sub.add_parser(
+        "footprint", help="bytes of a model's tensors before and after quantization, per tensor group",
+        description="Bytes per tensor group (projections, embeddings, lm_head, norms, biases, scales/zero points) "
+        "in the base dtype and after quantizing under an explicit policy: the projections are quantized; "
+        "embeddings, norms and biases stay in the base dtype; tied embeddings are counted once.",
+    )
+    fp.add_argument("--model", required=True, help="catalog name or config.json / .toml path")
+    fp.add_argument("--precision", required=True, help="e.g. int8-weight-only, int4-weight-only, int8-dynamic, w4a8")
+    fp.add_argument("--base-dtype", choices=("fp32", "bf16", "fp16"),
+                    help="dtype of the unquantized model (default: bf16 for decoders, fp32 for encoders)")
+    fp.add_argument("--group-size", type=_positive_int, help="group size of per-group INT4 recipes (default 128)")
+    fp.add_argument("--quantize-lm-head", action="store_true", help="quantize the lm_head too")
+    fp.add_argument("--quantize-embeddings", action="store_true", help="quantize the embedding table too")
+    fp.add_argument("--count-tied-lm-head-copy", action="store_true",
+                    help="count a separate lm_head copy for tied embeddings (a runtime that unties them)")
+    fp.add_argument("--mib", action="store_true", help="tables in MiB (2^20 bytes) instead of MB (10^6)")
+    _add_json(fp)
+    fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
 
     for kind in ("platforms", "models"):
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
@@ -108,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
         "INT8 static SmoothQuant (torchao, Inductor with freezing), checked against float64, timed, and "
         "compared with the roofline ceilings of the measured host and of its datasheet. Needs the validate extra.",
     )
-    val.add_argument("--model", required=True, help="encoder model: catalog name or config.json path")
+    val.add_argument("--model", required=True, help="catalog name or config.json path (encoders: kernels and the "
+                     "end-to-end encoder; decoders: prefill and decode kernels)")
     val.add_argument("--cpu", default="host", help="host (this machine's probe, cached; default), a saved probe "
                      "TOML, or a catalog name to predict with")
     val.add_argument("--threads", type=_positive_int, help="threads (default: all cores)")
@@ -123,11 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--reprobe", action="store_true", help="measure the host again instead of using the cached probe")
     val.add_argument("--skip-shapes", action="store_true", help="only the end-to-end encoder")
     val.add_argument("--skip-end-to-end", action="store_true", help="only the per-shape kernels")
+    val.add_argument("--decode", action="store_true", help="also the decode-shaped weight-only GEMMs (M = 1..8) "
+                     "against the DRAM bandwidth (on by default for decoders)")
     _add_json(val)
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate"))
+    sch.add_argument("which", choices=("estimate", "validate", "footprint"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     return parser
 

@@ -24,8 +24,9 @@ def run(args: argparse.Namespace) -> int:
     result = estimate(
         platform, model,
         precisions=split_list(args.precision), baseline=args.baseline,
-        batch=args.batch, seq_len=args.seq_len, sockets=args.sockets, bandwidth=args.bandwidth,
-        fused_qkv=not args.separate_qkv,
+        batch=args.batch, seq_len=args.seq_len, phase=args.phase, context=args.context,
+        sockets=args.sockets, bandwidth=args.bandwidth, fused_qkv=not args.separate_qkv,
+        group_size=args.group_size, kv_dtype=args.kv_dtype, quantize_lm_head=args.quantize_lm_head,
         overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
         platform_file=str(platform_path),
     )

@@ -19,6 +19,7 @@ def run(args: argparse.Namespace) -> int:
         model=args.model, cpu=args.cpu, threads=args.threads, quick=args.quick, batch=args.batch,
         seq_len=args.seq_len, layers=args.layers, rounds=args.rounds, max_autotune=args.max_autotune,
         pt2e=args.pt2e, reprobe=args.reprobe, skip_shapes=args.skip_shapes, skip_end_to_end=args.skip_end_to_end,
+        decode=True if args.decode else None,
     )
     with progress_reporter(f"validate {args.model}") as progress:
         result = run_validate(options, progress)

@@ -1,9 +1,8 @@
-"""``roofline estimate``: platform + model + precisions -> :class:`EstimateResult`.
+"""``roofline estimate``: platform + model + workload + precisions -> :class:`EstimateResult`.
 
-The arithmetic is in :mod:`roofline.calc`; this module picks the inputs
-(compute path, bandwidth, LLC residency, Amdahl inputs), calls the calculators
-once over the whole (precision x shape) grid, and records where every input
-came from.
+The arithmetic is in :mod:`roofline.calc`; this module picks the inputs (compute paths,
+bandwidth, LLC residency, Amdahl inputs), evaluates the (precision x GEMM) grid once
+(:mod:`roofline.estimate.grid`), and records where every input came from.
 """
 
 from __future__ import annotations
@@ -11,14 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from roofline import __version__
-from roofline.calc.aggregate import aggregate_throughput
 from roofline.calc.amdahl import amdahl
-from roofline.calc.gemm import activation_meta_bytes, weight_meta_bytes
-from roofline.calc.gemm_roofline import gemm_roofline
-from roofline.calc.llc import llc_resident
-from roofline.calc.non_gemm import op_times, transformer_non_gemm
-from roofline.calc.shapes import transformer_gemms
-from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import (
     Overrides,
     find_measured,
@@ -26,9 +18,14 @@ from roofline.estimate.amdahl_inputs import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
+from roofline.estimate.decode import compute_bound_batch, step_split
+from roofline.estimate.grid import GridEval, evaluate_grid
 from roofline.estimate.paths import choose_path, path_peak
+from roofline.estimate.workload import Workload, make_workload
+from roofline.errors import UserError
 from roofline.results.estimate import (
     ComputePathResult,
+    DecodeResult,
     EstimateResult,
     GemmResult,
     LeftOut,
@@ -43,21 +40,31 @@ from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe, get_recipe
 from roofline.units import DTYPE_BYTES
 
-LEFT_OUT = [
-    LeftOut(what="pooler, classifier and lm_head GEMMs", why="run once per request on one row; negligible, as in the reference paper"),
+COMMON_LEFT_OUT = [
     LeftOut(what="bias and other GEMM epilogues", why="assumed fused into the GEMM (oneDNN post-ops)"),
-    LeftOut(what="quantization overheads (activation quantize/dequantize, scale search, smoothing, u8 compensation)", why="not part of the ceiling; the ceiling is what an ideal INT8 kernel allows"),
-    LeftOut(what="framework and dispatch overhead, layout copies", why="not in the modelled non-GEMM time, which is therefore a lower bound"),
+    LeftOut(what="quantization overheads outside the GEMM kernel (activation quantize/dequantize, scale search, "
+                 "smoothing, u8 compensation)",
+            why="not part of the ceiling; the ceiling is what an ideal quantized kernel allows"),
+    LeftOut(what="framework and dispatch overhead, layout copies",
+            why="not in the modelled non-GEMM time, which is therefore a lower bound"),
 ]
+ENCODER_LEFT_OUT = [LeftOut(what="pooler and classifier GEMMs",
+                            why="run once per request on one row; negligible, as in the reference paper")]
+DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
+                            why="small elementwise work next to the projections")]
 
 
-def default_precisions(platform: Platform) -> list[str]:
-    """fp32, bf16 where the platform computes BF16 natively, and int8-static."""
-    out = ["fp32"]
-    if platform.paths_for("bf16"):
-        out.append("bf16")
-    out.append("int8-static")
-    return out
+def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:
+    """Encoders: fp32, bf16 where the platform computes BF16 natively, int8-static.
+    Decoders: bf16 (fp32 without native BF16), int8-weight-only, int4-weight-only, int8-dynamic."""
+    native_bf16 = bool(platform.paths_for("bf16"))
+    if model.family == "decoder":
+        return ["bf16" if native_bf16 else "fp32", "int8-weight-only", "int4-weight-only", "int8-dynamic"]
+    return ["fp32", *(["bf16"] if native_bf16 else []), "int8-static"]
+
+
+def default_baseline(platform: Platform, model: ModelSpec) -> str:
+    return "bf16" if model.family == "decoder" and platform.paths_for("bf16") else "fp32"
 
 
 def estimate(
@@ -65,120 +72,131 @@ def estimate(
     model: ModelSpec,
     *,
     precisions: list[str] | None = None,
-    baseline: str = "fp32",
+    baseline: str | None = None,
     batch: int = 1,
     seq_len: int = 256,
+    phase: str | None = None,
+    context: int | None = None,
     sockets: int | None = None,
     bandwidth: str = "measured",
     fused_qkv: bool = True,
+    group_size: int | None = None,
+    kv_dtype: str | None = None,
+    quantize_lm_head: bool = False,
     overrides: Overrides = Overrides(),
     platform_file: str = "",
 ) -> EstimateResult:
-    _check_workload(model, batch, seq_len)
+    work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
     n_sockets = int(platform.sockets.value)
-    if sockets is None:
-        sockets = n_sockets
+    sockets = n_sockets if sockets is None else sockets
     if not 1 <= sockets <= n_sockets:
         raise UserError(f"--sockets {sockets}: {platform.name} has {n_sockets} socket(s)")
-
-    names = list(dict.fromkeys([baseline, *(precisions or default_precisions(platform))]))
-    recipes = [get_recipe(n) for n in names]
+    if kv_dtype is not None and kv_dtype not in DTYPE_BYTES:
+        raise UserError(f"--kv-dtype {kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
+    baseline = baseline or default_baseline(platform, model)
+    names = list(dict.fromkeys([baseline, *(precisions or default_precisions(platform, model))]))
+    recipes = [get_recipe(n, group_size) for n in names]
     base = recipes[0]
 
-    gemms = transformer_gemms(
-        tokens=batch * seq_len, hidden=model.hidden_size, intermediate=model.intermediate_size,
-        layers=model.num_hidden_layers, heads=model.num_attention_heads, kv_heads=model.kv_heads,
-        head_dim=model.head_size, gated_mlp=model.gated_mlp, fused_qkv=fused_qkv,
-    )
+    gemms, lm_head = work.gemms()
+    ev = evaluate_grid(platform, recipes, gemms, lm_head, sockets=sockets, bandwidth=bandwidth,
+                       quantize_lm_head=quantize_lm_head)
     b_mem = platform.dram_bytes_per_s(sockets, bandwidth)
-    b_llc = platform.llc_bytes_per_s(sockets)
-    llc_domain = platform.llc_domain_bytes
-    paths = [choose_path(platform, r.compute_dtype, sockets) for r in recipes]
+    non_gemm = {mode: _non_gemm(platform, work, sockets, b_mem, mode, kv_dtype) for mode in ("fp32", "amp-bf16")}
 
-    # --- the (precision x shape) grid, one calculator call -------------------------------
-    col = lambda xs: np.array(xs, dtype=float)[:, None]  # noqa: E731  per-precision column
-    w_meta = np.stack([weight_meta_bytes(gemms.n, gemms.k, r.w_scale, r.w_group_size, r.scale_bytes, r.w_zero_point) for r in recipes])
-    x_meta = np.stack([activation_meta_bytes(gemms.m, r.x_scale, r.scale_bytes) for r in recipes])
-    e_w = col([r.e_w for r in recipes])
-    weight_bytes = (gemms.count * (e_w * gemms.n * gemms.k + w_meta)).sum(axis=1)
-    fits = llc_resident(weight_bytes, llc_domain)
-    resident = fits & (b_llc is not None)
-    grid = gemm_roofline(
-        gemms.m, gemms.n, gemms.k,
-        col([r.e_x for r in recipes]), e_w, col([r.e_y for r in recipes]),
-        col([p.peak for p in paths]), b_mem, b_llc if b_llc is not None else b_mem, resident[:, None],
-        x_meta=x_meta, w_meta=w_meta,
-    )
-    aggregate = aggregate_throughput(gemms.count, grid.flops, grid.attainable)
-    gemm_time = (gemms.count * grid.time).sum(axis=1)
-    if not (np.isfinite(grid.attainable).all() and np.isfinite(grid.ai).all() and np.isfinite(aggregate).all()):
-        raise ArithmeticError("non-finite roofline figures: a bug, please report it with the command line")
-
-    # --- modelled non-GEMM time per mode ---------------------------------------------------
-    non_gemm = _non_gemm_times(platform, model, batch, seq_len, sockets, b_mem)
-
-    # --- results ---------------------------------------------------------------------------
     precision_results: dict[str, PrecisionResult] = {}
-    for i, (r, p) in enumerate(zip(recipes, paths)):
+    for i, (r, p) in enumerate(zip(recipes, ev.paths)):
         notes = [p.note] if p.note else []
-        if fits[i] and b_llc is None:
+        if ev.fits_llc[i] and not ev.resident[i]:
             notes.append(f"weights fit the LLC but {platform.name} gives no LLC bandwidth: DRAM bandwidth used")
+        if model.family == "decoder" and not quantize_lm_head and r.quantized:
+            notes.append(f"lm_head kept in {ev.cell_recipes[i][-1].name} (--quantize-lm-head to quantize it)")
+        t_non = float(non_gemm[r.non_gemm_mode].total)
+        decode = _decode(platform, work, ev, i, gemms, non_gemm[r.non_gemm_mode], sockets, bandwidth) \
+            if work.phase == "decode" else None
         precision_results[r.name] = PrecisionResult(
             name=r.name, description=r.description, compute_path=p.name, compute_dtype=p.dtype, native=p.native,
             peak_ops_per_s=p.peak, element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
-            gemms=[_gemm_result(gemms, grid, i, j, bool(resident[i])) for j in range(len(gemms))],
-            aggregate_ops_per_s=float(aggregate[i]), gemm_time_s=float(gemm_time[i]),
-            weight_bytes=float(weight_bytes[i]), llc_fraction=float(weight_bytes[i] / llc_domain),
-            llc_resident=bool(resident[i]), non_gemm_mode=r.non_gemm_mode,
-            non_gemm_time_s=non_gemm[r.non_gemm_mode], notes=notes,
+            gemms=[_gemm_result(gemms, ev, i, j) for j in range(len(gemms))],
+            aggregate_ops_per_s=float(ev.aggregate[i]), gemm_time_s=float(ev.gemm_time[i]),
+            weight_bytes=float(ev.weight_bytes[i]), llc_fraction=float(ev.weight_bytes[i] / platform.llc_domain_bytes),
+            llc_resident=bool(ev.resident[i]), non_gemm_mode=r.non_gemm_mode, non_gemm_time_s=t_non,
+            step_time_s=float(ev.gemm_time[i]) + t_non, decode=decode, notes=notes,
         )
 
-    measured = find_measured(model, platform, base.name, batch, seq_len)
-    f_modelled = gemm_time[0] / (gemm_time[0] + non_gemm[base.non_gemm_mode])
-    f = resolve_f_gemm(measured, overrides.f_gemm, float(f_modelled))
-    speedups = []
-    for i, r in enumerate(recipes[1:], start=1):
-        s = resolve_gemm_speedup(overrides.gemm_speedup, float(aggregate[i] / aggregate[0]))
-        s_non = resolve_non_gemm_speedup(
-            measured, overrides.non_gemm_speedup, base, r, non_gemm[base.non_gemm_mode] / non_gemm[r.non_gemm_mode]
-        )
-        speedups.append(SpeedupResult(
-            precision=r.name, baseline=base.name,
-            gemm_speedup=s.value, gemm_speedup_source=s.source,
-            f_gemm=f.value, f_gemm_source=f.source,
-            non_gemm_speedup=s_non.value, non_gemm_speedup_source=s_non.source,
-            end_to_end_ceiling=float(amdahl(f.value, s.value, s_non.value)),
-        ))
-
+    speedups = _speedups(platform, model, work, ev, recipes, base, non_gemm, overrides)
+    left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
-        platform=_platform_result(platform, sockets, bandwidth, b_mem, b_llc, platform_file),
+        platform=_platform_result(platform, sockets, bandwidth, b_mem, platform.llc_bytes_per_s(sockets), platform_file),
         workload=WorkloadResult(
-            model=model.name, family=model.family, phase="forward" if model.family == "encoder" else "prefill",
-            batch=batch, seq_len=seq_len, m=batch * seq_len, layers=model.num_hidden_layers, fused_qkv=fused_qkv,
+            model=model.name, family=model.family, phase=work.phase, batch=batch, seq_len=seq_len, m=work.tokens,
+            layers=model.num_hidden_layers, fused_qkv=fused_qkv, context=work.context if work.phase == "decode" else None,
         ),
-        baseline=base.name,
-        precisions=precision_results,
-        speedups=speedups,
-        inputs=_provenance(platform, recipes, paths, bandwidth),
-        left_out=LEFT_OUT,
+        baseline=base.name, precisions=precision_results, speedups=speedups,
+        inputs=_provenance(platform, ev.paths + [choose_path(platform, "fp32", sockets)], bandwidth),
+        left_out=left_out,
     )
 
 
-# ------------------------------------------------------------------------------- helpers
+# ------------------------------------------------------------------------------- pieces
 
 
-def _check_workload(model: ModelSpec, batch: int, seq_len: int) -> None:
-    if batch < 1:
-        raise UserError(f"--batch {batch}: must be a positive whole number")
-    if seq_len < 1:
-        raise UserError(f"--seq-len {seq_len}: must be a positive whole number")
-    if model.family == "encoder" and seq_len > model.max_position_embeddings:
-        raise UserError(
-            f"--seq-len {seq_len}: {model.name} has {model.max_position_embeddings} positions "
-            f"(max_position_embeddings); use at most that"
-        )
+class _NonGemm:
+    """Per-op roofline times of the non-GEMM work in one mode."""
+
+    def __init__(self, t_compute: np.ndarray, t_memory: np.ndarray, kv_mask: np.ndarray, kv_bytes: float, kv_dtype: str):
+        self.t_compute, self.t_memory, self.kv_mask = t_compute, t_memory, kv_mask
+        self.kv_bytes, self.kv_dtype = kv_bytes, kv_dtype
+
+    @property
+    def total(self) -> float:
+        return float(np.maximum(self.t_compute, self.t_memory).sum())
+
+
+def _non_gemm(platform: Platform, work: Workload, sockets: int, b_mem: float, mode: str, kv_dtype: str | None) -> _NonGemm:
+    """fp32: FP32 activations, attention on the FP32 path. amp-bf16: BF16 activations (half the
+    bytes), attention on the BF16 path where native; vector math in FP32. The KV cache is in the
+    activation dtype unless --kv-dtype says otherwise."""
+    ops = work.non_gemm()
+    act = "fp32" if mode == "fp32" else "bf16"
+    kv = kv_dtype or act
+    vector_peak = choose_path(platform, "fp32", sockets).peak
+    matmul_peak = choose_path(platform, act, sockets).peak
+    peak = np.where(ops.matmul, matmul_peak, vector_peak)
+    nbytes = ops.nbytes(DTYPE_BYTES[act], DTYPE_BYTES[kv])
+    kv_mask = ops.kv_cache if ops.kv_cache is not None else np.zeros(len(ops.names), dtype=bool)
+    return _NonGemm(ops.flops / peak, nbytes / b_mem, kv_mask, work.kv_cache_elements() * DTYPE_BYTES[kv], kv)
+
+
+def _decode(platform, work: Workload, ev: GridEval, i: int, gemms, ng: _NonGemm, sockets: int, bandwidth: str) -> DecodeResult:
+    split = step_split(ev, i, gemms, ng.t_compute, ng.t_memory, ng.kv_mask)
+    latency = split.total_s
+    return DecodeResult(
+        token_latency_s=latency, tokens_per_s=work.batch / latency, bound=split.bound, bound_detail=split.detail(),
+        weight_bytes=float(ev.weight_bytes[i]), kv_cache_bytes=ng.kv_bytes, kv_dtype=ng.kv_dtype,
+        compute_bound_batch=compute_bound_batch(platform, ev, i, gemms, sockets=sockets, bandwidth=bandwidth),
+    )
+
+
+def _speedups(platform, model, work, ev: GridEval, recipes, base: PrecisionRecipe, non_gemm, overrides) -> list[SpeedupResult]:
+    measured = find_measured(model, platform, base.name, work.batch, work.seq_len) if work.phase == "forward" else None
+    t_base_non = non_gemm[base.non_gemm_mode].total
+    f_modelled = ev.gemm_time[0] / (ev.gemm_time[0] + t_base_non)
+    f = resolve_f_gemm(measured, overrides.f_gemm, float(f_modelled))
+    out = []
+    for i, r in enumerate(recipes[1:], start=1):
+        s = resolve_gemm_speedup(overrides.gemm_speedup, float(ev.aggregate[i] / ev.aggregate[0]) if
+                                 work.phase != "decode" else float(ev.gemm_time[0] / ev.gemm_time[i]))
+        s_non = resolve_non_gemm_speedup(measured, overrides.non_gemm_speedup, base, r,
+                                         t_base_non / non_gemm[r.non_gemm_mode].total)
+        out.append(SpeedupResult(
+            precision=r.name, baseline=base.name, gemm_speedup=s.value, gemm_speedup_source=s.source,
+            f_gemm=f.value, f_gemm_source=f.source, non_gemm_speedup=s_non.value,
+            non_gemm_speedup_source=s_non.source, end_to_end_ceiling=float(amdahl(f.value, s.value, s_non.value)),
+        ))
+    return out
 
 
 def _check_overrides(o: Overrides) -> None:
@@ -189,37 +207,19 @@ def _check_overrides(o: Overrides) -> None:
             raise UserError(f"{flag} {v}: a speedup is a positive number")
 
 
-def _non_gemm_times(platform: Platform, model: ModelSpec, batch: int, seq_len: int, sockets: int, b_mem: float) -> dict[str, float]:
-    """Modelled roofline time of the non-GEMM work, per non-GEMM mode.
-
-    fp32: FP32 activations, attention on the FP32 path. amp-bf16: BF16 activations
-    (half the bytes), attention on the BF16 path where native; vector math in FP32.
-    """
-    ops = transformer_non_gemm(
-        batch=batch, seq_len=seq_len, hidden=model.hidden_size, intermediate=model.intermediate_size,
-        layers=model.num_hidden_layers, heads=model.num_attention_heads, kv_heads=model.kv_heads,
-        head_dim=model.head_size, gated_mlp=model.gated_mlp,
-    )
-    vector_peak = choose_path(platform, "fp32", sockets).peak
-    out = {}
-    for mode, dtype in (("fp32", "fp32"), ("amp-bf16", "bf16")):
-        matmul_peak = choose_path(platform, dtype, sockets).peak
-        peak = np.where(ops.matmul, matmul_peak, vector_peak)
-        out[mode] = float(op_times(ops.flops, ops.elements * DTYPE_BYTES[dtype], peak, b_mem).sum())
-    return out
-
-
-def _gemm_result(gemms, grid, i: int, j: int, resident: bool) -> GemmResult:
+def _gemm_result(gemms, ev: GridEval, i: int, j: int) -> GemmResult:
+    g = ev.grid
     return GemmResult(
-        name=gemms.names[j], m=int(gemms.m[j]), n=int(gemms.n[j]), k=int(gemms.k[j]), count=int(gemms.count[j]),
-        flops=float(grid.flops[i, j]), bytes=float(grid.nbytes[i, j]),
-        x_bytes=float(grid.d_x[i, j]), w_bytes=float(grid.d_w[i, j]), y_bytes=float(grid.d_y[i, j]),
-        arithmetic_intensity=float(grid.ai[i, j]), balance_point=float(grid.balance_point[i, j]),
-        bound="compute" if grid.compute_bound[i, j] else "memory",
-        bandwidth_bytes_per_s=float(grid.bandwidth[i, j]),
-        bandwidth_kind="llc-effective" if resident else "dram",
-        attainable_ops_per_s=float(grid.attainable[i, j]),
-        time_s=float(gemms.count[j] * grid.time[i, j]),
+        name=gemms.names[j], recipe=ev.cell_recipes[i][j].name, m=int(gemms.m[j]), n=int(gemms.n[j]),
+        k=int(gemms.k[j]), count=int(gemms.count[j]),
+        flops=float(g.flops[i, j]), bytes=float(g.nbytes[i, j]),
+        x_bytes=float(g.d_x[i, j]), w_bytes=float(g.d_w[i, j]), y_bytes=float(g.d_y[i, j]),
+        arithmetic_intensity=float(g.ai[i, j]), balance_point=float(g.balance_point[i, j]),
+        bound="compute" if g.compute_bound[i, j] else "memory",
+        bandwidth_bytes_per_s=float(g.bandwidth[i, j]),
+        bandwidth_kind="llc-effective" if ev.resident[i] else "dram",
+        attainable_ops_per_s=float(g.attainable[i, j]),
+        time_s=float(gemms.count[j] * g.time[i, j]),
     )
 
 
@@ -241,7 +241,7 @@ def _platform_result(platform: Platform, sockets: int, bandwidth: str, b_mem: fl
     )
 
 
-def _provenance(platform: Platform, recipes: list[PrecisionRecipe], paths, bandwidth: str) -> list[Provenance]:
+def _provenance(platform: Platform, paths, bandwidth: str) -> list[Provenance]:
     """Every platform number the estimate used, with its source."""
     used = [("sockets", platform.sockets), ("cores_per_socket", platform.cores_per_socket)]
     for p in dict.fromkeys(c.name for c in paths):

@@ -13,16 +13,43 @@ from roofline.report.fmt import giga, mega, ms, pct, ratio, sig, tera
 
 def render_estimate(r: EstimateResult) -> RenderableType:
     p, w = r.platform, r.workload
+    if w.phase == "decode":
+        shape = f"decode: batch {w.batch}, one token each, {w.context} tokens in the KV cache (M = {w.m})"
+    elif w.phase == "prefill":
+        shape = f"prefill: batch {w.batch} x prompt {w.seq_len} (M = {w.m})"
+    else:
+        shape = f"batch {w.batch} x seq {w.seq_len} (M = {w.m})"
     head = Text.assemble(
         (f"{w.model} on {p.name}", "bold"),
         f"  {p.description}\n",
-        f"batch {w.batch} x seq {w.seq_len} (M = {w.m}), {w.layers} layers; "
-        f"{p.sockets_used} socket(s), {p.cores} cores: whole-platform throughput, all instances together",
+        f"{shape}, {w.layers} layers; {p.sockets_used} socket(s), {p.cores} cores: whole-platform throughput, "
+        "all instances together",
     )
     parts: list[RenderableType] = [head, platform_table(r)]
     parts += [gemm_table(r, pr) for pr in r.precisions.values()]
-    parts += [llc_table(r), speedup_table(r), inputs_text(r)]
+    parts.append(llc_table(r))
+    if w.phase == "decode":
+        parts.append(decode_table(r))
+    parts += [speedup_table(r), inputs_text(r)]
     return Group(*parts)
+
+
+def decode_table(r: EstimateResult) -> Table:
+    t = Table(title="Decode step: one token per sequence (roofline ceilings)", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for c in ("precision", "ms/token", "tokens/s", "bound", "weights MB", "KV cache MB", "compute-bound at batch"):
+        t.add_column(c, justify="left" if c in ("precision", "bound") else "right", no_wrap=c != "compute-bound at batch")
+    for pr in r.precisions.values():
+        d = pr.decode
+        if d is None:
+            continue
+        t.add_row(pr.name, ms(d.token_latency_s), sig(d.tokens_per_s), f"{d.bound} ({d.bound_detail})",
+                  mega(d.weight_bytes), f"{mega(d.kv_cache_bytes)} {d.kv_dtype}",
+                  str(d.compute_bound_batch) if d.compute_bound_batch else "> 65536")
+    t.caption = ("bound: share of the step's time by what bounds it (compute; memory streaming weights, the KV "
+                 "cache, or activations); compute-bound at batch: where the step's GEMMs together turn compute-bound")
+    t.caption_justify = "left"
+    return t
 
 
 def platform_table(r: EstimateResult) -> Table:
@@ -56,11 +83,14 @@ def gemm_table(r: EstimateResult, pr: PrecisionResult) -> Table:
     for g in pr.gemms:
         bound = Text(g.bound, style="yellow" if g.bound == "memory" else "cyan")
         bw = giga(g.bandwidth_bytes_per_s) + ("*" if g.bandwidth_kind == "llc-effective" else "")
+        name = g.name if g.recipe == pr.name else f"{g.name} ({g.recipe})"
         t.add_row(
-            g.name, f"{g.m}x{g.n}x{g.k}", str(g.count), sig(g.flops / 1e9), mega(g.bytes),
+            name, f"{g.m}x{g.n}x{g.k}", str(g.count), sig(g.flops / 1e9), mega(g.bytes),
             sig(g.arithmetic_intensity), sig(g.balance_point), bound, bw, tera(g.attainable_ops_per_s),
         )
-    notes = [f"aggregate {tera(pr.aggregate_ops_per_s)} Tops/s: GEMM time {ms(pr.gemm_time_s)} ms per forward pass"]
+    step = {"decode": "decode step", "prefill": "prefill"}.get(r.workload.phase, "forward pass")
+    notes = [f"aggregate {tera(pr.aggregate_ops_per_s)} Tops/s: GEMM time {ms(pr.gemm_time_s)} ms per {step}; "
+             f"with the modelled non-GEMM work {ms(pr.step_time_s)} ms"]
     notes += pr.notes
     if pr.llc_resident:
         notes.append("* B_eff: weights streamed from the LLC, X and Y from DRAM")

@@ -78,12 +78,16 @@ class WorkloadResult:
     model: str
     family: str
     phase: str
+    """forward (encoders), prefill or decode (decoders)"""
     batch: int
     seq_len: int
+    """tokens per request (forward) or prompt length (prefill); not used by decode"""
     m: int
-    """GEMM rows: batch x seq_len"""
+    """GEMM rows of the layer projections: batch x seq_len, or batch for decode"""
     layers: int
     fused_qkv: bool
+    context: int | None = None
+    """decode: tokens in the KV cache"""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class GemmResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
     name: str
+    recipe: str
+    """the precision this GEMM runs in (the lm_head stays unquantized unless asked)"""
     m: int
     n: int
     k: int
@@ -119,6 +125,29 @@ class GemmResult:
 
 
 @dataclass(frozen=True)
+class DecodeResult:
+    """One decode step: every sequence in the batch generates one token."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    token_latency_s: float
+    """roofline time of one step: all GEMMs (lm_head included), attention over the KV cache, the rest"""
+    tokens_per_s: float
+    """batch / token_latency_s"""
+    bound: Literal["compute", "memory"]
+    """what most of the step's time is bound by"""
+    bound_detail: str
+    """the step's time split: compute-bound ops, and memory-bound ones by what they stream"""
+    weight_bytes: float
+    """weights (and their scales) streamed per step"""
+    kv_cache_bytes: float
+    """KV cache read per step: 2 x layers x batch x kv_heads x head_dim x context x element size"""
+    kv_dtype: str
+    compute_bound_batch: int | None
+    """smallest batch at which the step's GEMMs together are compute-bound (null: not up to 65536)"""
+
+
+@dataclass(frozen=True)
 class PrecisionResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -144,7 +173,11 @@ class PrecisionResult:
     """the weights fit the LLC and the platform gives an LLC bandwidth"""
     non_gemm_mode: str
     non_gemm_time_s: float
-    """modelled roofline time of the non-GEMM work in one forward pass"""
+    """modelled roofline time of the non-GEMM work in one step"""
+    step_time_s: float
+    """gemm_time_s + non_gemm_time_s: the roofline time of one forward pass, prefill or decode step"""
+    decode: DecodeResult | None = None
+    """decode phase only"""
     notes: list[str] = field(default_factory=list)
 
 

@@ -109,6 +109,40 @@ class EndToEndResult:
 
 
 @dataclass(frozen=True)
+class DecodeKernelResult:
+    """A decode-shaped GEMM (small M) over enough distinct weights to stream them from DRAM."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    m: int
+    n: int
+    k: int
+    copies: int
+    """distinct weight matrices per call, enough that their bytes exceed 4x the LLC"""
+    precision: str
+    kernel: str
+    numerics_ok: bool
+    max_rel_error: float | None
+    quantized: bool | None
+    weight_bytes: float
+    """weights and scales streamed per call"""
+    measured_s: float | None
+    achieved_bytes_per_s: float | None
+    """weight_bytes / measured_s"""
+    dram_bytes_per_s: float
+    """the measured platform's DRAM read bandwidth"""
+    bandwidth_fraction: float | None
+    """achieved / measured DRAM bandwidth: the figure that matters when decode is memory-bound"""
+    measured_ops_per_s: float | None
+    predicted_ops_per_s: float
+    """the roofline ceiling with the weights streamed from DRAM"""
+    achieved_fraction: float | None
+    spread: float | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class EncoderRun:
     """One compiled encoder variant: its latency and the profiler's breakdown."""
 
@@ -148,8 +182,11 @@ class ValidateResult:
     platform: PlatformRef
     datasheet: PlatformRef | None
     tolerances: dict[str, float]
-    """numerics thresholds per precision (relative Frobenius error vs float64)"""
+    """numerics thresholds (relative Frobenius error vs float64) for one layer; a model of L layers
+    is held to sqrt(L) times these; compiled vs eager may differ by the larger of the floor and twice
+    the variant's own error"""
     shapes: list[ShapeResult]
+    decode: list[DecodeKernelResult]
     encoder: list[EncoderRun]
     end_to_end: list[EndToEndResult]
     notes: list[str] = field(default_factory=list)

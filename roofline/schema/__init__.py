@@ -14,9 +14,10 @@ HERE = Path(__file__).resolve().parent
 
 def _models():
     from roofline.results.estimate import EstimateResult
+    from roofline.results.footprint import FootprintResult
     from roofline.results.validate import ValidateResult
 
-    return {"estimate": EstimateResult, "validate": ValidateResult}
+    return {"estimate": EstimateResult, "validate": ValidateResult, "footprint": FootprintResult}
 
 
 def schema_text(which: str) -> str:

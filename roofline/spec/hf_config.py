@@ -54,5 +54,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         fields["gated_mlp"] = act in {"silu", "swiglu", "gelu_pytorch_tanh"} or model_type in DECODER_TYPES
         fields["qk_norm"] = model_type == "qwen3"
         fields["attention_bias"] = bool(cfg.get("attention_bias", model_type == "qwen2"))
+        if model_type == "qwen2":
+            fields["o_proj_bias"] = False
         fields["mlp_bias"] = bool(cfg.get("mlp_bias", False))
     return fields

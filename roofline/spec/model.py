@@ -73,7 +73,9 @@ class ModelSpec:
     qk_norm: bool = False
     """per-head RMSNorm on q and k (Qwen3)"""
     attention_bias: bool = True
-    """biases on the q/k/v/o projections"""
+    """biases on the q/k/v projections (and o, see o_proj_bias)"""
+    o_proj_bias: bool | None = None
+    """bias on the attention output projection; default: attention_bias (Qwen2 has q/k/v biases only)"""
     mlp_bias: bool = True
     measured: tuple[MeasuredBaseline, ...] = ()
     """measured Amdahl inputs, used when platform, baseline and workload match"""

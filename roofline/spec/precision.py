@@ -9,10 +9,11 @@ under BF16 autocast (AMP), so those recipes' non-GEMM mode is ``amp-bf16``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
-from roofline.errors import UnknownNameError
+from roofline.errors import UnknownNameError, UserError
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.model import NonGemmMode
 from roofline.spec.platform import ComputeDtype
@@ -42,12 +43,21 @@ class PrecisionRecipe:
     w_group_size: int | None = None
     w_zero_point: bool = False
     scale_dtype: StorageDtype = "fp32"
+    dequant_ops_per_weight: float = 0.0
+    """vector ops per weight element per call to turn stored weights into compute operands
+    (unpack, zero point, convert, scale); priced on the FP32 vector path"""
+    activation_sum: bool = False
+    """the kernel sums each activation row (the compensation term of unsigned-offset INT4 weights)"""
+    weight_only: bool = False
+    """weights are quantized, activations are not (W8A16, W4A16)"""
 
     def __post_init__(self) -> None:
         if (self.w_scale == "per-group") != (self.w_group_size is not None):
             raise ValueError("w_group_size: give a group size exactly when w_scale is per-group")
         if self.w_group_size is not None and self.w_group_size < 1:
             raise ValueError(f"w_group_size: must be positive, got {self.w_group_size}")
+        if self.dequant_ops_per_weight < 0:
+            raise ValueError(f"dequant_ops_per_weight: must be 0 or more, got {self.dequant_ops_per_weight}")
 
     @property
     def e_x(self) -> float:
@@ -104,6 +114,33 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(
+        name="int8-weight-only",
+        description="W8A16: INT8 weights (per-channel BF16 scales) dequantized to BF16 in the kernel, BF16 "
+        "activations and output",
+        compute_dtype="bf16", x_dtype="bf16", w_dtype="int8", y_dtype="bf16",
+        w_scale="per-channel", scale_dtype="bf16", dequant_ops_per_weight=2.0, weight_only=True,
+        non_gemm_mode="amp-bf16",
+    ),
+    PrecisionRecipe(
+        name="int4-weight-only",
+        description="W4A16: INT4 weights with per-group BF16 scales and zero points, dequantized to BF16 in the "
+        "kernel (unpack, zero point, convert, scale), BF16 activations and output",
+        compute_dtype="bf16", x_dtype="bf16", w_dtype="int4", y_dtype="bf16",
+        w_scale="per-group", w_group_size=128, w_zero_point=True, scale_dtype="bf16",
+        dequant_ops_per_weight=4.0, weight_only=True,
+        non_gemm_mode="amp-bf16",
+    ),
+    PrecisionRecipe(
+        name="w4a8",
+        description="W4A8: unsigned-offset INT4 weights (per-group BF16 scales) unpacked to INT8 in the kernel, "
+        "INT8 per-token activations, INT8 GEMM with a compensation term (a sum per activation row) and "
+        "per-group rescaling, BF16 output",
+        compute_dtype="int8", x_dtype="int8", w_dtype="int4", y_dtype="bf16",
+        x_scale="per-token", w_scale="per-group", w_group_size=128, scale_dtype="bf16",
+        dequant_ops_per_weight=2.0, activation_sum=True,
+        non_gemm_mode="amp-bf16",
+    ),
+    PrecisionRecipe(
         name="int8-mixed-bf16",
         description="W8A8 static with BF16 output (int8-mixed-bf16): half the output bytes, BF16 post-ops",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="bf16",
@@ -113,8 +150,14 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
 )
 
 
-def get_recipe(name: str) -> PrecisionRecipe:
+def get_recipe(name: str, group_size: int | None = None) -> PrecisionRecipe:
+    """A recipe by name; ``group_size`` replaces the group size of per-group recipes."""
     try:
-        return RECIPES[name]
+        recipe = RECIPES[name]
     except KeyError:
         raise UnknownNameError("precision", name, RECIPES) from None
+    if group_size is not None and recipe.w_scale == "per-group":
+        if group_size < 1:
+            raise UserError(f"--group-size {group_size}: must be positive")
+        recipe = dataclasses.replace(recipe, w_group_size=group_size)
+    return recipe

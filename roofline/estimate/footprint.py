@@ -1,0 +1,151 @@
+"""``roofline footprint``: the bytes of a model's tensors, before and after quantization.
+
+Tensor groups, from the architecture alone:
+
+- attention projections: q, k, v (GQA: k and v use the key-value heads), o; per layer
+- MLP projections: up and down (and gate for a gated MLP); per layer
+- embeddings: the token table (plus learned positions and token types for encoders)
+- lm_head: decoders with untied embeddings have their own; a tied one is the embedding table,
+  counted once (``count_tied_lm_head_copy`` counts a separate copy, as a runtime that unties it does)
+- norms: LayerNorm weight and bias (encoders) or RMSNorm weight (decoders, plus q/k norms)
+- biases: of the projections
+- scales / zero points: the quantization metadata of every quantized tensor
+
+Policy: the projections are quantized by default; embeddings, norms and biases stay in the
+base dtype; the lm_head is quantized only when asked. Task heads (pooler, classifier) are not
+counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline.calc.gemm import weight_meta_bytes
+from roofline.errors import UserError
+from roofline.results.footprint import FootprintGroup, FootprintResult
+from roofline.spec.model import ModelSpec
+from roofline.spec.precision import PrecisionRecipe, get_recipe
+from roofline.units import DTYPE_BYTES
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    rows: int  # N (output features)
+    cols: int  # K (input features)
+    count: int
+
+
+def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
+    h, layers = m.hidden_size, m.num_hidden_layers
+    q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
+    attn = [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)]
+    up = 2 if m.gated_mlp else 1
+    mlp = [_Tensor(m.intermediate_size, h, up * layers), _Tensor(h, m.intermediate_size, layers)]
+    emb = [_Tensor(m.vocab_size, h, 1)]
+    if m.family == "encoder":
+        emb.append(_Tensor(m.max_position_embeddings, h, 1))
+        if m.type_vocab_size:
+            emb.append(_Tensor(m.type_vocab_size, h, 1))
+    lm_head = []
+    if m.family == "decoder" and (not m.tie_word_embeddings or count_tied_copy):
+        lm_head = [_Tensor(m.vocab_size, h, 1)]
+    return {"attention projections": attn, "MLP projections": mlp, "embeddings": emb, "lm_head": lm_head}
+
+
+def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((norm tensors, norm params), (bias tensors, bias params))."""
+    h, layers = m.hidden_size, m.num_hidden_layers
+    q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
+    if m.family == "encoder":  # LayerNorm weight + bias: 2 per layer and one after the embeddings
+        norm_tensors, norm_params = 2 * (2 * layers + 1), 2 * h * (2 * layers + 1)
+    else:  # RMSNorm weight: 2 per layer and a final one, plus per-head q/k norms
+        norm_tensors, norm_params = 2 * layers + 1, h * (2 * layers + 1)
+        if m.qk_norm:
+            norm_tensors += 2 * layers
+            norm_params += 2 * layers * m.head_size
+    bias_tensors = bias_params = 0
+    if m.attention_bias:
+        o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
+        bias_tensors += layers * (3 + int(o_bias))
+        bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
+    if m.mlp_bias:
+        up = 2 if m.gated_mlp else 1
+        bias_tensors += layers * (up + 1)
+        bias_params += layers * (up * m.intermediate_size + h)
+    return (norm_tensors, norm_params), (bias_tensors, bias_params)
+
+
+def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None, group_size: int | None = None,
+              quantize_lm_head: bool = False, quantize_embeddings: bool = False,
+              count_tied_lm_head_copy: bool = False) -> FootprintResult:
+    base_dtype = base_dtype or ("bf16" if model.family == "decoder" else "fp32")
+    if base_dtype not in ("fp32", "bf16", "fp16"):
+        raise UserError(f"--base-dtype {base_dtype}: one of fp32, bf16, fp16")
+    recipe = get_recipe(precision, group_size)
+    e_base = DTYPE_BYTES[base_dtype]
+    quantized_groups = {"attention projections", "MLP projections"}
+    if quantize_lm_head:
+        quantized_groups.add("lm_head")
+    if quantize_embeddings:
+        quantized_groups.add("embeddings")
+    if not recipe.quantized:
+        quantized_groups = set()
+
+    groups: list[FootprintGroup] = []
+    meta_bytes = 0.0
+    meta_tensors = 0
+    for name, tensors in _groups(model, count_tied_lm_head_copy).items():
+        params = sum(t.rows * t.cols * t.count for t in tensors)
+        count = sum(t.count for t in tensors)
+        if not count:
+            continue
+        if name in quantized_groups:
+            after = params * recipe.e_w
+            meta = sum(t.count * float(weight_meta_bytes(t.rows, t.cols, recipe.w_scale, recipe.w_group_size,
+                                                         recipe.scale_bytes, recipe.w_zero_point)) for t in tensors)
+            meta_bytes += meta
+            meta_tensors += count
+        else:
+            after = params * _stored_bytes(recipe, e_base)
+        groups.append(FootprintGroup(name=name, count=count, params=params, bytes_base=params * e_base,
+                                     bytes=after, quantized=name in quantized_groups))
+    (nt, npar), (bt, bpar) = _vector_params(model)
+    groups.append(FootprintGroup(name="norms", count=nt, params=npar, bytes_base=npar * e_base, bytes=npar * e_base,
+                                 quantized=False))
+    if bt:
+        groups.append(FootprintGroup(name="biases", count=bt, params=bpar, bytes_base=bpar * e_base,
+                                     bytes=bpar * e_base, quantized=False))
+    groups.append(FootprintGroup(name="scales / zero points", count=meta_tensors, params=0, bytes_base=0.0,
+                                 bytes=meta_bytes, quantized=False))
+    q_base = sum(g.bytes_base for g in groups if g.quantized)
+    q_after = sum(g.bytes for g in groups if g.quantized) + meta_bytes
+    total_base = sum(g.bytes_base for g in groups)
+    total = sum(g.bytes for g in groups)
+    return FootprintResult(
+        model=model.name, precision=recipe.name, base_dtype=base_dtype,
+        policy=_policy(recipe, quantized_groups, model, count_tied_lm_head_copy),
+        groups=groups, params=sum(g.params for g in groups), total_bytes_base=total_base, total_bytes=total,
+        quantized_bytes_base=q_base, quantized_bytes=q_after,
+        quantized_ratio=q_base / q_after if q_after else 1.0, total_ratio=total_base / total,
+    )
+
+
+def _stored_bytes(recipe: PrecisionRecipe, e_base: float) -> float:
+    """Unquantized tensors keep the base dtype, except that an FP32 base under a BF16 recipe is stored in BF16."""
+    if recipe.name == "bf16":
+        return DTYPE_BYTES["bf16"]
+    return e_base
+
+
+def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> str:
+    if not quantized:
+        return f"nothing quantized ({recipe.name}); every tensor in the base dtype" + (
+            " (BF16)" if recipe.name == "bf16" else "")
+    scales = {"per-channel": "per-channel scales", "per-group": f"group-{recipe.w_group_size} scales"}[recipe.w_scale]
+    zp = " and zero points" if recipe.w_zero_point else ""
+    tied = ""
+    if model.family == "decoder":
+        tied = ("; lm_head tied to the embeddings, counted once" if model.tie_word_embeddings and not tied_copy
+                else "; lm_head counted as its own tensor")
+    return (f"{', '.join(sorted(quantized))} in {recipe.w_dtype.upper()} with {scales}{zp} "
+            f"({recipe.scale_dtype}); everything else in the base dtype{tied}")
