@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
+    est.add_argument("--brief", action="store_true", help="only the headline tables (decode step, speedups)")
     est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
     est.add_argument(
         "--bandwidth", choices=("measured", "theoretical"), default="measured",

@@ -36,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
             return 0
     from roofline.report.estimate_tables import render_estimate
 
-    print_rich(render_estimate(result))
+    print_rich(render_estimate(result, brief=args.brief))
     return 0

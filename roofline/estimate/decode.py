@@ -38,8 +38,8 @@ class StepSplit:
 
     def detail(self) -> str:
         t = self.total_s
-        parts = [("compute", self.compute_s), ("weights", self.weights_s), ("KV", self.kv_cache_s),
-                 ("act", self.other_memory_s)]
+        parts = [("compute", self.compute_s), ("weights", self.weights_s), ("kv-cache", self.kv_cache_s),
+                 ("activations", self.other_memory_s)]
         return ", ".join(f"{name} {100 * v / t:.0f}%" for name, v in parts if v > 0.005 * t)
 
 

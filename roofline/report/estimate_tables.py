@@ -11,7 +11,7 @@ from roofline.results.estimate import EstimateResult, PrecisionResult
 from roofline.report.fmt import giga, mega, ms, pct, ratio, sig, tera
 
 
-def render_estimate(r: EstimateResult) -> RenderableType:
+def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
     p, w = r.platform, r.workload
     if w.phase == "decode":
         shape = f"decode: batch {w.batch}, one token each, {w.context} tokens in the KV cache (M = {w.m})"
@@ -25,29 +25,36 @@ def render_estimate(r: EstimateResult) -> RenderableType:
         f"{shape}, {w.layers} layers; {p.sockets_used} socket(s), {p.cores} cores: whole-platform throughput, "
         "all instances together",
     )
-    parts: list[RenderableType] = [head, platform_table(r)]
-    parts += [gemm_table(r, pr) for pr in r.precisions.values()]
-    parts.append(llc_table(r))
+    parts: list[RenderableType] = [head]
+    if not brief:
+        parts.append(platform_table(r))
+        parts += [gemm_table(r, pr) for pr in r.precisions.values()]
+        parts.append(llc_table(r))
     if w.phase == "decode":
         parts.append(decode_table(r))
-    parts += [speedup_table(r), inputs_text(r)]
+    parts.append(speedup_table(r))
+    if not brief:
+        parts.append(inputs_text(r))
     return Group(*parts)
 
 
 def decode_table(r: EstimateResult) -> Table:
     t = Table(title="Decode step: one token per sequence (roofline ceilings)", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in ("precision", "ms/token", "tokens/s", "bound", "weights MB", "KV cache MB", "compute-bound at batch"):
-        t.add_column(c, justify="left" if c in ("precision", "bound") else "right", no_wrap=c != "compute-bound at batch")
+    for c in ("precision", "ms/token", "tokens/s", "bound", "time split", "weights MB", "KV MB", "compute at batch"):
+        t.add_column(c, justify="left" if c in ("precision", "bound", "time split") else "right", no_wrap=True)
     for pr in r.precisions.values():
         d = pr.decode
         if d is None:
             continue
-        t.add_row(pr.name, ms(d.token_latency_s), sig(d.tokens_per_s), f"{d.bound} ({d.bound_detail})",
-                  mega(d.weight_bytes), f"{mega(d.kv_cache_bytes)} {d.kv_dtype}",
-                  str(d.compute_bound_batch) if d.compute_bound_batch else "> 65536")
-    t.caption = ("bound: share of the step's time by what bounds it (compute; memory streaming weights, the KV "
-                 "cache, or activations); compute-bound at batch: where the step's GEMMs together turn compute-bound")
+        short = {"compute": "C", "weights": "W", "kv-cache": "KV", "activations": "A"}
+        split = " ".join(f"{short[part.rsplit(' ', 1)[0]]} {part.rsplit(' ', 1)[1]}" for part in d.bound_detail.split(", "))
+        t.add_row(pr.name, ms(d.token_latency_s), sig(d.tokens_per_s), d.bound, split, mega(d.weight_bytes),
+                  f"{mega(d.kv_cache_bytes)}", str(d.compute_bound_batch) if d.compute_bound_batch else "> 65536")
+    kv = {pr.decode.kv_dtype for pr in r.precisions.values() if pr.decode}
+    t.caption = (f"time split: share of the step in compute-bound ops (C) and in memory-bound ones streaming weights "
+                 f"(W), the KV cache (KV, {'/'.join(sorted(kv))}) or activations (A); compute at batch: where the "
+                 "step's GEMMs together turn compute-bound")
     t.caption_justify = "left"
     return t
 
@@ -127,9 +134,13 @@ def speedup_table(r: EstimateResult) -> Table:
         t.add_row(s.precision, s.baseline, ratio(s.gemm_speedup), f"{s.f_gemm:.3f}", ratio(s.non_gemm_speedup),
                   Text(ratio(s.end_to_end_ceiling), style="bold"))
     lines = []
-    for s in r.speedups:
-        lines.append(f"{s.precision}: s from {s.gemm_speedup_source}")
-        lines.append(f"{s.precision}: s_non from {s.non_gemm_speedup_source}")
+    for label, attr in (("s", "gemm_speedup_source"), ("s_non", "non_gemm_speedup_source")):
+        by_source: dict[str, list[str]] = {}
+        for sp in r.speedups:
+            by_source.setdefault(getattr(sp, attr), []).append(sp.precision)
+        for source, names in by_source.items():
+            who = "" if len(by_source) == 1 else f" ({', '.join(names)})"
+            lines.append(f"{label}{who} from {source}")
     if r.speedups:
         lines.insert(0, f"f_GEMM from {r.speedups[0].f_gemm_source}")
     t.caption = "\n".join(lines)

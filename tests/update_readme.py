@@ -1,0 +1,33 @@
+"""Regenerate the README blocks marked `<!-- output of: CMD -->` by running CMD (COLUMNS=100).
+
+    python tests/update_readme.py          # rewrite README.md in place
+tests/test_readme.py fails when a block differs from what its command prints today.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from clitools import REPO, run_cli
+
+PATTERN = re.compile(r"(<!-- output of: (.+?) -->\n```\n\$ )(.+?)\n(.*?)```", re.S)
+
+
+def main() -> int:
+    path = REPO / "README.md"
+    text = path.read_text()
+
+    def regenerate(m: re.Match) -> str:
+        cmd = m.group(2)
+        proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"})
+        if proc.returncode != 0:
+            sys.exit(f"`{cmd}` failed: {proc.stderr}")
+        return f"{m.group(1)}{cmd}\n{proc.stdout}```"
+
+    path.write_text(PATTERN.sub(regenerate, text))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
