@@ -14,14 +14,13 @@ from collections.abc import Callable
 
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.estimate.shape import shape_ceiling
+from roofline.results.validate import RECIPE_OF as RECIPE
 from roofline.results.validate import DecodeKernelResult
 from roofline.spec.platform import Platform
 from roofline.spec.precision import get_recipe
 from roofline.validation.kernels import TimingSettings, timed_and_verified
 from roofline.validation.prepare import prepare_variants
 from roofline.validation.variants import WEIGHT_ONLY_VARIANTS
-
-RECIPE = {"bf16-weights": "bf16", "int8-weight-only": "int8-weight-only", "int4-weight-only": "int4-weight-only"}
 
 
 def _weight_bytes(precision: str, n: int, k: int) -> float:

@@ -11,9 +11,7 @@ from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
 from roofline.validation.timing import Timing, profile_breakdown, time_interleaved
 
-#: the recipe each variant is predicted with
-RECIPE = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
-          "int8-static-pt2e": "int8-static"}
+from roofline.results.validate import RECIPE_OF as RECIPE  # the recipe each variant is predicted with
 
 
 @dataclass(frozen=True)

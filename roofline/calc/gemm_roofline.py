@@ -64,11 +64,7 @@ def gemm_roofline(
     nbytes = d_x + d_w + d_y
     ai = arithmetic_intensity(flops, nbytes)
     b_mem = np.asarray(b_mem, dtype=float)
-    if b_llc is None:
-        bw = np.broadcast_to(b_mem, ai.shape)
-    else:
-        bw = np.where(resident, effective_bandwidth(d_x, d_w, d_y, b_mem, b_llc), b_mem)
-        bw = np.broadcast_to(bw, ai.shape)
+    bw = b_mem if b_llc is None else np.where(resident, effective_bandwidth(d_x, d_w, d_y, b_mem, b_llc), b_mem)
     peak = np.asarray(peak, dtype=float)
     extra = np.asarray(extra_ops, dtype=float)
     if not np.any(extra):
@@ -81,16 +77,9 @@ def gemm_roofline(
         p_i = flops / np.maximum(t_compute, t_memory)
         bp = balance_point(flops / t_compute, bw)  # the kernel's effective peak over B_i
         bound = t_compute >= t_memory
+    shape = np.broadcast_shapes(np.shape(ai), np.shape(bw), np.shape(p_i), np.shape(bp))
+    b = lambda a: np.broadcast_to(a, shape)  # noqa: E731
     return GemmRoofline(
-        flops=np.broadcast_to(flops, ai.shape),
-        d_x=np.broadcast_to(d_x, ai.shape),
-        d_w=np.broadcast_to(d_w, ai.shape),
-        d_y=np.broadcast_to(d_y, ai.shape),
-        nbytes=nbytes,
-        ai=ai,
-        bandwidth=bw,
-        balance_point=np.broadcast_to(bp, ai.shape),
-        compute_bound=np.broadcast_to(bound, ai.shape),
-        attainable=np.broadcast_to(p_i, ai.shape),
-        time=np.broadcast_to(flops / p_i, ai.shape),
+        flops=b(flops), d_x=b(d_x), d_w=b(d_w), d_y=b(d_y), nbytes=b(nbytes), ai=b(ai), bandwidth=b(bw),
+        balance_point=b(bp), compute_bound=b(bound), attainable=b(p_i), time=b(flops / p_i),
     )

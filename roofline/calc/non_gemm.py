@@ -43,7 +43,8 @@ class NonGemmOps:
     def nbytes(self, act_bytes: float, kv_bytes: float) -> np.ndarray:
         if self.kv_cache is None:
             return self.elements * act_bytes
-        return np.where(self.kv_cache, self.elements * kv_bytes, self.elements * act_bytes)
+        kv = self.kv_cache.reshape(self.kv_cache.shape + (1,) * (self.elements.ndim - 1))
+        return np.where(kv, self.elements * kv_bytes, self.elements * act_bytes)
 
 
 def transformer_non_gemm(
@@ -61,27 +62,28 @@ def transformer_non_gemm(
     - 2 residual adds: ``3 T H`` elements each
     - embeddings (once): gather and add three tables, then a layer norm: ``6 T H`` elements
     """
-    t = float(batch * seq_len)
+    batch, seq_len = np.asarray(batch, dtype=float), np.asarray(seq_len, dtype=float)  # scalars or arrays
+    t = batch * seq_len
     h, kv, d = heads, kv_heads, head_dim
-    scores = float(batch) * h * seq_len * seq_len * (0.5 if causal else 1.0)
+    scores = batch * h * seq_len * seq_len * (0.5 if causal else 1.0)
     act_el = (3.0 if gated_mlp else 2.0) * t * intermediate
     names = ("attention", "layer_norm", "mlp_activation", "residual_add", "embeddings")
-    flops = np.array([
+    flops = [
         layers * (4.0 * scores * d + _SOFTMAX_FLOPS * scores),
         layers * 2 * _LAYERNORM_FLOPS * t * hidden,
         layers * _GELU_FLOPS * t * intermediate,
         layers * 2 * t * hidden,
         (3 + _LAYERNORM_FLOPS) * t * hidden,
-    ])
-    elements = np.array([
+    ]
+    elements = [
         layers * t * d * (2 * h + 2 * kv),
         layers * 2 * 2 * t * hidden,
         layers * act_el,
         layers * 2 * 3 * t * hidden,
         6 * t * hidden,
-    ])
+    ]
     matmul = np.array([True, False, False, False, False])
-    return NonGemmOps(names, flops, elements, matmul)
+    return NonGemmOps(names, _rows(flops), _rows(elements), matmul)
 
 
 def decode_non_gemm(
@@ -97,27 +99,33 @@ def decode_non_gemm(
     - 2 norms ``2 T H`` elements each, the MLP activation ``3 T I`` (``2 T I`` ungated),
       2 residual adds ``3 T H`` each; once: the embedding row and the final norm ``4 T H``
     """
-    t = float(batch)
-    h, kv, d, c = heads, kv_heads, head_dim, float(context)
+    t = np.asarray(batch, dtype=float)  # scalars or arrays
+    h, kv, d, c = heads, kv_heads, head_dim, np.asarray(context, dtype=float)
     act_el = (3.0 if gated_mlp else 2.0) * t * intermediate
     names = ("attention", "layer_norm", "mlp_activation", "residual_add", "embeddings")
-    flops = np.array([
+    flops = [
         layers * (4.0 * t * h * d * c + _SOFTMAX_FLOPS * t * h * c),
         layers * 2 * _LAYERNORM_FLOPS * t * hidden,
         layers * _GELU_FLOPS * t * intermediate,
         layers * 2 * t * hidden,
         (1 + _LAYERNORM_FLOPS) * t * hidden,
-    ])
-    elements = np.array([
+    ]
+    elements = [
         layers * 2.0 * t * kv * d * c,
         layers * 2 * 2 * t * hidden,
         layers * act_el,
         layers * 2 * 3 * t * hidden,
         4 * t * hidden,
-    ])
+    ]
     matmul = np.array([True, False, False, False, False])
     kv_cache = np.array([True, False, False, False, False])
-    return NonGemmOps(names, flops, elements, matmul, kv_cache)
+    return NonGemmOps(names, _rows(flops), _rows(elements), matmul, kv_cache)
+
+
+def _rows(values: list) -> np.ndarray:
+    """One row per op; with array inputs (a sweep) each row is that op over the sweep."""
+    arrays = np.broadcast_arrays(*[np.asarray(v, dtype=float) for v in values])
+    return np.stack(arrays)
 
 
 def op_times(flops: ArrayLike, nbytes: ArrayLike, peak: ArrayLike, bandwidth: ArrayLike) -> np.ndarray:

@@ -110,6 +110,66 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(fp)
     fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
 
+    pl = sub.add_parser(
+        "plan", help="instance layouts, servers needed and cost for a load, per CPU",
+        description="Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
+        "weights shared per socket, bandwidth shared by the instances. Per layout the roofline latency, "
+        "throughput per instance, socket and server, and what bounds it; the best layout per CPU, the servers "
+        "needed for the load at the planned utilization, and the cost per million requests.",
+    )
+    pl.add_argument("--model", required=True)
+    pl.add_argument("--cpu", required=True, action="append", help="one or more, comma-separated or repeated")
+    pl.add_argument("--precision", default="int8-static")
+    pl.add_argument("--target-rps", type=_number, help="load to serve, requests per second")
+    pl.add_argument("--p99-ms", type=_number, help="latency target; the roofline latency (no queueing) must meet it")
+    pl.add_argument("--price-per-hour", action="append", help="per server, one per CPU, comma-separated")
+    pl.add_argument("--utilization", type=_number, default=0.7, help="planned utilization of a server (default 0.7)")
+    pl.add_argument("--batch", type=_positive_int, default=1, help="requests per instance call (default 1)")
+    pl.add_argument("--seq-len", type=_positive_int, default=256)
+    pl.add_argument("--phase", choices=("forward", "prefill", "decode"))
+    pl.add_argument("--context", type=int, help="decode: tokens in the KV cache")
+    pl.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    pl.add_argument("--best-only", action="store_true", help="only the summary table")
+    _add_json(pl)
+    pl.set_defaults(handler="roofline.cli.plan_cmd:run")
+
+    sw = sub.add_parser(
+        "sweep", help="a grid of models x CPUs x precisions x batch x sequence, one row per point (CSV or JSON lines)",
+        description="Evaluate a grid with the vectorised core and write one row per point: step and GEMM time, "
+        "throughput, aggregate GEMM ops/s, what bounds it, weight bytes, LLC residency. Lists are "
+        "comma-separated; integer axes also take start:stop[:step] (stop included).",
+    )
+    sw.add_argument("--model", required=True, action="append")
+    sw.add_argument("--cpu", required=True, action="append")
+    sw.add_argument("--precision", action="append", help="default fp32,int8-static")
+    sw.add_argument("--batch", action="append", help="e.g. 1,2,4 or 1:64 (default 1)")
+    sw.add_argument("--seq-len", action="append", help="e.g. 128,256 or 64:512:64 (default 256)")
+    sw.add_argument("--phase", choices=("forward", "prefill", "decode"))
+    sw.add_argument("--context", type=int, help="decode: tokens in the KV cache")
+    sw.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    sw.add_argument("-o", "--output", help="file (.csv, .jsonl) or - for stdout (default)")
+    sw.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name, else csv")
+    sw.set_defaults(handler="roofline.cli.sweep_cmd:run")
+
+    po = sub.add_parser(
+        "plot", help="the log-log roofline chart of a model's GEMMs on a CPU (SVG or PNG; the plot extra)",
+        description="Log-log roofline: DRAM and LLC slopes, a ceiling per compute path, each GEMM shape as a "
+        "point per precision, and with --measured the points a validate report measured beside their "
+        "predictions. Needs matplotlib: pip install 'roofline[plot]'.",
+    )
+    po.add_argument("--model", required=True)
+    po.add_argument("--cpu", required=True)
+    po.add_argument("--precision", action="append")
+    po.add_argument("--baseline")
+    po.add_argument("--batch", type=_positive_int, default=1)
+    po.add_argument("--seq-len", type=_positive_int, default=256)
+    po.add_argument("--phase", choices=("forward", "prefill", "decode"))
+    po.add_argument("--context", type=int)
+    po.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    po.add_argument("--measured", metavar="REPORT.json", help="a `roofline validate --json` report to draw beside")
+    po.add_argument("-o", "--output", required=True, help="chart file, .svg or .png")
+    po.set_defaults(handler="roofline.cli.plot_cmd:run")
+
     for kind in ("platforms", "models"):
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
         p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -159,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate", "footprint"))
+    sch.add_argument("which", choices=("estimate", "validate", "footprint", "plan"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     return parser
 

@@ -57,7 +57,7 @@ def cell_inputs(platform: Platform, recipes: list[PrecisionRecipe], m, n, k, soc
                                                                         r.scale_bytes, r.w_zero_point))))
         cols["extra"].append(kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
                                               r.w_group_size, r.compute_dtype == "int8"))
-    return CellInputs(**{f: np.stack(v, axis=-1) for f, v in cols.items()})
+    return CellInputs(**{f: np.stack(np.broadcast_arrays(m[..., 0], *v)[1:], axis=-1) for f, v in cols.items()})
 
 
 @dataclass(frozen=True)
