@@ -27,7 +27,8 @@ def wheel(tmp_path_factory):
 def test_wheel_contents(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for expected in ("roofline/catalog/_data/platforms/gnr.toml", "roofline/catalog/_data/models/bert-large.toml",
-                     "roofline/validation/__init__.py", "roofline/schema/estimate.schema.json"):
+                     "roofline/validation/__init__.py", "roofline/schema/estimate.schema.json",
+                     "roofline/catalog/_data/platforms/calibration/zen4-2vcpu.toml"):
         assert expected in names, expected
     tops = {n.split("/")[0] for n in names}
     assert tops <= {"roofline", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, tops

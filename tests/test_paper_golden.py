@@ -37,8 +37,9 @@ def test_cli_prints_ice_lake_ceiling_with_no_overrides():
     proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx")
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("int8-static") and "fp32" in line)
-    assert row.split()[-1] == "3.15x"
-    assert "4.00x" in row
+    cols = row.split()
+    assert cols[-2] == "3.15x"  # ceiling S; the realistic estimate follows
+    assert "4.00x" in row and float(cols[-1].rstrip("x")) < 3.15
 
 
 def test_granite_rapids_bounds_and_llc(bert):

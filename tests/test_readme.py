@@ -19,6 +19,6 @@ def test_readme_output_is_current(marker, shown, output):
     assert marker == shown
     args = shown.split()[1:]
     assert shown.split()[0] == "roofline"
-    proc = run_cli(*args, env={"COLUMNS": "100"})
+    proc = run_cli(*args, env={"COLUMNS": "100"}, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == output, f"README block for `{shown}` is stale: regenerate it with COLUMNS=100"

@@ -20,7 +20,7 @@ def main() -> int:
 
     def regenerate(m: re.Match) -> str:
         cmd = m.group(2)
-        proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"})
+        proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"}, cwd=REPO)
         if proc.returncode != 0:
             sys.exit(f"`{cmd}` failed: {proc.stderr}")
         return f"{m.group(1)}{cmd}\n{proc.stdout}```"

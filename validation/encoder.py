@@ -128,6 +128,6 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
             throughput_rps=batch / t.seconds if t else None,
             linear_block_s=bd.linear_s if bd else None, attention_s=bd.attention_s if bd else None,
             other_s=bd.other_s if bd else None, gemm_ops=bd.gemm_ops if bd else {},
-            compile_s=p.compile_s, flags=list(p.flags),
+            compile_s=p.compile_s, non_gemm_mode="amp-bf16" if n == "bf16" else "fp32", flags=list(p.flags),
         ))
     return results, runs

@@ -30,9 +30,11 @@ class TimingSettings:
     max_autotune: bool = False
 
 
-def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings) -> dict[str, Timing]:
+def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings,
+                       breakdowns: dict | None = None) -> dict[str, Timing]:
     """Time the usable variants interleaved; a variant whose dominant GEMM op changes between a
-    profile before and after timing (something recompiled) is flagged and its time dropped."""
+    profile before and after timing (something recompiled) is flagged and its time dropped.
+    ``breakdowns`` receives the profile taken after timing, per variant."""
     import torch
 
     usable = {n: p.call for n, p in prepared.items() if p.usable}
@@ -47,9 +49,11 @@ def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: T
     finally:
         torch._dynamo.config.error_on_recompile = False
     for n, c in usable.items():
-        after = profile_breakdown(c, make_input, iters=3).dominant_gemm
-        if after != before[n]:
-            prepared[n].flags.append(f"kernel changed during timing: {before[n]} -> {after}")
+        profile = profile_breakdown(c, make_input, iters=5)
+        if breakdowns is not None:
+            breakdowns[n] = profile
+        if profile.dominant_gemm != before[n]:
+            prepared[n].flags.append(f"kernel changed during timing: {before[n]} -> {profile.dominant_gemm}")
             timings.pop(n, None)
     return timings
 
@@ -72,7 +76,8 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
     prepared = prepare_variants(model, example, calibration, reference, precisions,
                                 max_autotune=s.max_autotune, progress=lambda v: progress(f"{shape.name} {v}"))
     progress(f"{shape.name}: timing")
-    timings = timed_and_verified(prepared, lambda: example.clone(), s)
+    profiles: dict = {}
+    timings = timed_and_verified(prepared, lambda: example.clone(), s, profiles)
     flops = 2.0 * shape.m * shape.n * shape.k
     out = []
     for name, p in prepared.items():
@@ -92,6 +97,8 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
             predicted_bound=ceiling.bound,
             predicted_datasheet_ops_per_s=sheet.attainable_ops_per_s if sheet else None,
             achieved_fraction_datasheet=measured / sheet.attainable_ops_per_s if (sheet and measured) else None,
-            compile_s=p.compile_s, flags=flags,
+            compile_s=p.compile_s, kernel_s=profiles[name].linear_s if name in profiles and t else None,
+            other_s=profiles[name].attention_s + profiles[name].other_s if name in profiles and t else None,
+            flags=flags,
         ))
     return out

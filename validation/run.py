@@ -71,6 +71,10 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     settings = TimingSettings(threads=threads, rounds=o.rounds or (3 if o.quick else 5),
                               min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune)
 
+    progress("dispatch overhead")
+    from roofline.validation.timing import measure_dispatch
+
+    dispatch = measure_dispatch(threads)
     progress("probe")
     measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
     sheet = datasheet_for(host, threads, measured)
@@ -119,6 +123,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
         platform=PlatformRef(name=measured.name, file=str(measured_file),
                              kind="measured" if measured.sockets.kind == "measured" else "catalog", date=date),
         datasheet=PlatformRef(name=sheet[0].name, file=sheet[1], kind="datasheet") if sheet else None,
+        dispatch=dispatch,
         tolerances={**{f"{k}_per_layer": v for k, v in TOLERANCE.items()}, "compiled_vs_eager_floor": MISCOMPILE},
         shapes=shapes, decode=decode, encoder=encoder, end_to_end=end_to_end, notes=notes,
     )

@@ -113,3 +113,27 @@ def _quiet_stderr():
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def measure_dispatch(threads: int, rounds: int = 5) -> dict[str, float]:
+    """Fixed costs of running compiled code on this host: one call of a compiled graph holding one
+    tiny linear (``call_s``), and each further extern op inside a graph (``per_op_s``: a graph of 17
+    tiny linears against one of 1)."""
+    import torch
+
+    from roofline.validation.compiled import compile_module
+
+    class Chain(torch.nn.Module):
+        def __init__(self, n: int):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(16, 16) for _ in range(n))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    x = torch.randn(4, 16)
+    fns = {n: compile_module(Chain(n).eval(), x)[0] for n in (1, 17)}
+    t = time_interleaved(fns, lambda: x.clone(), rounds=rounds, min_run_time=0.1, threads=threads)
+    return {"call_s": t[1].seconds, "per_op_s": max((t[17].seconds - t[1].seconds) / 16, 0.0)}

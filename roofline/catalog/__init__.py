@@ -126,6 +126,25 @@ def all_models() -> list[ModelSpec]:
     return _unique([load_model_file(f.resolve()) for f in _catalog_files("models")])
 
 
+# ---------------------------------------------------------------- calibrations
+
+
+def load_calibration(ref: str):
+    """A calibration by path, or by name in a ``calibration/`` folder beside the platform catalogs."""
+    from roofline.spec.calibration import Calibration
+
+    if not _looks_like_path(ref):
+        for d in search_dirs("platforms"):
+            candidate = d / "calibration" / f"{ref}.toml"
+            if candidate.is_file():
+                ref = str(candidate)
+                break
+        else:
+            raise SpecError(ref, "", "no such calibration: give a file written by `roofline calibrate`")
+    path = _existing(ref, "calibration")
+    return load_validated(Calibration, path, lambda raw: parse_toml(raw, path))
+
+
 # ---------------------------------------------------------------- helpers
 
 

@@ -55,3 +55,17 @@ def platform_toml(p: Platform, header: str = "") -> str:
               "", "[llc]", f"size_mib = {_inline(p.llc.size_mib)}",
               f"domains_per_socket = {p.llc.domains_per_socket}", f"read_gb_per_s = {_inline(p.llc.read_gb_per_s)}"]
     return "\n".join(lines) + "\n"
+
+
+def calibration_toml(c, header: str = "") -> str:
+    """TOML text that loads back into an equal :class:`~roofline.spec.calibration.Calibration`."""
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines += [f"schema_version = {c.schema_version}", f"platform = {_value(c.platform)}", f"notes = {_value(c.notes)}"]
+    for name in ("quantization_efficiency", "call_s", "per_op_s"):
+        v = getattr(c, name)
+        if v is not None:
+            lines.append(f"{name} = {_inline(v)}")
+    for group in ("gemm_efficiency", "non_gemm_efficiency"):
+        lines += ["", f"[{group}]"]
+        lines += [f"{json.dumps(k)} = {_inline(v)}" for k, v in getattr(c, group).items()]
+    return "\n".join(lines) + "\n"

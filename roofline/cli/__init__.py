@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
     est.add_argument("--brief", action="store_true", help="only the headline tables (decode step, speedups)")
+    est.add_argument("--calibration", help="a `roofline calibrate` file: kernel efficiencies and dispatch for the "
+                     "realistic estimate")
     est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
     est.add_argument(
         "--bandwidth", choices=("measured", "theoretical"), default="measured",
@@ -170,6 +172,41 @@ def build_parser() -> argparse.ArgumentParser:
     po.add_argument("-o", "--output", required=True, help="chart file, .svg or .png")
     po.set_defaults(handler="roofline.cli.plot_cmd:run")
 
+    ck = sub.add_parser(
+        "check", help="measured speedups beside their ceilings, the gap split into named overhead terms",
+        description="Put measured speedups (typed, or from a validate report) beside the GEMM and end-to-end "
+        "ceilings (the paper's Table 14) and the realistic estimate (the ceiling plus named overhead terms, "
+        "each priced by the roofline: activation quantization, smoothing, u8 compensation, unfused post-ops, "
+        "dispatch; with a calibration, kernel and non-GEMM efficiency), and attribute the missing part.",
+    )
+    ck.add_argument("--model")
+    ck.add_argument("--cpu")
+    ck.add_argument("--precision", help="e.g. int8-static")
+    ck.add_argument("--baseline", default="fp32")
+    ck.add_argument("--throughput-speedup", type=_number, help="measured end-to-end speedup over the baseline")
+    ck.add_argument("--linear-speedup", type=_number, help="measured linear-block speedup over the baseline")
+    ck.add_argument("--report", help="a `roofline validate --json` report instead of typed speedups")
+    ck.add_argument("--calibration", help="a file written by `roofline calibrate` (or its name in platforms/calibration)")
+    ck.add_argument("--batch", type=_positive_int, default=1)
+    ck.add_argument("--seq-len", type=_positive_int, default=256)
+    ck.add_argument("--f-gemm", type=_number)
+    ck.add_argument("--gemm-speedup", type=_number)
+    ck.add_argument("--non-gemm-speedup", type=_number)
+    _add_json(ck)
+    ck.set_defaults(handler="roofline.cli.check_cmd:check")
+
+    cal = sub.add_parser(
+        "calibrate", help="fit a platform's kernel efficiencies and dispatch costs from a validate report",
+        description="Fit a calibration (GEMM kernel efficiency per precision, quantization and non-GEMM "
+        "efficiency, dispatch costs) from a validate report, each value with the report it came from. "
+        "Stored beside the platform files, never over their datasheet numbers.",
+    )
+    cal.add_argument("report", help="a `roofline validate --json` report")
+    cal.add_argument("--cpu", help="the measured platform of the report (default: the file the report names)")
+    cal.add_argument("--model", help="check that the report is for this model")
+    cal.add_argument("-o", "--output", required=True, help="calibration TOML to write")
+    cal.set_defaults(handler="roofline.cli.check_cmd:calibrate")
+
     for kind in ("platforms", "models"):
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
         p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -219,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate", "footprint", "plan"))
+    sch.add_argument("which", choices=("estimate", "validate", "footprint", "plan", "check"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     return parser
 

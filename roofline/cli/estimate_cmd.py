@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from roofline.catalog import find_file, load_model_file, load_platform_file
+from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
 from roofline.cli.output import print_rich, write_json
 from roofline.estimate.amdahl_inputs import Overrides
 from roofline.estimate.engine import estimate
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
         batch=args.batch, seq_len=args.seq_len, phase=args.phase, context=args.context,
         sockets=args.sockets, bandwidth=args.bandwidth, fused_qkv=not args.separate_qkv,
         group_size=args.group_size, kv_dtype=args.kv_dtype, quantize_lm_head=args.quantize_lm_head,
+        calibration=load_calibration(args.calibration) if args.calibration else None,
+        calibration_name=args.calibration,
         overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
         platform_file=str(platform_path),
     )

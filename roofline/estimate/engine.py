@@ -7,6 +7,8 @@ bandwidth, LLC residency, Amdahl inputs), evaluates the (precision x GEMM) grid 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from roofline import __version__
@@ -19,6 +21,7 @@ from roofline.estimate.amdahl_inputs import (
     resolve_non_gemm_speedup,
 )
 from roofline.estimate.decode import compute_bound_batch, step_split
+from roofline.estimate.overheads import named_terms
 from roofline.estimate.grid import GridEval, evaluate_grid
 from roofline.estimate.paths import choose_path, path_peak
 from roofline.estimate.workload import Workload, make_workload
@@ -29,12 +32,14 @@ from roofline.results.estimate import (
     EstimateResult,
     GemmResult,
     LeftOut,
+    OverheadResult,
     PlatformResult,
     PrecisionResult,
     Provenance,
     SpeedupResult,
     WorkloadResult,
 )
+from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe, get_recipe
@@ -43,8 +48,9 @@ from roofline.units import DTYPE_BYTES
 COMMON_LEFT_OUT = [
     LeftOut(what="bias and other GEMM epilogues", why="assumed fused into the GEMM (oneDNN post-ops)"),
     LeftOut(what="quantization overheads outside the GEMM kernel (activation quantize/dequantize, scale search, "
-                 "smoothing, u8 compensation)",
-            why="not part of the ceiling; the ceiling is what an ideal quantized kernel allows"),
+                 "smoothing, u8 compensation, unfused post-ops)",
+            why="not part of the ceiling (what an ideal quantized kernel allows); priced separately as the named "
+                "terms of the realistic estimate"),
     LeftOut(what="framework and dispatch overhead, layout copies",
             why="not in the modelled non-GEMM time, which is therefore a lower bound"),
 ]
@@ -85,6 +91,8 @@ def estimate(
     quantize_lm_head: bool = False,
     overrides: Overrides = Overrides(),
     platform_file: str = "",
+    calibration: Calibration | None = None,
+    calibration_name: str | None = None,
 ) -> EstimateResult:
     work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
@@ -125,7 +133,7 @@ def estimate(
             step_time_s=float(ev.gemm_time[i]) + t_non, decode=decode, notes=notes,
         )
 
-    speedups = _speedups(platform, model, work, ev, recipes, base, non_gemm, overrides)
+    speedups = _speedups(platform, model, work, ev, recipes, base, non_gemm, overrides, gemms, sockets, calibration)
     left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
@@ -136,7 +144,7 @@ def estimate(
         ),
         baseline=base.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(platform, ev.paths + [choose_path(platform, "fp32", sockets)], bandwidth),
-        left_out=left_out,
+        left_out=left_out, calibration=calibration_name,
     )
 
 
@@ -180,7 +188,8 @@ def _decode(platform, work: Workload, ev: GridEval, i: int, gemms, ng: _NonGemm,
     )
 
 
-def _speedups(platform, model, work, ev: GridEval, recipes, base: PrecisionRecipe, non_gemm, overrides) -> list[SpeedupResult]:
+def _speedups(platform, model, work, ev: GridEval, recipes, base: PrecisionRecipe, non_gemm, overrides, gemms,
+              sockets: int, calibration: Calibration | None) -> list[SpeedupResult]:
     measured = find_measured(model, platform, base.name, work.batch, work.seq_len) if work.phase == "forward" else None
     t_base_non = non_gemm[base.non_gemm_mode].total
     f_modelled = ev.gemm_time[0] / (ev.gemm_time[0] + t_base_non)
@@ -191,10 +200,20 @@ def _speedups(platform, model, work, ev: GridEval, recipes, base: PrecisionRecip
                                  work.phase != "decode" else float(ev.gemm_time[0] / ev.gemm_time[i]))
         s_non = resolve_non_gemm_speedup(measured, overrides.non_gemm_speedup, base, r,
                                          t_base_non / non_gemm[r.non_gemm_mode].total)
+        # the realistic estimate: the same Amdahl times plus the named overhead terms, in baseline units
+        eta_b = calibration.gemm(base.name) if calibration else 1.0
+        eta_p = calibration.gemm(r.name) if calibration else 1.0
+        t_base = float(ev.gemm_time[0]) / eta_b / f.value if f.value > 0 else float("inf")
+        terms = named_terms(platform, r, gemms, sockets=sockets, non_gemm_mode=r.non_gemm_mode, calibration=calibration)
+        extra = sum(t.seconds for t in terms) / t_base if math.isfinite(t_base) else 0.0
+        realistic_time = 1 / float(amdahl(f.value, s.value * eta_p / eta_b, s_non.value)) + extra
         out.append(SpeedupResult(
             precision=r.name, baseline=base.name, gemm_speedup=s.value, gemm_speedup_source=s.source,
             f_gemm=f.value, f_gemm_source=f.source, non_gemm_speedup=s_non.value,
             non_gemm_speedup_source=s_non.source, end_to_end_ceiling=float(amdahl(f.value, s.value, s_non.value)),
+            realistic=1 / realistic_time,
+            overheads=[OverheadResult(t.name, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0, t.how,
+                                      t.calibrated) for t in terms],
         ))
     return out
 

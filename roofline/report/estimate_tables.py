@@ -127,12 +127,13 @@ def llc_table(r: EstimateResult) -> Table:
 
 
 def speedup_table(r: EstimateResult) -> Table:
-    t = Table(title="End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in ("precision", "vs", "GEMM speedup s", "f_GEMM", "non-GEMM s_non", "ceiling S"):
+    t = Table(title="End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), and the realistic estimate (+ named "
+              "overheads, roofline check)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for c in ("precision", "vs", "GEMM speedup s", "f_GEMM", "non-GEMM s_non", "ceiling S", "realistic"):
         t.add_column(c, justify="left" if c in ("precision", "vs") else "right")
     for s in r.speedups:
         t.add_row(s.precision, s.baseline, ratio(s.gemm_speedup), f"{s.f_gemm:.3f}", ratio(s.non_gemm_speedup),
-                  Text(ratio(s.end_to_end_ceiling), style="bold"))
+                  Text(ratio(s.end_to_end_ceiling), style="bold"), ratio(s.realistic))
     lines = []
     for label, attr in (("s", "gemm_speedup_source"), ("s_non", "non_gemm_speedup_source")):
         by_source: dict[str, list[str]] = {}
@@ -143,6 +144,12 @@ def speedup_table(r: EstimateResult) -> Table:
             lines.append(f"{label}{who} from {source}")
     if r.speedups:
         lines.insert(0, f"f_GEMM from {r.speedups[0].f_gemm_source}")
+    for sp in r.speedups:
+        named = [o for o in sp.overheads if o.seconds > 0]
+        if named:
+            lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
+                f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time"
+                + ("" if r.calibration else " (uncalibrated: no kernel efficiency or dispatch)"))
     t.caption = "\n".join(lines)
     t.caption_justify = "left"
     return t

@@ -182,6 +182,18 @@ class PrecisionResult:
 
 
 @dataclass(frozen=True)
+class OverheadResult:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    seconds: float
+    """per step, whole platform"""
+    share_of_baseline: float
+    how: str
+    calibrated: bool
+
+
+@dataclass(frozen=True)
 class SpeedupResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -196,6 +208,11 @@ class SpeedupResult:
     non_gemm_speedup_source: str
     end_to_end_ceiling: float
     """1 / (f/s + (1-f)/s_non)"""
+    realistic: float
+    """the ceiling with the overhead terms added: 1 / (f/s' + (1-f)/s_non + sum(terms) / T_base), with s' the GEMM
+    speedup at calibrated kernel efficiencies (s without a calibration)"""
+    overheads: list[OverheadResult] = field(default_factory=list)
+    """the named terms of the realistic estimate"""
 
 
 @dataclass(frozen=True)
@@ -222,4 +239,6 @@ class EstimateResult:
     """every platform number the estimate used, with its kind and source"""
     left_out: list[LeftOut]
     """what the estimate does not count, and why"""
+    calibration: str | None = None
+    """the calibration file the realistic estimate used, if any"""
     schema_version: int = SCHEMA_VERSION

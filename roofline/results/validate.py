@@ -77,6 +77,10 @@ class ShapeResult:
     predicted_datasheet_ops_per_s: float | None = None
     achieved_fraction_datasheet: float | None = None
     compile_s: float | None = None
+    kernel_s: float | None = None
+    """profiler self time of the GEMM kernel per call"""
+    other_s: float | None = None
+    """profiler self time of everything else per call (quantization kernels, the compiled graph's own work)"""
     flags: list[str] = field(default_factory=list)
     """problems found: numerics, not quantized, miscompile, input mutated, error"""
 
@@ -166,6 +170,8 @@ class EncoderRun:
     gemm_ops: dict[str, float] = field(default_factory=dict)
     """profiler self seconds per forward of each linear-block op"""
     compile_s: float | None = None
+    non_gemm_mode: str = "fp32"
+    """how the non-GEMM work ran: amp-bf16 under BF16 autocast, else fp32"""
     flags: list[str] = field(default_factory=list)
 
 
@@ -191,8 +197,10 @@ class ValidateResult:
     is held to sqrt(L) times these; compiled vs eager may differ by the larger of the floor and twice
     the variant's own error"""
     shapes: list[ShapeResult]
-    decode: list[DecodeKernelResult]
     encoder: list[EncoderRun]
     end_to_end: list[EndToEndResult]
+    decode: list[DecodeKernelResult] = field(default_factory=list)
+    dispatch: dict[str, float] | None = None
+    """measured on this host: call_s, one call of a compiled graph; per_op_s, one more extern op inside it"""
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION

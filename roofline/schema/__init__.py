@@ -13,12 +13,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def _models():
+    from roofline.results.check import CheckResult
     from roofline.results.estimate import EstimateResult
     from roofline.results.footprint import FootprintResult
     from roofline.results.plan import PlanResult
     from roofline.results.validate import ValidateResult
 
-    return {"estimate": EstimateResult, "validate": ValidateResult, "footprint": FootprintResult, "plan": PlanResult}
+    return {"estimate": EstimateResult, "validate": ValidateResult, "footprint": FootprintResult, "plan": PlanResult,
+            "check": CheckResult}
 
 
 def schema_text(which: str) -> str:

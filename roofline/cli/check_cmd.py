@@ -1,0 +1,100 @@
+"""``roofline check`` and ``roofline calibrate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
+from roofline.catalog.validate import validate as validate_spec
+from roofline.cli.output import print_rich, write_json, write_text_atomic
+from roofline.errors import UserError
+from roofline.estimate.amdahl_inputs import Overrides
+
+
+def load_report(path: str):
+    from roofline.results.validate import ValidateResult
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read a validate report ({e})") from None
+    if not isinstance(data, dict) or "shapes" not in data or "host" not in data:
+        raise UserError(f"{path}: not a `roofline validate --json` report")
+    return validate_spec(ValidateResult, data, path)
+
+
+def _report_platform(report, args, path: str):
+    ref = args.cpu or report.platform.file
+    try:
+        platform = load_platform_file(find_file("platforms", ref))
+    except UserError:
+        raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with --cpu") from None
+    if platform.name != report.platform.name:
+        raise UserError(f"{path}: the report was measured on '{report.platform.name}', not '{platform.name}' "
+                        f"(--cpu {args.cpu})")
+    return platform
+
+
+def _report_model(report, args, path: str):
+    if args.model and load_model_file(find_file("models", args.model)).name != report.model:
+        raise UserError(f"{path}: the report is for model '{report.model}', not '{args.model}'")
+    from roofline.estimate.check import report_model
+
+    return report_model(report, load_model_file(find_file("models", report.model)))
+
+
+def check(args: argparse.Namespace) -> int:
+    from roofline.estimate.check import check_report, check_typed
+
+    calibration = load_calibration(args.calibration) if args.calibration else None
+    if args.report:
+        if args.throughput_speedup is not None or args.linear_speedup is not None:
+            raise UserError("give either --report or the measured speedups, not both")
+        report = load_report(args.report)
+        result = check_report(report, _report_platform(report, args, args.report), _report_model(report, args, args.report),
+                              calibration=calibration, source=args.report, calibration_name=args.calibration,
+                              precision=args.precision, baseline=args.baseline if args.precision else None)
+        if not result.comparisons:
+            raise UserError(f"{args.report}: no timed INT8 comparison"
+                            + (f" of {args.precision} vs {args.baseline}" if args.precision else ""))
+    else:
+        missing = [f for f, v in (("--model", args.model), ("--cpu", args.cpu), ("--precision", args.precision),
+                                  ("--throughput-speedup", args.throughput_speedup)) if v is None]
+        if missing:
+            raise UserError(f"check needs {', '.join(missing)} (or --report REPORT.json)")
+        result = check_typed(
+            load_platform_file(find_file("platforms", args.cpu)), load_model_file(find_file("models", args.model)),
+            args.precision, args.baseline, throughput_speedup=args.throughput_speedup,
+            linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
+            overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
+            calibration_name=args.calibration,
+        )
+    if args.json:
+        write_json(result, args.json)
+        if args.json == "-":
+            return 0
+    from roofline.report.check_tables import render_check
+
+    print_rich(render_check(result))
+    return 0
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    from roofline.catalog.write import calibration_toml
+    from roofline.estimate.calibrate import fit_calibration
+
+    report = load_report(args.report)
+    platform = _report_platform(report, args, args.report)
+    spec = _report_model(report, args, args.report)
+    c = fit_calibration(report, platform, spec, args.report)
+    text = calibration_toml(c, header=f"roofline calibrate {args.report}" + (f" --cpu {args.cpu}" if args.cpu else "")
+                            + f" -o {args.output}")
+    write_text_atomic(Path(args.output), text)
+    load_calibration(args.output)  # what was written loads back
+    from roofline.report.check_tables import render_calibration
+
+    print_rich(render_calibration(c))
+    print(f"written: {args.output}")
+    return 0

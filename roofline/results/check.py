@@ -1,0 +1,100 @@
+"""Result type of ``roofline check``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from roofline.spec import PYDANTIC_CONFIG
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the paper's Table 14: a measured speedup beside its ceiling."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    metric: Literal["throughput", "linear block"]
+    measured: float
+    ceiling: float
+    """end to end (Amdahl) for throughput, the GEMM speedup for the linear block"""
+    fraction_of_ceiling: float
+    realistic: float
+    """the ceiling with the overhead terms added"""
+    fraction_of_realistic: float
+
+
+@dataclass(frozen=True)
+class CheckTerm:
+    """A named overhead term and its size."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    seconds: float
+    """per forward pass, on the platform"""
+    share_of_baseline: float
+    """seconds over the baseline's time"""
+    share_of_gap: float | None
+    """of the gap between the ceiling and the measurement (null when there is no gap)"""
+    how: str
+    calibrated: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One precision against one baseline."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    precision: str
+    baseline: str
+    f_gemm: float
+    f_gemm_source: str
+    gemm_speedup: float
+    non_gemm_speedup: float
+    baseline_time_s: float
+    """the baseline's time per forward the terms are measured against"""
+    rows: list[CheckRow]
+    terms: list[CheckTerm]
+    explained_gap: float
+    """share of the throughput gap the terms explain (0 when there is no gap)"""
+    unexplained: float
+    """the gap the terms leave, as a share of the baseline's time"""
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    """A measured time beside the ceiling and the realistic estimate (report mode)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    what: str
+    """"encoder", or a GEMM shape name"""
+    precision: str
+    measured_s: float
+    ceiling_s: float
+    realistic_s: float
+    ceiling_error: float
+    """ceiling_s / measured_s - 1"""
+    realistic_error: float
+    """realistic_s / measured_s - 1"""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Output of ``roofline check --json``."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    model: str
+    cpu: str
+    source: str
+    """typed: speedups given on the command line; else the validate report they came from"""
+    calibration: str | None
+    comparisons: list[Comparison]
+    latency: list[LatencyRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION

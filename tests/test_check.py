@@ -1,0 +1,138 @@
+"""`roofline check`: the paper's Table 14 fractions, the gap attribution, calibration, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clitools import REPO, run_cli, run_json
+
+from roofline.catalog import load_model, load_platform
+from roofline.estimate.check import check_typed
+
+RESULTS = REPO / "validation" / "results"
+
+# the paper's Table 14 (BERT-large): (cpu, precision, baseline, throughput, its %, linear block, its %)
+TABLE_14 = [
+    ("icx", "int8-dynamic", "fp32", 2.22, 70, 3.59, 90),
+    ("icx", "int8-static", "fp32", 2.58, 82, 3.87, 97),
+    ("gnr", "int8-dynamic", "fp32", 5.02, 71, 9.9, 89),
+    ("gnr", "int8-static", "fp32", 5.82, 82, 8.7, 78),
+    ("gnr", "int8-dynamic", "bf16", 1.37, 90, 1.84, 96),
+    ("gnr", "int8-static", "bf16", 1.59, 104, 1.61, 84),
+]
+
+
+@pytest.mark.parametrize("cpu, precision, baseline, thr, thr_pct, lin, lin_pct", TABLE_14)
+def test_paper_table_14_fractions(cpu, precision, baseline, thr, thr_pct, lin, lin_pct):
+    r = check_typed(load_platform(cpu), load_model("bert-large"), precision, baseline, throughput_speedup=thr,
+                    linear_speedup=lin)
+    (c,) = r.comparisons
+    throughput, linear = c.rows
+    assert round(100 * throughput.fraction_of_ceiling) == thr_pct
+    assert round(100 * linear.fraction_of_ceiling) == lin_pct
+    assert c.f_gemm_source.startswith("measured")  # the paper's own f_GEMM and s_non
+
+
+def test_attribution_adds_up():
+    r = check_typed(load_platform("icx"), load_model("bert-large"), "int8-dynamic", "fp32", throughput_speedup=2.22)
+    (c,) = r.comparisons
+    throughput = c.rows[0]
+    ceiling_time = 1 / throughput.ceiling
+    gap = 1 / 2.22 - ceiling_time
+    explained = sum(t.share_of_baseline for t in c.terms)
+    assert explained + c.unexplained == pytest.approx(gap)
+    assert sum(t.share_of_gap for t in c.terms) == pytest.approx(c.explained_gap)
+    assert 1 / throughput.realistic == pytest.approx(ceiling_time + explained)
+    names = [t.name for t in c.terms]
+    assert names[:4] == ["activation quantization", "smoothing", "u8 shift and compensation", "unfused post-ops"]
+    assert next(t for t in c.terms if t.name == "u8 shift and compensation").seconds > 0  # VNNI, u8 x s8
+    static = check_typed(load_platform("gnr"), load_model("bert-large"), "int8-static", "fp32", throughput_speedup=5.82)
+    terms = {t.name: t.seconds for t in static.comparisons[0].terms}
+    assert terms["u8 shift and compensation"] == 0 and terms["unfused post-ops"] == 0  # AMX s8 x s8; GeLU fused
+    dyn = check_typed(load_platform("gnr"), load_model("bert-large"), "int8-dynamic", "fp32", throughput_speedup=5.02)
+    dterms = {t.name: t.seconds for t in dyn.comparisons[0].terms}
+    assert dterms["activation quantization"] > terms["activation quantization"]  # the scale search pass
+    assert dterms["unfused post-ops"] > 0
+
+
+def test_a_measurement_above_the_ceiling_is_called_what_it_is():
+    r = check_typed(load_platform("gnr"), load_model("bert-large"), "int8-static", "bf16", throughput_speedup=1.59)
+    (c,) = r.comparisons
+    assert c.rows[0].fraction_of_ceiling > 1 and c.explained_gap == 0 and c.unexplained == 0
+    assert any("not a real breakthrough" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--throughput-speedup", "-2"], "positive number"),
+    (["--throughput-speedup", "0"], "positive number"),
+    (["--throughput-speedup", "2", "--linear-speedup", "-1"], "positive number"),
+    (["--throughput-speedup", "x"], "--throughput-speedup"),
+])
+def test_typed_bad_input(args, fragment):
+    proc = run_cli("check", "--model", "bert-large", "--cpu", "icx", "--precision", "int8-static", *args)
+    assert proc.returncode == 2 and fragment in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_report_from_another_model_or_cpu_or_with_failed_numerics(tmp_path):
+    report = RESULTS / "zen4-2vcpu-bert-base.json"
+    probe = RESULTS / "zen4-2vcpu-probe.toml"
+    other_model = run_cli("check", "--report", str(report), "--model", "bert-large", "--cpu", str(probe), cwd=REPO)
+    assert other_model.returncode == 2 and "is for model 'bert-base'" in other_model.stderr
+    other_cpu = run_cli("check", "--report", str(report), "--cpu", "gnr", cwd=REPO)
+    assert other_cpu.returncode == 2 and "measured on 'host', not 'gnr'" in other_cpu.stderr
+    data = json.loads(report.read_text())
+    data["shapes"][0]["numerics_ok"] = False
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    failed = run_cli("check", "--report", str(bad), "--cpu", str(probe))
+    assert failed.returncode == 2 and "failed numerics" in failed.stderr and "Traceback" not in failed.stderr
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"a": 1}')
+    assert "not a `roofline validate --json` report" in run_cli("check", "--report", str(junk)).stderr
+
+
+def test_check_json_contract():
+    data = run_json("check", "--model", "bert-large", "--cpu", "gnr", "--precision", "int8-static",
+                    "--throughput-speedup", "5.82", "--linear-speedup", "8.7")
+    (c,) = data["comparisons"]
+    assert [r["metric"] for r in c["rows"]] == ["throughput", "linear block"]
+    assert {"name", "seconds", "share_of_baseline", "share_of_gap", "how", "calibrated"} <= set(c["terms"][0])
+
+
+def test_calibrate_and_check_a_report(tmp_path):
+    from roofline.catalog import load_calibration
+
+    base = RESULTS / "zen4-2vcpu-bert-base.json"
+    out = tmp_path / "cal.toml"
+    proc = run_cli("calibrate", str(base), "--cpu", str(RESULTS / "zen4-2vcpu-probe.toml"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    c = load_calibration(str(out))
+    assert set(c.gemm_efficiency) == {"fp32", "bf16", "int8-dynamic", "int8-static"}
+    assert all(0 < v.value <= 1.5 and "zen4-2vcpu-bert-base.json" in v.source for v in c.gemm_efficiency.values())
+    assert {"attention-fp32", "other-fp32"} <= set(c.non_gemm_efficiency)
+    assert c.call_s.value > 0 and c.per_op_s.value >= 0
+    data = run_json("check", "--report", str(RESULTS / "zen4-2vcpu-bert-large.json"), "--cpu",
+                    str(RESULTS / "zen4-2vcpu-probe.toml"), "--calibration", str(out))
+    assert {(x["precision"], x["baseline"]) for x in data["comparisons"]} >= {("int8-static", "fp32"),
+                                                                             ("int8-dynamic", "fp32")}
+    rows = {(r["what"], r["precision"]): r for r in data["latency"]}
+    assert ("encoder", "int8-static") in rows and ("ffn_down", "int8-dynamic") in rows
+    for (what, precision), r in rows.items():
+        if c.gemm(precision) <= 1:  # with kernels at or under their ceiling the terms only add time
+            assert r["realistic_s"] >= r["ceiling_s"], (what, precision)
+        assert r["ceiling_error"] == pytest.approx(r["ceiling_s"] / r["measured_s"] - 1)
+    for comp in data["comparisons"]:
+        thr = comp["rows"][0]
+        assert thr["realistic"] <= thr["ceiling"] * 1.0000001
+    uncal = run_json("check", "--report", str(RESULTS / "zen4-2vcpu-bert-large.json"), "--cpu",
+                     str(RESULTS / "zen4-2vcpu-probe.toml"))
+    assert any("uncalibrated" in n for n in uncal["notes"])
+
+
+def test_estimate_shows_ceiling_and_realistic():
+    data = run_json("estimate", "--model", "bert-large", "--cpu", "icx")
+    (s,) = data["speedups"]
+    assert s["realistic"] < s["end_to_end_ceiling"]
+    assert {o["name"] for o in s["overheads"]} >= {"activation quantization", "u8 shift and compensation"}
