@@ -42,7 +42,7 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
         copies = max(2, math.ceil(4 * llc / per_copy))
 
         class Stack(nn.Module):
-            def __init__(self):
+            def __init__(self, copies: int):
                 super().__init__()
                 self.layers = nn.ModuleList(nn.Linear(k, n, bias=False) for _ in range(copies))
 
@@ -53,7 +53,7 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
                 return y
 
         g = torch.Generator().manual_seed(n * 31 + k)
-        model = Stack()
+        model = Stack(copies)
         with torch.no_grad():
             for layer in model.layers:
                 layer.weight.copy_(torch.randn(n, k, generator=g) / k**0.5)
@@ -65,7 +65,7 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
                 reference = sum(example.double() @ layer.weight.double().t() for layer in model.layers)
             prepared = prepare_variants(model, example, [example], reference, [precision], layers=1)
             p = prepared[precision]
-            timings = timed_and_verified(prepared, lambda: example.clone(), s)
+            timings = timed_and_verified(prepared, lambda x=example: x.clone(), s)
             t = timings.get(precision)
             flops = 2.0 * m * n * k * copies
             ceiling = shape_ceiling(_dram_only(platform), RECIPE[precision], m, n, k)

@@ -199,7 +199,7 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
         notes=tuple(
             [f"host: {h.cpu_model}, {h.sockets} socket(s), {h.cores} cores, {h.threads} threads, "
              f"{h.numa_nodes} NUMA node(s), hypervisor: {h.hypervisor}"]
-            + [f"INT8 candidates: " + ", ".join(f"{k} {v / 1e9:.1f} Gops/s" for k, v in r.gemm['int8'].candidates.items())]
+            + ["INT8 candidates: " + ", ".join(f"{k} {v / 1e9:.1f} Gops/s" for k, v in r.gemm['int8'].candidates.items())]
             + [f"torch {r.versions.get('torch')}, torchao {r.versions.get('torchao')}"]
         ),
     )

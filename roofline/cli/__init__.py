@@ -49,6 +49,22 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     )
 
 
+PHASES = ("forward", "prefill", "decode")
+
+
+def _add_workload(p: argparse.ArgumentParser, batch_help: str = "sequences per step (default 1)") -> None:
+    """The workload and bandwidth flags shared by estimate, plan and plot."""
+    p.add_argument("--batch", type=_positive_int, default=1, help=batch_help)
+    p.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request, or the prompt length "
+                   "for prefill (default 256)")
+    p.add_argument("--phase", choices=PHASES, help="forward (encoders, the default), prefill (decoders, the "
+                   "default) or decode")
+    p.add_argument("--context", type=int, help="decode: tokens already in the KV cache (default 1024)")
+    p.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured",
+                   help="DRAM figure to use: the measured one where the platform file has it (default), or the "
+                   "theoretical")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="roofline", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"roofline {__version__}")
@@ -68,12 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     est.add_argument("--baseline", help="precision the speedups are relative to (default: fp32; bf16 for "
                      "decoders on platforms with native BF16)")
-    est.add_argument("--phase", choices=("forward", "prefill", "decode"),
-                     help="forward (encoders, the default), prefill (decoders, the default) or decode")
-    est.add_argument("--batch", type=_positive_int, default=1, help="sequences per step (default 1)")
-    est.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request, or the prompt length "
-                     "for prefill (default 256)")
-    est.add_argument("--context", type=int, help="decode: tokens already in the KV cache (default 1024)")
+    _add_workload(est)
     est.add_argument("--group-size", type=_positive_int, help="group size of per-group INT4 recipes (default 128)")
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
@@ -82,10 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--calibration", help="a `roofline calibrate` file: kernel efficiencies and dispatch for the "
                      "realistic estimate")
     est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
-    est.add_argument(
-        "--bandwidth", choices=("measured", "theoretical"), default="measured",
-        help="DRAM figure to use: the measured one where the platform file has it (default), or the theoretical",
-    )
     est.add_argument("--separate-qkv", action="store_true", help="q, k and v as three GEMMs instead of one fused")
     est.add_argument("--f-gemm", type=_number, help="override f_GEMM, the GEMM share of the baseline's time")
     est.add_argument("--gemm-speedup", type=_number, help="override the GEMM speedup s")
@@ -126,11 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--p99-ms", type=_number, help="latency target; the roofline latency (no queueing) must meet it")
     pl.add_argument("--price-per-hour", action="append", help="per server, one per CPU, comma-separated")
     pl.add_argument("--utilization", type=_number, default=0.7, help="planned utilization of a server (default 0.7)")
-    pl.add_argument("--batch", type=_positive_int, default=1, help="requests per instance call (default 1)")
-    pl.add_argument("--seq-len", type=_positive_int, default=256)
-    pl.add_argument("--phase", choices=("forward", "prefill", "decode"))
-    pl.add_argument("--context", type=int, help="decode: tokens in the KV cache")
-    pl.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    _add_workload(pl, batch_help="requests per instance call (default 1)")
     pl.add_argument("--best-only", action="store_true", help="only the summary table")
     _add_json(pl)
     pl.set_defaults(handler="roofline.cli.plan_cmd:run")
@@ -146,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--precision", action="append", help="default fp32,int8-static")
     sw.add_argument("--batch", action="append", help="e.g. 1,2,4 or 1:64 (default 1)")
     sw.add_argument("--seq-len", action="append", help="e.g. 128,256 or 64:512:64 (default 256)")
-    sw.add_argument("--phase", choices=("forward", "prefill", "decode"))
+    sw.add_argument("--phase", choices=PHASES)
     sw.add_argument("--context", type=int, help="decode: tokens in the KV cache")
     sw.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
     sw.add_argument("-o", "--output", help="file (.csv, .jsonl) or - for stdout (default)")
@@ -163,11 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     po.add_argument("--cpu", required=True)
     po.add_argument("--precision", action="append")
     po.add_argument("--baseline")
-    po.add_argument("--batch", type=_positive_int, default=1)
-    po.add_argument("--seq-len", type=_positive_int, default=256)
-    po.add_argument("--phase", choices=("forward", "prefill", "decode"))
-    po.add_argument("--context", type=int)
-    po.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    _add_workload(po)
     po.add_argument("--measured", metavar="REPORT.json", help="a `roofline validate --json` report to draw beside")
     po.add_argument("-o", "--output", required=True, help="chart file, .svg or .png")
     po.set_defaults(handler="roofline.cli.plot_cmd:run")

@@ -6,52 +6,32 @@ import argparse
 import sys
 
 from roofline.catalog import all_models, all_platforms, find_file, load_model_file, load_platform_file
-from roofline.cli.output import print_rich, write_json
+from roofline.cli.output import emit
 from roofline.errors import UserError
 
 
-def platforms(args: argparse.Namespace) -> int:
+def _catalog(kind: str, args: argparse.Namespace) -> int:
+    """`roofline platforms|models [list|show NAME]`."""
+    from roofline.report import catalog_tables as tables
+
     if args.action == "show":
         if not args.name:
-            raise UserError("platforms show needs a NAME (see `roofline platforms`)")
-        plat = load_platform_file(find_file("platforms", args.name))
-        if args.json:
-            write_json(plat, args.json)
-            return 0
-        from roofline.report.catalog_tables import render_platform
+            raise UserError(f"{kind} show needs a NAME (see `roofline {kind}`)")
+        load = load_platform_file if kind == "platforms" else load_model_file
+        item = load(find_file(kind, args.name))
+        render = tables.render_platform if kind == "platforms" else tables.render_model
+        return emit(item, args, lambda: render(item))
+    items = all_platforms() if kind == "platforms" else all_models()
+    render = tables.platform_list if kind == "platforms" else tables.model_list
+    return emit(items, args, lambda: render(items))
 
-        print_rich(render_platform(plat))
-        return 0
-    items = all_platforms()
-    if args.json:
-        write_json(items, args.json)
-        return 0
-    from roofline.report.catalog_tables import platform_list
 
-    print_rich(platform_list(items))
-    return 0
+def platforms(args: argparse.Namespace) -> int:
+    return _catalog("platforms", args)
 
 
 def models(args: argparse.Namespace) -> int:
-    if args.action == "show":
-        if not args.name:
-            raise UserError("models show needs a NAME (see `roofline models`)")
-        model = load_model_file(find_file("models", args.name))
-        if args.json:
-            write_json(model, args.json)
-            return 0
-        from roofline.report.catalog_tables import render_model
-
-        print_rich(render_model(model))
-        return 0
-    items = all_models()
-    if args.json:
-        write_json(items, args.json)
-        return 0
-    from roofline.report.catalog_tables import model_list
-
-    print_rich(model_list(items))
-    return 0
+    return _catalog("models", args)
 
 
 def schema(args: argparse.Namespace) -> int:

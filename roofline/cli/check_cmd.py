@@ -8,7 +8,7 @@ from pathlib import Path
 
 from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
 from roofline.catalog.validate import validate as validate_spec
-from roofline.cli.output import print_rich, write_json, write_text_atomic
+from roofline.cli.output import emit, print_rich, write_text_atomic
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
 
@@ -71,14 +71,12 @@ def check(args: argparse.Namespace) -> int:
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
             calibration_name=args.calibration,
         )
-    if args.json:
-        write_json(result, args.json)
-        if args.json == "-":
-            return 0
-    from roofline.report.check_tables import render_check
+    def render():
+        from roofline.report.check_tables import render_check
 
-    print_rich(render_check(result))
-    return 0
+        return render_check(result)
+
+    return emit(result, args, render)
 
 
 def calibrate(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
-from roofline.cli.output import print_rich, write_json
+from roofline.cli.output import emit
 from roofline.estimate.amdahl_inputs import Overrides
 from roofline.estimate.engine import estimate
 
@@ -32,11 +32,9 @@ def run(args: argparse.Namespace) -> int:
         overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
         platform_file=str(platform_path),
     )
-    if args.json:
-        write_json(result, args.json)
-        if args.json == "-":
-            return 0
-    from roofline.report.estimate_tables import render_estimate
+    def render():
+        from roofline.report.estimate_tables import render_estimate
 
-    print_rich(render_estimate(result, brief=args.brief))
-    return 0
+        return render_estimate(result, brief=args.brief)
+
+    return emit(result, args, render)

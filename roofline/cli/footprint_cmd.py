@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from roofline.catalog import find_file, load_model_file
-from roofline.cli.output import print_rich, write_json
+from roofline.cli.output import emit
 from roofline.estimate.footprint import footprint
 
 
@@ -14,11 +14,9 @@ def run(args: argparse.Namespace) -> int:
     result = footprint(model, args.precision, base_dtype=args.base_dtype, group_size=args.group_size,
                        quantize_lm_head=args.quantize_lm_head, quantize_embeddings=args.quantize_embeddings,
                        count_tied_lm_head_copy=args.count_tied_lm_head_copy)
-    if args.json:
-        write_json(result, args.json)
-        if args.json == "-":
-            return 0
-    from roofline.report.footprint_tables import render_footprint
+    def render():
+        from roofline.report.footprint_tables import render_footprint
 
-    print_rich(render_footprint(result, mib=args.mib))
-    return 0
+        return render_footprint(result, mib=args.mib)
+
+    return emit(result, args, render)

@@ -58,3 +58,14 @@ def print_rich(renderable) -> None:
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 100
     Console(width=width).print(renderable)
+
+
+def emit(result, args, render) -> int:
+    """The common ending of a command: JSON to stdout (and nothing else), or to a file and the tables,
+    or the tables; ``render`` builds the rich renderable, imported only when tables are printed."""
+    if getattr(args, "json", None):
+        write_json(result, args.json)
+        if args.json == "-":
+            return 0
+    print_rich(render())
+    return 0

@@ -6,7 +6,7 @@ import argparse
 
 from roofline.catalog import find_file, load_model_file, load_platform_file
 from roofline.cli.estimate_cmd import split_list
-from roofline.cli.output import print_rich, write_json
+from roofline.cli.output import emit
 from roofline.errors import UserError
 from roofline.estimate.plan import plan
 
@@ -31,11 +31,9 @@ def run(args: argparse.Namespace) -> int:
         utilization=args.utilization, batch=args.batch, seq_len=args.seq_len, phase=args.phase,
         context=args.context, bandwidth=args.bandwidth,
     )
-    if args.json:
-        write_json(result, args.json)
-        if args.json == "-":
-            return 0
-    from roofline.report.plan_tables import render_plan
+    def render():
+        from roofline.report.plan_tables import render_plan
 
-    print_rich(render_plan(result, all_layouts=not args.best_only))
-    return 0
+        return render_plan(result, all_layouts=not args.best_only)
+
+    return emit(result, args, render)

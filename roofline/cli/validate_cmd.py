@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from roofline.cli.output import print_rich, write_json
+from roofline.cli.output import emit
 from roofline.cli.progress import progress_reporter
 
 
@@ -23,9 +23,4 @@ def run(args: argparse.Namespace) -> int:
     )
     with progress_reporter(f"validate {args.model}") as progress:
         result = run_validate(options, progress)
-    if args.json:
-        write_json(result, args.json)
-        if args.json == "-":
-            return 0
-    print_rich(render_validate(result))
-    return 0
+    return emit(result, args, lambda: render_validate(result))

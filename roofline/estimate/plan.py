@@ -21,7 +21,6 @@ import numpy as np
 
 from roofline.calc.gemm_roofline import gemm_roofline
 from roofline.calc.llc import llc_resident
-from roofline.calc.non_gemm import op_times
 from roofline.errors import UserError
 from roofline.estimate.grid import cell_inputs, lm_head_recipe
 from roofline.estimate.paths import choose_path
