@@ -122,3 +122,11 @@ def test_cli_bad_flags(args, fragment):
     flat = [x for kv in base.items() for x in kv]
     line = _one_clean_line(run_cli("estimate", *flat))
     assert fragment in line, line
+
+
+def test_non_positive_model_shape(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "bert", "hidden_size": 0, "num_attention_heads": 16, "intermediate_size": 4,'
+                    ' "num_hidden_layers": 2, "vocab_size": 10, "max_position_embeddings": 8}')
+    line = _one_clean_line(run_cli("estimate", "--model", str(path), "--cpu", "icx"))
+    assert "config.json: hidden_size: must be a positive whole number" in line, line

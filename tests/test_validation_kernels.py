@@ -40,12 +40,25 @@ def test_fp32_and_int8_run_checked_and_named(platform):
     fp32, int8 = rows["fp32"], rows["int8-static"]
     assert fp32.numerics_ok and fp32.max_rel_error < 1e-5
     assert fp32.kernel.startswith(("mkl._mkl_linear", "mkldnn._linear_pointwise", "aten.addmm", "aten.mm"))
-    assert int8.numerics_ok and 1e-5 < int8.max_rel_error < 3e-2  # really INT8: not FP32's error
+    assert int8.max_rel_error > 1e-5  # really INT8: not FP32's error
     assert int8.quantized and ("qlinear_pointwise" in int8.kernel or "_int_mm" in int8.kernel)
-    for r in (fp32, int8):
+    if _has_int8_dot_product():
+        assert int8.numerics_ok and int8.max_rel_error < 3e-2
+        timed = (fp32, int8)
+    else:  # AVX2 byte multiplies saturate: the harness must report that and not time the result
+        assert int8.numerics_ok or (int8.measured_ops_per_s is None and any("numerics" in f for f in int8.flags))
+        timed = (fp32,) + ((int8,) if int8.numerics_ok else ())
+    for r in timed:
         assert r.measured_ops_per_s > 0 and r.achieved_fraction == pytest.approx(
             r.measured_ops_per_s / r.predicted_ops_per_s)
         assert r.compile_s > 0
+
+
+def _has_int8_dot_product() -> bool:
+    from roofline.validation.host import detect_host
+
+    f = detect_host().flags
+    return f["avx512_vnni"] or f["avx_vnni"] or f["amx_int8"]
 
 
 def test_a_failing_variant_leaves_the_others_intact(platform):
