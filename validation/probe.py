@@ -5,9 +5,10 @@ Measured with ``threads`` threads (torch intra-op threads):
 - DRAM read bandwidth: ``sum`` over an FP32 array well beyond the LLC (8x the LLC, at least 256 MiB);
   copy bandwidth likewise (bytes read + written), reported in the notes;
 - LLC read bandwidth: ``sum`` over a working set half the LLC's size, repeated;
-- GEMM peaks, on the fastest real path for each dtype: FP32 ``aten.mm`` (MKL), BF16 ``aten.mm``
-  (oneDNN), INT8 the faster of ``onednn.qlinear_pointwise`` (u8 x s8, prepacked weights) and
-  ``aten._int_mm`` (s8 x s8). Outputs are checked against a float64 reference.
+- GEMM peaks, on the fastest real path for each dtype: FP32 and BF16 the fastest of ``aten.mm``,
+  ``aten.linear`` and ``aten.addmm`` (without AVX512_BF16 they differ by 50x), INT8 the faster of
+  ``onednn.qlinear_pointwise`` (u8 x s8, prepacked weights) and ``aten._int_mm`` (s8 x s8). Outputs
+  are checked against a float64 reference; a kernel that saturates is not a peak.
 
 Each figure is the best of 3 trials, each the median over at least 0.3 s of repeats (STREAM
 reports the best; noise on shared machines only ever slows a run down). The platform file says
