@@ -1,4 +1,5 @@
-"""A status line on stderr for long steps (stdout stays clean for --json -)."""
+"""Progress on stderr for long steps (stdout stays clean for --json -): a rich progress line with a
+pulsing bar, the current step and the time elapsed on a terminal; one plain line per step otherwise."""
 
 from __future__ import annotations
 
@@ -17,5 +18,10 @@ def progress_reporter(title: str):
             sys.stderr.flush()
         yield report
         return
-    with console.status(f"{title}...") as status:
-        yield lambda step: status.update(f"{title}: {step}")
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("[bold]{task.fields[title]}"), BarColumn(), TextColumn("{task.description}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("starting", total=None, title=title)
+        yield lambda step: progress.update(task, description=step)
