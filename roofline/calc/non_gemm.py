@@ -128,6 +128,10 @@ def _rows(values: list) -> np.ndarray:
     return np.stack(arrays)
 
 
-def op_times(flops: ArrayLike, nbytes: ArrayLike, peak: ArrayLike, bandwidth: ArrayLike) -> np.ndarray:
-    """Roofline time of each operation: ``t = max(F / P, D / B)`` seconds."""
-    return np.maximum(np.asarray(flops, dtype=float) / peak, np.asarray(nbytes, dtype=float) / bandwidth)
+def op_roofline(ops: NonGemmOps, matmul_peak: ArrayLike, vector_peak: ArrayLike, act_bytes: float, kv_bytes: float,
+                bandwidth: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Roofline times of each operation, ``(t_compute, t_memory)``: ``F / P`` (attention on the matmul
+    path, the rest on the vector path) and ``D / B``; the op takes ``max(t_compute, t_memory)``."""
+    mask = ops.matmul.reshape(ops.matmul.shape + (1,) * (ops.flops.ndim - 1))
+    peak = np.where(mask, matmul_peak, vector_peak)
+    return ops.flops / peak, ops.nbytes(act_bytes, kv_bytes) / bandwidth

@@ -10,16 +10,18 @@ to the measured latency). From its dispatch measurement: the per-call and per-GE
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.non_gemm import transformer_non_gemm
-from roofline.calc.shapes import GemmList, gemm_list, transformer_gemms
+from roofline.calc.non_gemm import op_roofline, transformer_non_gemm
+from roofline.calc.shapes import GemmList, gemm_list
 from roofline.errors import UserError
 from roofline.estimate.overheads import efficiency_terms, named_terms
-from roofline.estimate.paths import choose_path
+from roofline.estimate.paths import non_gemm_peaks
+from roofline.estimate.workload import make_workload
 from roofline.results.validate import RECIPE_OF, ValidateResult
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
@@ -41,10 +43,10 @@ def harness_non_gemm_s(platform: Platform, spec: ModelSpec, layers: int, batch: 
                                intermediate=spec.intermediate_size, layers=layers, heads=spec.num_attention_heads,
                                kv_heads=spec.kv_heads, head_dim=spec.head_size, gated_mlp=spec.gated_mlp)
     keep = np.array([n != "embeddings" for n in ops.names])
-    act = "fp32" if mode == "fp32" else "bf16"
     sockets = int(platform.sockets.value)
-    peak = np.where(ops.matmul, choose_path(platform, act, sockets).peak, choose_path(platform, "fp32", sockets).peak)
-    t = np.maximum(ops.flops / peak, ops.elements * DTYPE_BYTES[act] / platform.dram_bytes_per_s(sockets))
+    act, matmul_peak, vector_peak = non_gemm_peaks(platform, mode, sockets)
+    t = np.maximum(*op_roofline(ops, matmul_peak, vector_peak, DTYPE_BYTES[act], DTYPE_BYTES[act],
+                                platform.dram_bytes_per_s(sockets)))
     return {"attention": float(t[ops.matmul].sum()), "other": float(t[keep & ~ops.matmul].sum())}
 
 
@@ -116,9 +118,8 @@ def realistic_encoder(platform: Platform, spec: ModelSpec, precision: str, layer
     """Ceiling and realistic time of the validate encoder (fused QKV, no embeddings) in ``precision``."""
     recipe = get_recipe(RECIPE_OF.get(precision, precision))
     sockets = int(platform.sockets.value)
-    gemms = transformer_gemms(tokens=batch * seq_len, hidden=spec.hidden_size, intermediate=spec.intermediate_size,
-                              layers=layers, heads=spec.num_attention_heads, kv_heads=spec.kv_heads,
-                              head_dim=spec.head_size, gated_mlp=spec.gated_mlp)
+    gemms, _ = make_workload(dataclasses.replace(spec, num_hidden_layers=layers, measured=()), "forward", batch,
+                             seq_len, None).gemms()
     from roofline.estimate.grid import evaluate_grid
 
     ev = evaluate_grid(platform, [recipe], gemms, np.zeros(len(gemms), dtype=bool), sockets=sockets, bandwidth="measured")

@@ -20,10 +20,11 @@ from roofline.estimate.amdahl_inputs import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
+from roofline.calc.non_gemm import op_roofline
 from roofline.estimate.decode import compute_bound_batch, step_split
 from roofline.estimate.overheads import named_terms
 from roofline.estimate.grid import GridEval, evaluate_grid
-from roofline.estimate.paths import choose_path, path_peak
+from roofline.estimate.paths import choose_path, non_gemm_peaks, path_peak
 from roofline.estimate.workload import Workload, make_workload
 from roofline.errors import UserError
 from roofline.results.estimate import (
@@ -168,14 +169,11 @@ def _non_gemm(platform: Platform, work: Workload, sockets: int, b_mem: float, mo
     bytes), attention on the BF16 path where native; vector math in FP32. The KV cache is in the
     activation dtype unless --kv-dtype says otherwise."""
     ops = work.non_gemm()
-    act = "fp32" if mode == "fp32" else "bf16"
+    act, matmul_peak, vector_peak = non_gemm_peaks(platform, mode, sockets)
     kv = kv_dtype or act
-    vector_peak = choose_path(platform, "fp32", sockets).peak
-    matmul_peak = choose_path(platform, act, sockets).peak
-    peak = np.where(ops.matmul, matmul_peak, vector_peak)
-    nbytes = ops.nbytes(DTYPE_BYTES[act], DTYPE_BYTES[kv])
+    t_compute, t_memory = op_roofline(ops, matmul_peak, vector_peak, DTYPE_BYTES[act], DTYPE_BYTES[kv], b_mem)
     kv_mask = ops.kv_cache if ops.kv_cache is not None else np.zeros(len(ops.names), dtype=bool)
-    return _NonGemm(ops.flops / peak, nbytes / b_mem, kv_mask, work.kv_cache_elements() * DTYPE_BYTES[kv], kv)
+    return _NonGemm(t_compute, t_memory, kv_mask, work.kv_cache_elements() * DTYPE_BYTES[kv], kv)
 
 
 def _decode(platform, work: Workload, ev: GridEval, i: int, gemms, ng: _NonGemm, sockets: int, bandwidth: str) -> DecodeResult:

@@ -41,3 +41,11 @@ def choose_path(platform: Platform, dtype: str, sockets: int) -> PathChoice:
         f"(as PyTorch autocast does without native support)"
     )
     return PathChoice(best, platform.compute[best].dtype, native, path_peak(platform, best, sockets), note)
+
+
+def non_gemm_peaks(platform: Platform, mode: str, sockets: int) -> tuple[str, float, float]:
+    """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: fp32 runs
+    everything on the FP32 paths; amp-bf16 keeps BF16 activations and runs attention on the BF16
+    path where native; vector math is FP32 in both."""
+    act = "fp32" if mode == "fp32" else "bf16"
+    return act, choose_path(platform, act, sockets).peak, choose_path(platform, "fp32", sockets).peak

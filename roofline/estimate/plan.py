@@ -21,9 +21,10 @@ import numpy as np
 
 from roofline.calc.gemm_roofline import gemm_roofline
 from roofline.calc.llc import llc_resident
+from roofline.calc.non_gemm import op_roofline
 from roofline.errors import UserError
 from roofline.estimate.grid import cell_inputs, lm_head_recipe
-from roofline.estimate.paths import choose_path
+from roofline.estimate.paths import choose_path, non_gemm_peaks
 from roofline.estimate.workload import make_workload
 from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
 from roofline.spec.model import ModelSpec
@@ -67,11 +68,8 @@ def plan_cpu(platform: Platform, model: ModelSpec, precision: str, *, batch: int
                       x_meta=ci.x_meta, w_meta=ci.w_meta, extra_ops=ci.extra, extra_peak=vector)
     gemm_t = gemms.count * g.time  # (L, S)
     ops = work.non_gemm()
-    act = "fp32" if recipe.non_gemm_mode == "fp32" else "bf16"
-    matmul_peak = choose_path(platform, act, 1).peak * share
-    peak = np.where(ops.matmul, matmul_peak, vector)
-    t_c = ops.flops / peak
-    t_m = ops.nbytes(DTYPE_BYTES[act], DTYPE_BYTES[act]) / b_mem
+    act, matmul_peak, _ = non_gemm_peaks(platform, recipe.non_gemm_mode, 1)
+    t_c, t_m = op_roofline(ops, matmul_peak * share, vector, DTYPE_BYTES[act], DTYPE_BYTES[act], b_mem)
     non_t = np.maximum(t_c, t_m)  # (L, ops)
     latency = gemm_t.sum(axis=1) + non_t.sum(axis=1)
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from roofline.calc.gemm_roofline import gemm_roofline
 from roofline.calc.llc import llc_resident
-from roofline.calc.non_gemm import decode_non_gemm, transformer_non_gemm
+from roofline.calc.non_gemm import decode_non_gemm, op_roofline, transformer_non_gemm
 from roofline.estimate.grid import cell_inputs, lm_head_recipe
-from roofline.estimate.paths import choose_path
+from roofline.estimate.paths import choose_path, non_gemm_peaks
 from roofline.estimate.workload import make_workload
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
@@ -91,10 +91,8 @@ def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[in
                   heads=mt.num_attention_heads, kv_heads=mt.kv_heads, head_dim=mt.head_size, gated_mlp=mt.gated_mlp)
     ops = (decode_non_gemm(batch=b, context=work.context, **common) if decode else
            transformer_non_gemm(batch=b, seq_len=s, causal=work.phase == "prefill", **common))
-    act = "fp32" if recipe.non_gemm_mode == "fp32" else "bf16"
-    peak = np.where(ops.matmul, choose_path(platform, act, sockets).peak, vector)[:, None]
-    t_c = ops.flops / peak
-    t_m = ops.nbytes(DTYPE_BYTES[act], DTYPE_BYTES[act]) / b_mem
+    act, matmul_peak, _ = non_gemm_peaks(platform, recipe.non_gemm_mode, sockets)
+    t_c, t_m = op_roofline(ops, matmul_peak, vector, DTYPE_BYTES[act], DTYPE_BYTES[act], b_mem)
     non = np.maximum(t_c, t_m)
     compute = (times * g.compute_bound).sum(axis=1) + (non * (t_c >= t_m)).sum(axis=0)
     step = gemm_time + non.sum(axis=0)
