@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 GIGA = 1e9
-TERA = 1e12
 MB = 1e6  # decimal megabyte, as in tables (MB = 1e6 bytes)
 MIB = 2**20  # binary mebibyte: cache sizes are binary
 
@@ -16,6 +15,3 @@ DTYPE_BYTES: dict[str, float] = {
     "uint8": 1.0,
     "int4": 0.5,
 }
-
-#: Compute dtypes a platform's compute path can execute.
-COMPUTE_DTYPES = ("fp32", "bf16", "fp16", "int8")

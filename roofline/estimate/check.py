@@ -104,14 +104,12 @@ def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *,
     comparisons: list[Comparison] = []
     real: dict[str, object] = {}
     for name, run in runs.items():
-        if run.latency_s:
-            real[name] = realistic_encoder(platform, spec, name, report.layers, report.batch, report.seq_len,
+        if not run.latency_s or (precision is not None and name not in (precision, baseline)):
+            continue
+        r = real[name] = realistic_encoder(platform, spec, name, report.layers, report.batch, report.seq_len,
                                            run.non_gemm_mode, calibration)
-            r = real[name]
-            if precision is not None and name not in (precision, baseline):
-                continue
-            latency.append(LatencyRow("encoder", name, run.latency_s, r.ceiling_s, r.realistic_s,
-                                      r.ceiling_s / run.latency_s - 1, r.realistic_s / run.latency_s - 1))
+        latency.append(LatencyRow("encoder", name, run.latency_s, r.ceiling_s, r.realistic_s,
+                                  r.ceiling_s / run.latency_s - 1, r.realistic_s / run.latency_s - 1))
     for s in report.shapes:
         if s.measured_ops_per_s:
             measured = 2.0 * s.m * s.n * s.k / s.measured_ops_per_s

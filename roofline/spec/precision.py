@@ -48,8 +48,6 @@ class PrecisionRecipe:
     (unpack, zero point, convert, scale); priced on the FP32 vector path"""
     activation_sum: bool = False
     """the kernel sums each activation row (the compensation term of unsigned-offset INT4 weights)"""
-    weight_only: bool = False
-    """weights are quantized, activations are not (W8A16, W4A16)"""
 
     def __post_init__(self) -> None:
         if (self.w_scale == "per-group") != (self.w_group_size is not None):
@@ -118,7 +116,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         description="W8A16: INT8 weights (per-channel BF16 scales) dequantized to BF16 in the kernel, BF16 "
         "activations and output",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int8", y_dtype="bf16",
-        w_scale="per-channel", scale_dtype="bf16", dequant_ops_per_weight=2.0, weight_only=True,
+        w_scale="per-channel", scale_dtype="bf16", dequant_ops_per_weight=2.0,
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(
@@ -127,7 +125,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "kernel (unpack, zero point, convert, scale), BF16 activations and output",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int4", y_dtype="bf16",
         w_scale="per-group", w_group_size=128, w_zero_point=True, scale_dtype="bf16",
-        dequant_ops_per_weight=4.0, weight_only=True,
+        dequant_ops_per_weight=4.0,
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(
