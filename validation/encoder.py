@@ -18,7 +18,6 @@ from roofline.spec.platform import Platform
 from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified
 from roofline.validation.prepare import prepare_variants
 from roofline.results.validate import EncoderRun, EndToEndResult
-from roofline.validation.timing import profile_breakdown
 
 
 def build_encoder(spec: ModelSpec, layers: int, seed: int = 0):
@@ -65,6 +64,10 @@ def build_encoder(spec: ModelSpec, layers: int, seed: int = 0):
     return enc.eval()
 
 
+#: the profiler's per-call total and the timed latency agree within this factor, or the run is flagged
+PROFILE_AGREEMENT = 1.35
+
+
 def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, precisions: list[str],
                    platform: Platform, s: TimingSettings,
                    progress: Callable[[str], None] = lambda x: None) -> tuple[list[EndToEndResult], list[EncoderRun]]:
@@ -83,8 +86,13 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
                                 max_autotune=s.max_autotune, progress=lambda v: progress(f"encoder {v}"))
     progress("encoder: timing")
     make_input = lambda: example.clone()  # noqa: E731
-    timings = timed_and_verified(prepared, make_input, s)
-    breakdown = {n: profile_breakdown(prepared[n].call, make_input, iters=5) for n in timings}
+    profiles: dict = {}
+    timings = timed_and_verified(prepared, make_input, s, profiles)
+    breakdown = {n: profiles[n] for n in timings}
+    for n, bd in breakdown.items():
+        if not 1 / PROFILE_AGREEMENT <= bd.total_s / timings[n].seconds <= PROFILE_AGREEMENT:
+            prepared[n].flags.append(f"the profiler's total ({bd.total_s * 1e3:.3g} ms) is {bd.total_s / timings[n].seconds:.2f}x "
+                                     "the timed latency: its breakdown is unreliable")
 
     reduced = dataclasses.replace(spec, num_hidden_layers=layers, measured=())
     recipes = [RECIPE[p] for p in precisions]

@@ -9,7 +9,7 @@ from roofline.estimate.shape import shape_ceiling
 from roofline.spec.platform import Platform
 from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
-from roofline.validation.timing import Timing, profile_breakdown, time_interleaved
+from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
 
 from roofline.results.validate import RECIPE_OF as RECIPE  # the recipe each variant is predicted with
 
@@ -28,13 +28,15 @@ class TimingSettings:
     rounds: int = 5
     min_run_time: float = 0.2
     max_autotune: bool = False
+    profile_repeats: int = 3
 
 
 def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings,
                        breakdowns: dict | None = None) -> dict[str, Timing]:
     """Time the usable variants interleaved; a variant whose dominant GEMM op changes between a
     profile before and after timing (something recompiled) is flagged and its time dropped.
-    ``breakdowns`` receives the profile taken after timing, per variant."""
+    ``breakdowns`` receives the profile taken after timing, per variant (the median of
+    ``profile_repeats`` interleaved profiles)."""
     import torch
 
     usable = {n: p.call for n, p in prepared.items() if p.usable}
@@ -48,8 +50,8 @@ def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: T
         return {}
     finally:
         torch._dynamo.config.error_on_recompile = False
-    for n, c in usable.items():
-        profile = profile_breakdown(c, make_input, iters=5)
+    profiles = profile_interleaved(usable, make_input, iters=5, repeats=s.profile_repeats)
+    for n, profile in profiles.items():
         if breakdowns is not None:
             breakdowns[n] = profile
         if profile.dominant_gemm != before[n]:

@@ -5,7 +5,8 @@
   ``torch.utils.benchmark`` ``blocked_autorange`` medians, with the spread (max - min) / median.
 - Inputs are cloned on every call (a fused residual add writes into its input), and the clone's
   own time, measured the same way, is subtracted.
-- The profiler splits self time into linear-block GEMMs, attention, and everything else.
+- The profiler splits self time into linear-block GEMMs, attention, and everything else; each
+  variant is profiled several times, interleaved, and each category's median kept.
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ def profile_breakdown(call: Callable, make_input: Callable, iters: int = 10) -> 
         else:
             other += t
     return Breakdown(sum(gemm.values()), attention, other, dict(gemm))
+
+
+def median_breakdown(profiles: list[Breakdown]) -> Breakdown:
+    """Per category, the median over repeated profiles (a slow spell in one of them is outvoted)."""
+    med = statistics.median
+    keys = dict.fromkeys(k for p in profiles for k in p.gemm_ops)
+    return Breakdown(med(p.linear_s for p in profiles), med(p.attention_s for p in profiles),
+                     med(p.other_s for p in profiles), {k: med(p.gemm_ops.get(k, 0.0) for p in profiles) for k in keys})
+
+
+def profile_interleaved(fns: dict[str, Callable], make_input: Callable, *, iters: int, repeats: int) -> dict[str, Breakdown]:
+    """:func:`profile_breakdown` of every variant ``repeats`` times, interleaved like the timing, and
+    the per-category median of each variant's profiles."""
+    runs: dict[str, list[Breakdown]] = {n: [] for n in fns}
+    for _ in range(repeats):
+        for n, f in fns.items():
+            runs[n].append(profile_breakdown(f, make_input, iters=iters))
+    return {n: median_breakdown(v) for n, v in runs.items()}
 
 
 @contextlib.contextmanager

@@ -65,7 +65,9 @@ def calibration_toml(c, header: str = "") -> str:
         v = getattr(c, name)
         if v is not None:
             lines.append(f"{name} = {_inline(v)}")
-    for group in ("gemm_efficiency", "non_gemm_efficiency"):
+    for group in ("gemm_efficiency", "kernel_efficiency", "kernel_quantization_efficiency", "non_gemm_efficiency"):
+        if not getattr(c, group):
+            continue
         lines += ["", f"[{group}]"]
         lines += [f"{json.dumps(k)} = {_inline(v)}" for k, v in getattr(c, group).items()]
     return "\n".join(lines) + "\n"

@@ -195,14 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
     ck.set_defaults(handler="roofline.cli.check_cmd:check")
 
     cal = sub.add_parser(
-        "calibrate", help="fit a platform's kernel efficiencies and dispatch costs from a validate report",
-        description="Fit a calibration (GEMM kernel efficiency per precision, quantization and non-GEMM "
-        "efficiency, dispatch costs) from a validate report, each value with the report it came from. "
-        "Stored beside the platform files, never over their datasheet numbers.",
+        "calibrate", help="fit a platform's kernel efficiencies and dispatch costs from validate reports",
+        description="Fit a calibration (GEMM efficiency per precision in the model and alone, quantization and "
+        "non-GEMM efficiency, dispatch costs) from one or more validate reports of one host (several pool: the "
+        "geometric mean), each value with the reports it came from. Stored beside the platform files, never over "
+        "their datasheet numbers.",
     )
-    cal.add_argument("report", help="a `roofline validate --json` report")
-    cal.add_argument("--cpu", help="the measured platform of the report (default: the file the report names)")
-    cal.add_argument("--model", help="check that the report is for this model")
+    cal.add_argument("report", nargs="+", help="`roofline validate --json` reports, all from the same host")
+    cal.add_argument("--cpu", help="the measured platform of the reports (default: the file the first report names)")
+    cal.add_argument("--model", help="check that the reports are for this model")
     cal.add_argument("-o", "--output", required=True, help="calibration TOML to write")
     cal.set_defaults(handler="roofline.cli.check_cmd:calibrate")
 

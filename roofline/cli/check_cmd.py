@@ -83,12 +83,15 @@ def calibrate(args: argparse.Namespace) -> int:
     from roofline.catalog.write import calibration_toml
     from roofline.estimate.calibrate import fit_calibration
 
-    report = load_report(args.report)
-    platform = _report_platform(report, args, args.report)
-    spec = _report_model(report, args, args.report)
-    c = fit_calibration(report, platform, spec, args.report)
-    text = calibration_toml(c, header=f"roofline calibrate {args.report}" + (f" --cpu {args.cpu}" if args.cpu else "")
-                            + f" -o {args.output}")
+    reports = [(load_report(path), path) for path in args.report]
+    platform = _report_platform(reports[0][0], args, reports[0][1])
+    for report, path in reports[1:]:
+        if report.platform.name != platform.name or report.host.cpu_model != reports[0][0].host.cpu_model:
+            raise UserError(f"{path}: measured on '{report.platform.name}' ({report.host.cpu_model}), not on the host of "
+                            f"{reports[0][1]} ({reports[0][0].host.cpu_model}): calibrate one host at a time")
+    c = fit_calibration([(r, _report_model(r, args, path), path) for r, path in reports], platform)
+    text = calibration_toml(c, header=f"roofline calibrate {' '.join(args.report)}"
+                            + (f" --cpu {args.cpu}" if args.cpu else "") + f" -o {args.output}")
     write_text_atomic(Path(args.output), text)
     load_calibration(args.output)  # what was written loads back
     from roofline.report.check_tables import render_calibration

@@ -1,14 +1,19 @@
 """The overheads between the roofline ceiling and a real quantized model, each a named term
 priced by the same roofline as the GEMMs (its own bytes and ops):
 
-- activation quantization: per GEMM input, a pass writing X in INT8 (reading X in its float
-  dtype); dynamic quantization adds a pass over X for the per-token scale search;
+- activation quantization: dynamic quantization reads X for the per-token scale search and again
+  to write it in INT8, two passes. Static quantization has its scale fixed, so in a compiled model
+  Inductor fuses the quantize into the kernel that produces X (layer norm, the GeLU epilogue): its
+  ops, no extra pass. A single linear called on its own (``graph=False``) has no producer to fuse
+  into: a pass reading X and writing it in INT8;
 - smoothing: SmoothQuant's per-channel ``X / s`` is fused into the quantization pass by Inductor
   (0 s, listed so that nobody counts it twice);
 - u8 shift and compensation: on parts whose INT8 path is VNNI (u8 x s8), activations are shifted
   by 128 in the quantization pass and every output corrected, ``M N`` vector ops per GEMM;
-- unfused post-ops: dynamic INT8 leaves the FFN activation (GeLU) outside the GEMM epilogue, a
-  pass over the FFN-up output (static INT8 fuses it; the paper);
+- unfused post-ops: dynamic INT8 leaves the FFN activation (GeLU) outside the GEMM epilogue
+  (static INT8 fuses it; the paper). Either way nothing beyond the ceiling: the ceiling's non-GEMM
+  work already counts the activation as its own pass, as the FP32 baseline runs it (listed so
+  nobody counts it twice); output dequantization is in the qlinear epilogue for both;
 - dispatch: per graph call and per GEMM launch, measured by `validate` (0 until calibrated).
 
 With a calibration (:mod:`roofline.spec.calibration`), two efficiency terms are added: the GEMM
@@ -35,7 +40,6 @@ from roofline.units import DTYPE_BYTES
 #: vector ops per element: scale search (abs, max), quantize (multiply, round, clamp, convert)
 SCALE_SEARCH_OPS = 2.0
 QUANTIZE_OPS = 4.0
-GELU_OPS = 12.0
 
 
 @dataclass(frozen=True)
@@ -58,24 +62,28 @@ def _pass_time(platform: Platform, sockets: int, nbytes: np.ndarray, ops: np.nda
 
 
 def named_terms(platform: Platform, recipe: PrecisionRecipe, gemms: GemmList, *, sockets: int, non_gemm_mode: str,
-                calibration: Calibration | None = None) -> list[Term]:
-    """The roofline-priced overhead terms of one step (all GEMMs with their counts)."""
+                calibration: Calibration | None = None, graph: bool = True) -> list[Term]:
+    """The roofline-priced overhead terms of one step (all GEMMs with their counts); ``graph``: the
+    GEMMs sit in a compiled model (static quantization fused into X's producer), not called alone."""
     if recipe.compute_dtype != "int8":
         return _dispatch(gemms, calibration)
     e_act = DTYPE_BYTES["fp32" if non_gemm_mode == "fp32" else "bf16"]
     m, n, k, c = (a.astype(float) for a in (gemms.m, gemms.n, gemms.k, gemms.count))
     x_el = m * k
-    eta_q = calibration.quantization_efficiency.value if calibration and calibration.quantization_efficiency else 1.0
-    q_bytes = c * x_el * (e_act + 1)
+    eta_q = calibration.quantization(recipe.name, graph) if calibration else 1.0
+    dynamic = recipe.x_scale == "per-token"
+    fused = graph and not dynamic
+    q_bytes = c * x_el * (0.0 if fused else e_act + 1)
     q_ops = c * x_el * QUANTIZE_OPS
-    if recipe.x_scale == "per-token":
+    if dynamic:
         q_bytes = q_bytes + c * x_el * e_act
         q_ops = q_ops + c * x_el * SCALE_SEARCH_OPS
     quant = _pass_time(platform, sockets, q_bytes, q_ops, x_el * e_act) / eta_q
-    passes = "a scale-search pass and a quantize pass" if recipe.x_scale == "per-token" else "a quantize pass"
+    passes = ("a scale-search pass and a quantize pass over each GEMM input X (per token)" if dynamic else
+              "the quantize fused into the kernel producing each GEMM input X (per tensor): its ops, no extra pass"
+              if fused else "a quantize pass over the GEMM input X (per tensor)")
     terms = [Term("activation quantization", quant,
-                  f"{passes} over each GEMM input X ({'per token' if recipe.x_scale == 'per-token' else 'per tensor'})"
-                  + (f", over the calibrated quantization efficiency {eta_q:.2f}" if eta_q != 1.0 else ""),
+                  passes + (f", over the calibrated quantization efficiency {eta_q:.2f}" if eta_q != 1.0 else ""),
                   calibrated=eta_q != 1.0),
              Term("smoothing", 0.0, "SmoothQuant's X / s, fused into the quantization pass")]
     if "amx_int8" not in platform.isa:
@@ -85,12 +93,9 @@ def named_terms(platform: Platform, recipe: PrecisionRecipe, gemms: GemmList, *,
                           "output corrected (M N ops per GEMM)"))
     else:
         terms.append(Term("u8 shift and compensation", 0.0, "AMX multiplies s8 x s8: none needed"))
-    if recipe.x_scale == "per-token":
-        up = np.array([name == "ffn_up" for name in gemms.names])
-        y = m * n * up
-        post = _pass_time(platform, sockets, c * y * 2 * recipe.e_y, c * y * GELU_OPS, y * recipe.e_y)
-        terms.append(Term("unfused post-ops", post, "dynamic INT8: the FFN activation runs outside the GEMM epilogue, "
-                                                    "a pass over the FFN-up output"))
+    if dynamic:
+        terms.append(Term("unfused post-ops", 0.0, "dynamic INT8: GeLU runs as its own pass over the FFN-up output, "
+                                                   "as in the baseline: the ceiling's non-GEMM work already counts it"))
     else:
         terms.append(Term("unfused post-ops", 0.0, "static INT8: GeLU and the residual add fused into the GEMM epilogue"))
     return terms + _dispatch(gemms, calibration)

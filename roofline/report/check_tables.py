@@ -61,10 +61,14 @@ def render_calibration(c: Calibration) -> RenderableType:
     t = _table(f"Calibration of {c.platform}", ["what", "value", "how"], left=("what", "how"))
     how = lambda v: (v.source or "").split("; fitted from")[0]  # noqa: E731
     for k, v in c.gemm_efficiency.items():
-        t.add_row(f"GEMM kernel efficiency, {k}", f"{v.value:.3g}", how(v))
+        t.add_row(f"GEMM efficiency in the model, {k}", f"{v.value:.3g}", how(v))
+    for k, v in c.kernel_efficiency.items():
+        t.add_row(f"GEMM kernel efficiency alone, {k}", f"{v.value:.3g}", how(v))
+    for k, v in c.kernel_quantization_efficiency.items():
+        t.add_row(f"quantization efficiency alone, {k}", f"{v.value:.3g}", how(v))
     for k, v in c.non_gemm_efficiency.items():
         t.add_row(f"non-GEMM efficiency, {k}", f"{v.value:.3g}", how(v))
-    for name, label, scale, unit in (("quantization_efficiency", "quantization efficiency", 1, ""),
+    for name, label, scale, unit in (("quantization_efficiency", "quantization efficiency in the model", 1, ""),
                                      ("call_s", "graph call", 1e6, " us"), ("per_op_s", "per extern op", 1e6, " us")):
         v = getattr(c, name)
         if v is not None:

@@ -11,6 +11,10 @@ from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.sourced import Sourced
 
 
+#: an efficiency above this (measured far faster than the roofline) means wrong ceiling inputs, not a fit
+MAX_EFFICIENCY = 1.5
+
+
 @dataclass(frozen=True)
 class Calibration:
     __pydantic_config__ = PYDANTIC_CONFIG
@@ -18,12 +22,17 @@ class Calibration:
     platform: str
     """the platform (name or file) the fit applies to: the measured host of the reports"""
     gemm_efficiency: dict[str, Sourced]
-    """per precision: the GEMM kernel's time at the roofline ceiling over its measured time (0, 1]"""
+    """per precision: the GEMMs' time at the roofline ceiling over their measured time inside a compiled
+    model (the encoder's linear block), what a deployment sees"""
+    kernel_efficiency: dict[str, Sourced] = field(default_factory=dict)
+    """per precision: the same for one GEMM compiled and called on its own (the per-shape runs)"""
     non_gemm_efficiency: dict[str, Sourced] = field(default_factory=dict)
     """per part and non-GEMM mode (attention-fp32, other-fp32, attention-amp-bf16, other-amp-bf16): the
     modelled roofline time over the measured time"""
     quantization_efficiency: Sourced | None = None
-    """the quantization kernels' modelled roofline time over their measured time"""
+    """the quantization kernels' modelled roofline time over their measured time, in a compiled model"""
+    kernel_quantization_efficiency: dict[str, Sourced] = field(default_factory=dict)
+    """per INT8 precision: the same for one linear called on its own (a standalone quantize kernel)"""
     call_s: Sourced | None = None
     """one call of a compiled graph"""
     per_op_s: Sourced | None = None
@@ -32,11 +41,12 @@ class Calibration:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for group, values in (("gemm_efficiency", self.gemm_efficiency), ("non_gemm_efficiency", self.non_gemm_efficiency)):
+        for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency", "kernel_quantization_efficiency"):
+            values = getattr(self, group)
             for k, v in values.items():
-                if not v.known or not 0 < v.value <= 1.5:
+                if not v.known or not 0 < v.value <= MAX_EFFICIENCY:
                     raise ValueError(f"{group}.{k}: an efficiency in (0, 1.5], got {v.value}")
-        if self.quantization_efficiency is not None and not 0 < (self.quantization_efficiency.value or 0) <= 1.5:
+        if self.quantization_efficiency is not None and not 0 < (self.quantization_efficiency.value or 0) <= MAX_EFFICIENCY:
             raise ValueError(f"quantization_efficiency: an efficiency in (0, 1.5], got {self.quantization_efficiency.value}")
         for name in ("call_s", "per_op_s"):
             v = getattr(self, name)
@@ -44,8 +54,20 @@ class Calibration:
                 raise ValueError(f"{name}: seconds, 0 or more")
 
     def gemm(self, precision: str) -> float:
+        """GEMM efficiency inside a compiled model; 1 when not calibrated."""
         s = self.gemm_efficiency.get(precision)
         return s.value if s is not None else 1.0
+
+    def kernel(self, precision: str) -> float:
+        """Efficiency of one GEMM called on its own; the in-model one when not calibrated apart."""
+        s = self.kernel_efficiency.get(precision)
+        return s.value if s is not None else self.gemm(precision)
+
+    def quantization(self, precision: str, graph: bool = True) -> float:
+        """Quantization efficiency in a compiled model, or (``graph=False``) of one linear called on
+        its own; 1 when not calibrated."""
+        s = self.quantization_efficiency if graph else self.kernel_quantization_efficiency.get(precision)
+        return s.value if s is not None and s.value else 1.0
 
     def non_gemm(self, key: str) -> float:
         """Efficiency of a non-GEMM part in a mode, e.g. ``attention-fp32``; 1 when not calibrated."""

@@ -1,0 +1,110 @@
+"""Calibration fits: known parameters come back out of synthetic measurements, reports pool, and
+repeated profiles keep the median per category."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+from clitools import REPO, run_cli
+
+from roofline.catalog import load_model, load_platform_file
+from roofline.cli.check_cmd import load_report
+from roofline.estimate.calibrate import _kernel_fit, _quant_alone_s, fit_calibration, realistic_shape
+from roofline.estimate.check import report_model
+from roofline.spec.calibration import Calibration
+
+RESULTS = REPO / "validation" / "results"
+BASE = str(RESULTS / "zen4-2vcpu-bert-base.json")
+LARGE = str(RESULTS / "zen4-2vcpu-bert-large.json")
+
+
+@pytest.fixture(scope="module")
+def host():
+    return load_platform_file(str(RESULTS / "zen4-2vcpu-probe.toml"))
+
+
+def _with_times(report, seconds_of):
+    """The report with each shape's measured time replaced by ``seconds_of(shape)``."""
+    shapes = [dataclasses.replace(s, measured_ops_per_s=2.0 * s.m * s.n * s.k / seconds_of(s)) for s in report.shapes]
+    return dataclasses.replace(report, shapes=shapes)
+
+
+def test_kernel_fit_recovers_known_efficiencies(host):
+    """Shapes timed at exactly ceiling / 0.8 + quantization / 0.1 + compensation + dispatch: the fit
+    returns 0.8 and 0.1 for INT8, 0.8 and no quantization efficiency for FP32 and BF16."""
+    report = load_report(BASE)
+    partial = Calibration(platform="host", gemm_efficiency={}, call_s=None)
+
+    def synthetic(s):
+        ceiling, with_terms = realistic_shape(host, s.precision, s.name, s.m, s.n, s.k, None)
+        quant = _quant_alone_s(host, s.precision, s.name, s.m, s.n, s.k)
+        return ceiling / 0.8 + quant / 0.1 + (with_terms - ceiling - quant)
+
+    fit = _kernel_fit([_with_times(report, synthetic)], host, partial)
+    for precision, (eta, eta_q, n) in fit.items():
+        assert eta == pytest.approx(0.8, rel=1e-9)
+        assert n == 4
+        if precision.startswith("int8"):
+            assert eta_q == pytest.approx(0.1, rel=1e-9)
+        else:
+            assert eta_q is None
+
+
+def test_kernel_fit_drops_a_negative_quantization_coefficient(host):
+    """Times that fall as the quantization term grows fit no quantization cost: eta_q is None and the
+    kernel efficiency is refitted alone."""
+    report = load_report(BASE)
+    partial = Calibration(platform="host", gemm_efficiency={})
+
+    def synthetic(s):
+        ceiling, _ = realistic_shape(host, s.precision, s.name, s.m, s.n, s.k, None)
+        return ceiling / 0.9 - 5 * _quant_alone_s(host, s.precision, s.name, s.m, s.n, s.k)
+
+    fit = _kernel_fit([_with_times(report, synthetic)], host, partial)
+    assert fit["int8-static"][1] is None and 0 < fit["int8-static"][0] < 1.5
+
+
+def test_reports_pool_by_geometric_mean(host):
+    """A second report whose encoder ran twice as slow (every profiler part too) halves its GEMM
+    efficiency; pooled, the efficiency is the geometric mean, and the source names both reports."""
+    a = load_report(BASE)
+    slow = dataclasses.replace(a, encoder=[dataclasses.replace(
+        e, latency_s=2 * e.latency_s, linear_block_s=2 * e.linear_block_s, attention_s=2 * e.attention_s,
+        other_s=2 * e.other_s) for e in a.encoder])
+    spec = report_model(a, load_model(a.model))
+    one = fit_calibration([(a, spec, "a.json")], host)
+    both = fit_calibration([(a, spec, "a.json"), (slow, spec, "slow.json")], host)
+    for precision, v in both.gemm_efficiency.items():
+        if precision in one.gemm_efficiency:
+            assert v.value == pytest.approx(one.gemm_efficiency[precision].value / math.sqrt(2), rel=1e-3)
+            assert "a.json" in v.source and "slow.json" in v.source
+    assert both.non_gemm_efficiency["other-fp32"].value == pytest.approx(
+        one.non_gemm_efficiency["other-fp32"].value / math.sqrt(2), rel=1e-3)
+
+
+def test_calibrate_cli_pools_reports_of_one_host(tmp_path):
+    out = tmp_path / "cal.toml"
+    proc = run_cli("calibrate", BASE, LARGE, "--cpu", str(RESULTS / "zen4-2vcpu-probe.toml"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "zen4-2vcpu-bert-base.json" in text and "zen4-2vcpu-bert-large.json" in text
+    other = tmp_path / "other.json"
+    data = json.loads(open(LARGE).read())
+    data["host"]["cpu_model"] = "Some Other CPU"
+    other.write_text(json.dumps(data))
+    proc = run_cli("calibrate", BASE, str(other), "--cpu", str(RESULTS / "zen4-2vcpu-probe.toml"), "-o", str(out))
+    assert proc.returncode == 2 and "calibrate one host at a time" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_median_breakdown_outvotes_a_slow_profile():
+    from roofline.validation.timing import Breakdown, median_breakdown
+
+    runs = [Breakdown(1.0, 0.1, 0.2, {"mm": 1.0}), Breakdown(9.0, 0.1, 5.0, {"mm": 9.0}),
+            Breakdown(1.2, 0.3, 0.2, {"mm": 1.2, "qlinear": 0.5})]
+    m = median_breakdown(runs)
+    assert (m.linear_s, m.attention_s, m.other_s) == (1.2, 0.1, 0.2)
+    assert m.gemm_ops == {"mm": 1.2, "qlinear": 0.0}
