@@ -81,6 +81,7 @@ def _report_values(report: ValidateResult, platform: Platform, spec: ModelSpec) 
             out.setdefault(key, []).append(value)
 
     scaled: dict[str, dict[str, float]] = {}
+    gemms = None  # the encoder's GEMM list, the same in every precision
     for run in report.encoder:
         if not run.latency_s or run.linear_block_s is None or not run.numerics_ok:
             continue
@@ -96,9 +97,8 @@ def _report_values(report: ValidateResult, platform: Platform, spec: ModelSpec) 
     fp32 = scaled.get("fp32")
     for precision, parts in scaled.items():
         recipe = get_recipe(RECIPE_OF.get(precision, precision))
-        if fp32 is None or recipe.x_scale != "per-token" or parts["mode"] != fp32["mode"]:
+        if fp32 is None or gemms is None or recipe.x_scale != "per-token" or parts["mode"] != fp32["mode"]:
             continue
-        _, gemms = _encoder_gemm_s(platform, spec, precision, report.layers, report.batch, report.seq_len)
         modelled = named_terms(platform, recipe, gemms, sockets=sockets, non_gemm_mode=parts["mode"])[0].seconds
         extra = parts["other"] - fp32["other"]
         if extra > 0 and modelled > 0:
