@@ -6,9 +6,9 @@ GEMM time at its roofline ceiling over its measured linear-block time), the non-
 mode (modelled roofline time of attention and of the norms, activations and residual adds over
 their measured time), and the quantization kernels' efficiency (the modelled dynamic quantization
 time over the non-GEMM time the dynamic INT8 encoder spends beyond the FP32 one). Profiler times are
-scaled to the timed latency. From the per-shape kernels: the efficiency of one GEMM called on its
-own (ceiling time over the profiler's kernel self time). From the dispatch measurement: the
-per-call and per-GEMM costs. Several reports pool: the geometric mean of their values.
+scaled to the timed latency. From the per-shape kernels (one GEMM compiled and called on its own):
+its kernel and quantization efficiencies, by least squares over the shapes. From the dispatch
+measurement: the per-call and per-GEMM costs. Several reports pool: the geometric mean of their values.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from roofline.calc.non_gemm import op_roofline, transformer_non_gemm
 from roofline.calc.shapes import GemmList, gemm_list
 from roofline.errors import UserError
-from roofline.estimate.overheads import efficiency_terms, named_terms
+from roofline.estimate.overheads import dispatch_s, efficiency_terms, named_terms
 from roofline.estimate.paths import non_gemm_peaks
 from roofline.estimate.workload import make_workload
 from roofline.results.validate import RECIPE_OF, ValidateResult
@@ -117,10 +117,11 @@ def _kernel_fit(reports: list[ValidateResult], platform: Platform,
 
         t_measured - t_dispatch = t_ceiling / eta_kernel + t_quant / eta_quant
 
-    with ``t_quant`` the uncalibrated quantization and compensation terms (none for FP32 and BF16:
-    ``eta_quant`` is None). A negative coefficient is dropped and the other refitted."""
+    with ``t_quant`` the uncalibrated activation quantization term (none for FP32 and BF16:
+    ``eta_quant`` is None); the other terms (u8 compensation) are subtracted from the measured time
+    as they are. A negative quantization coefficient is dropped and the kernel's refitted alone."""
     rows: dict[str, list[tuple[float, float, float]]] = {}
-    dispatch = _dispatch_s(partial, 1)
+    dispatch = dispatch_s(partial, 1)
     for r in reports:
         for s in r.shapes:
             if not s.measured_ops_per_s or not s.numerics_ok:
@@ -150,12 +151,6 @@ def _quant_alone_s(platform: Platform, precision: str, name: str, m: int, n: int
     terms = named_terms(platform, recipe, _single(name, m, n, k), sockets=int(platform.sockets.value),
                         non_gemm_mode="fp32", graph=False)
     return next((t.seconds for t in terms if t.name == "activation quantization"), 0.0)
-
-
-def _dispatch_s(calibration: Calibration | None, gemms: int) -> float:
-    if calibration is None or calibration.call_s is None:
-        return 0.0
-    return calibration.call_s.value + gemms * (calibration.per_op_s.value if calibration.per_op_s else 0.0)
 
 
 def fit_calibration(reports: list[tuple[ValidateResult, ModelSpec, str]], platform: Platform) -> Calibration:
@@ -195,14 +190,16 @@ def fit_calibration(reports: list[tuple[ValidateResult, ModelSpec, str]], platfo
                                   f"torchao {r.host.torchao}" for r, _, _ in reports)),
     )
     fit = _kernel_fit([r for r, _, _ in reports], platform, partial)
-    how = ("least-squares fit over {n} shapes of their measured time (less dispatch) as the ceiling over the kernel "
-           "efficiency plus the roofline {what} over the quantization efficiency; one linear compiled and called on "
-           "its own")
-    kernel = {p: Sourced(value=float(f"{e:.4g}"), kind="derived",
-                         source=how.format(n=n, what="quantization and compensation terms" if q else "(no) terms")
-                         + f"; fitted from {when}") for p, (e, q, n) in fit.items()}
-    kernel_q = {p: Sourced(value=float(f"{q:.4g}"), kind="derived", source=how.format(n=n, what="quantization and "
-                           "compensation terms") + f"; fitted from {when}") for p, (_, q, n) in fit.items() if q}
+    def how(n: int, quantized: bool) -> str:
+        return (f"least-squares fit over {n} shapes of their measured time (less dispatch and compensation) as the "
+                "ceiling over the kernel efficiency" + (" plus the roofline activation quantization over the "
+                                                        "quantization efficiency" if quantized else "")
+                + f"; one linear compiled and called on its own; fitted from {when}")
+
+    kernel = {p: Sourced(value=float(f"{e:.4g}"), kind="derived", source=how(n, q is not None))
+              for p, (e, q, n) in fit.items()}
+    kernel_q = {p: Sourced(value=float(f"{q:.4g}"), kind="derived", source=how(n, True))
+                for p, (_, q, n) in fit.items() if q is not None}
     return dataclasses.replace(partial, kernel_efficiency=kernel, kernel_quantization_efficiency=kernel_q)
 
 

@@ -101,12 +101,19 @@ def named_terms(platform: Platform, recipe: PrecisionRecipe, gemms: GemmList, *,
     return terms + _dispatch(gemms, calibration)
 
 
+def dispatch_s(calibration: Calibration | None, calls: float) -> float:
+    """One compiled graph call holding ``calls`` GEMM launches; 0 when not calibrated."""
+    if calibration is None or calibration.call_s is None:
+        return 0.0
+    return calibration.call_s.value + calls * (calibration.per_op_s.value if calibration.per_op_s else 0.0)
+
+
 def _dispatch(gemms: GemmList, calibration: Calibration | None) -> list[Term]:
     if calibration is None or calibration.call_s is None:
         return [Term("dispatch", 0.0, "not calibrated: run `roofline calibrate` on a validate report of this host")]
     calls = float(gemms.count.sum())
     per_op = calibration.per_op_s.value if calibration.per_op_s else 0.0
-    return [Term("dispatch", calibration.call_s.value + calls * per_op,
+    return [Term("dispatch", dispatch_s(calibration, calls),
                  f"one graph call {calibration.call_s.value * 1e6:.0f} us + {calls:g} GEMM launches x "
                  f"{per_op * 1e6:.1f} us", calibrated=True)]
 
