@@ -12,9 +12,10 @@ from clitools import REPO, run_cli
 
 from roofline.catalog import load_model, load_platform_file
 from roofline.cli.check_cmd import load_report
-from roofline.estimate.calibrate import _kernel_fit, _quant_alone_s, fit_calibration, realistic_shape
+from roofline.estimate.calibrate import fit_calibration, kernel_fit
 from roofline.estimate.check import report_model
-from roofline.spec.calibration import Calibration
+from roofline.estimate.harness import shape_run
+from roofline.estimate.realistic import UNFITTED, Efficiency, TermName
 
 RESULTS = REPO / "validation" / "results"
 BASE = str(RESULTS / "zen4-2vcpu-bert-base.json")
@@ -32,39 +33,42 @@ def _with_times(report, seconds_of):
     return dataclasses.replace(report, shapes=shapes)
 
 
+def _parts(host, s):
+    """(ceiling, activation quantization, the other terms) of one isolated linear, unfitted."""
+    real = shape_run(host, s.precision, s.name, s.m, s.n, s.k).realistic(UNFITTED, graph=False)
+    quant = real.seconds(TermName.ACTIVATION_QUANTIZATION)
+    return real.ceiling_s, quant, real.realistic_s - real.ceiling_s - quant
+
+
 def test_kernel_fit_recovers_known_efficiencies(host):
     """Shapes timed at exactly ceiling / 0.8 + quantization / 0.1 + compensation + dispatch: the fit
     returns 0.8 and 0.1 for INT8, 0.8 and no quantization efficiency for FP32 and BF16."""
     report = load_report(BASE)
-    partial = Calibration(platform="host", gemm_efficiency={}, call_s=None)
+    dispatch = Efficiency(call_s=2e-5, per_op_s=0.0, fitted=frozenset({"call_s"}))
 
     def synthetic(s):
-        ceiling, with_terms = realistic_shape(host, s.precision, s.name, s.m, s.n, s.k, None)
-        quant = _quant_alone_s(host, s.precision, s.name, s.m, s.n, s.k)
-        return ceiling / 0.8 + quant / 0.1 + (with_terms - ceiling - quant)
+        ceiling, quant, other = _parts(host, s)
+        return ceiling / 0.8 + quant / 0.1 + other + 2e-5
 
-    fit = _kernel_fit([_with_times(report, synthetic)], host, partial)
-    for precision, (eta, eta_q, n) in fit.items():
-        assert eta == pytest.approx(0.8, rel=1e-9)
-        assert n == 4
-        if precision.startswith("int8"):
-            assert eta_q == pytest.approx(0.1, rel=1e-9)
-        else:
-            assert eta_q is None
+    fit = kernel_fit([_with_times(report, synthetic)], host, dispatch)
+    assert set(fit) == {"fp32", "bf16", "int8-dynamic", "int8-static"}
+    for precision, f in fit.items():
+        assert f.kernel == pytest.approx(0.8, rel=1e-9)
+        assert f.shapes == 4
+        assert f.quantization == (pytest.approx(0.1, rel=1e-9) if precision.startswith("int8") else None)
 
 
 def test_kernel_fit_drops_a_negative_quantization_coefficient(host):
     """Times that fall as the quantization term grows fit no quantization cost: eta_q is None and the
     kernel efficiency is refitted alone."""
     report = load_report(BASE)
-    partial = Calibration(platform="host", gemm_efficiency={})
 
     def synthetic(s):
-        ceiling, _ = realistic_shape(host, s.precision, s.name, s.m, s.n, s.k, None)
-        return ceiling / 0.9 - 5 * _quant_alone_s(host, s.precision, s.name, s.m, s.n, s.k)
+        ceiling, quant, _ = _parts(host, s)
+        return ceiling / 0.9 - 5 * quant
 
-    fit = _kernel_fit([_with_times(report, synthetic)], host, partial)
-    assert fit["int8-static"][1] is None and 0 < fit["int8-static"][0] < 1.5
+    fit = kernel_fit([_with_times(report, synthetic)], host, UNFITTED)
+    assert fit["int8-static"].quantization is None and 0 < fit["int8-static"].kernel < 1.5
 
 
 def test_reports_pool_by_geometric_mean(host):
@@ -77,10 +81,10 @@ def test_reports_pool_by_geometric_mean(host):
     spec = report_model(a, load_model(a.model))
     one = fit_calibration([(a, spec, "a.json")], host)
     both = fit_calibration([(a, spec, "a.json"), (slow, spec, "slow.json")], host)
+    assert set(both.gemm_efficiency) == set(one.gemm_efficiency) and len(one.gemm_efficiency) >= 3
     for precision, v in both.gemm_efficiency.items():
-        if precision in one.gemm_efficiency:
-            assert v.value == pytest.approx(one.gemm_efficiency[precision].value / math.sqrt(2), rel=1e-3)
-            assert "a.json" in v.source and "slow.json" in v.source
+        assert v.value == pytest.approx(one.gemm_efficiency[precision].value / math.sqrt(2), rel=1e-3)
+        assert "a.json" in v.source and "slow.json" in v.source
     assert both.non_gemm_efficiency["other-fp32"].value == pytest.approx(
         one.non_gemm_efficiency["other-fp32"].value / math.sqrt(2), rel=1e-3)
 

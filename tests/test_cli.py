@@ -13,7 +13,7 @@ from roofline.schema import schema_path, schema_text
 
 
 def test_estimate_json_contract():
-    data = run_json("estimate", "--model", "bert-large", "--cpu", "gnr", "--precision", "bf16",
+    data = run_json("estimate", "--model", "bert-large", "--cpu", "gnr", "--memory-model", "paper", "--precision", "bf16",
                     "--precision", "int8-static", "--baseline", "bf16")
     assert data["platform"]["name"] == "gnr"
     assert data["workload"] == {**data["workload"], "model": "bert-large", "batch": 1, "seq_len": 256}

@@ -94,8 +94,11 @@ def test_int4_beats_int8_in_memory_bound_decode_only():
 
 
 def test_compute_bound_batch_is_where_the_gemms_turn():
-    from roofline.estimate.decode import compute_bound_batch
-    from roofline.estimate.grid import evaluate_grid
+    """The reported batch is the first at which one decode step's GEMMs spend at least as long computing
+    as streaming, each batch evaluated as its own step."""
+    from roofline.estimate.cells import cell_recipes
+    from roofline.estimate.resources import Resources, make_layout
+    from roofline.estimate.step import evaluate_step
     from roofline.estimate.workload import make_workload
     from roofline.spec.precision import get_recipe
 
@@ -103,19 +106,14 @@ def test_compute_bound_batch_is_where_the_gemms_turn():
     r = decode("llama-3.2-1b", precisions=["bf16"])
     b = r.precisions["bf16"].decode.compute_bound_batch
     assert b and b > 1
+    res = Resources(plat, make_layout(plat))
 
     def turned(batch):
-        work = make_workload(model, "decode", batch, 1, 0)
-        gemms, lm = work.gemms()
-        ev = evaluate_grid(plat, [get_recipe("bf16")], gemms, lm, sockets=2, bandwidth="measured")
-        g = ev.grid
-        t_compute = (gemms.count * g.flops[0] / [ev.paths[0].peak] * 1).sum()
-        t_memory = (gemms.count * g.nbytes[0] / g.bandwidth[0]).sum()
-        return t_compute >= t_memory, ev, gemms
+        gemms, lm = make_workload(model, "decode", batch, 1, 0).gemms()
+        g = evaluate_step(res, cell_recipes(get_recipe("bf16"), gemms, lm), gemms).gemm
+        return (gemms.count * g.t_compute).sum() >= (gemms.count * g.t_memory).sum()
 
-    assert turned(b)[0] and not turned(b - 1)[0]
-    _, ev, gemms = turned(1)
-    assert compute_bound_batch(plat, ev, 0, gemms, sockets=2, bandwidth="measured") == b
+    assert turned(b) and not turned(b - 1)
 
 
 def test_lm_head_stays_unquantized_by_default():

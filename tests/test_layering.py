@@ -70,5 +70,8 @@ def test_no_generic_top_level_packages():
     import tomllib
 
     packages = tomllib.loads(text)["tool"]["setuptools"]["packages"]
-    assert all(p == "roofline" or p.startswith("roofline.") for p in packages)
-    assert isinstance(Path, type)
+    assert packages and all(p == "roofline" or p.startswith("roofline.") for p in packages)
+    dirs = tomllib.loads(text)["tool"]["setuptools"]["package-dir"]
+    assert set(dirs) <= set(packages), "a package-dir maps a package that is not installed"
+    for target in dirs.values():
+        assert (REPO / target).is_dir(), target

@@ -20,7 +20,7 @@ def speed(result, precision):
 
 
 def test_ice_lake_int8_vs_fp32(bert):
-    r = estimate(load_platform("icx"), bert, precisions=["fp32", "int8-static"])
+    r = estimate(load_platform("icx"), bert, memory_model="paper", precisions=["fp32", "int8-static"])
     # both compute-bound, so the GEMM speedup is the ISA ratio 256/64
     for name in ("fp32", "int8-static"):
         assert {g.bound for g in r.precisions[name].gemms} == {"compute"}
@@ -34,7 +34,7 @@ def test_ice_lake_int8_vs_fp32(bert):
 
 
 def test_cli_prints_ice_lake_ceiling_with_no_overrides():
-    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx")
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", "--memory-model", "paper")
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("int8-static") and "fp32" in line)
     cols = row.split()
@@ -43,7 +43,7 @@ def test_cli_prints_ice_lake_ceiling_with_no_overrides():
 
 
 def test_granite_rapids_bounds_and_llc(bert):
-    r = estimate(load_platform("gnr"), bert, precisions=["fp32", "bf16", "int8-static"])
+    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["fp32", "bf16", "int8-static"])
     p = r.precisions
     assert {g.bound for g in p["fp32"].gemms} == {"compute"}
     assert {g.bound for g in p["bf16"].gemms} == {"memory"}
@@ -65,11 +65,11 @@ def test_granite_rapids_speedups_from_the_catalog(bert):
     socket that its 1.91 implies with its ~1000 GB/s LLC. The small gap to 11.13 is the per-channel
     scale bytes we count and the paper's own rounding.
     """
-    r = estimate(load_platform("gnr"), bert, precisions=["fp32", "bf16", "int8-static"])
+    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["fp32", "bf16", "int8-static"])
     agg = {n: p.aggregate_ops_per_s for n, p in r.precisions.items()}
     assert round(agg["int8-static"] / agg["bf16"], 2) == 1.91
     assert agg["int8-static"] / agg["fp32"] == pytest.approx(11.13, rel=5e-3)
-    vs_bf16 = estimate(load_platform("gnr"), bert, precisions=["int8-static"], baseline="bf16")
+    vs_bf16 = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"], baseline="bf16")
     s = speed(vs_bf16, "int8-static")
     assert (s.f_gemm, s.non_gemm_speedup) == (0.727, 1.0)
     assert round(s.end_to_end_ceiling, 2) == 1.53
@@ -78,7 +78,7 @@ def test_granite_rapids_speedups_from_the_catalog(bert):
 def test_granite_rapids_with_the_paper_gemm_speedup(bert):
     from roofline.estimate.amdahl_inputs import Overrides
 
-    r = estimate(load_platform("gnr"), bert, precisions=["int8-static"], overrides=Overrides(gemm_speedup=11.13))
+    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"], overrides=Overrides(gemm_speedup=11.13))
     s = speed(r, "int8-static")
     assert (s.f_gemm, s.non_gemm_speedup) == (0.869, 2.06)
     assert round(s.end_to_end_ceiling, 2) == 7.06
@@ -100,7 +100,7 @@ def test_gnr_dram_value_is_the_one_1_91_implies():
 
 def test_int8_bert_large_size_against_llc(bert):
     """Weights streamed by the GEMMs: 24 x 12.58M INT8 + scales = 302.9 MB; fits 504 MiB, not 48 MiB."""
-    r = estimate(load_platform("gnr"), bert, precisions=["int8-static"])
+    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"])
     w = r.precisions["int8-static"].weight_bytes
     assert w == 24 * (1024 * 3072 + 1024 * 1024 + 2 * 1024 * 4096) + 24 * 4 * (3072 + 1024 + 4096 + 1024)
     assert w < 504 * 2**20 and w > 48 * 2**20

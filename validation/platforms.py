@@ -64,9 +64,14 @@ def datasheet_for(host: HostInfo, threads: int, measured: Platform) -> tuple[Pla
         return None
     sheet = load_platform(name)
     derived = Sourced(value=threads, kind="derived", source=f"threads used by the validation (host has {host.cores} cores)")
+    turbo = sheet.all_core_turbo_ghz
+    if threads < sheet.cores_per_socket.value:  # a VM or a thread subset: few of the socket's cores are busy
+        turbo = {c: Sourced(value=f.value, kind="derived", source=f"max turbo ({threads} of the socket's "
+                            f"{sheet.cores_per_socket.value:g} cores busy): {f.source}")
+                 for c, f in sheet.max_turbo_ghz.items()}
     scaled = dataclasses.replace(
         sheet, name=f"{sheet.name}@{threads}t", sockets=Sourced(value=1, kind="derived", source="one socket's share"),
-        cores_per_socket=derived, dram=measured.dram, llc=measured.llc,
+        cores_per_socket=derived, dram=measured.dram, llc=measured.llc, all_core_turbo_ghz=turbo,
         description=f"{sheet.description}: datasheet per-core rates x {threads} cores; bandwidths as measured",
     )
     return scaled, str(find_file("platforms", name))

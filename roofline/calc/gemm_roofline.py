@@ -21,6 +21,24 @@ from roofline.calc.llc import effective_bandwidth
 from roofline.calc.roofline import attainable, balance_point
 
 
+def gemm_times(flops: ArrayLike, d_x: ArrayLike, d_w: ArrayLike, d_y: ArrayLike, peak: ArrayLike, b_w: ArrayLike,
+               b_xy: ArrayLike, extra_ops: ArrayLike = 0.0, extra_peak: ArrayLike = np.inf
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(t_compute, t_memory, t_w, t_xy)`` of one GEMM call, every input broadcast:
+
+    ``t_compute = F / P + E / P_extra`` (``E``: extra work besides the MACs, e.g. dequantizing weights,
+    on the path with peak ``P_extra``); ``t_w = D_W / B_W``, ``t_xy = (D_X + D_Y) / B_XY`` with each
+    operand class at the bandwidth of the level it is read from; ``t_memory = t_w + t_xy``.
+    The call takes ``max(t_compute, t_memory)``.
+    """
+    t_compute = np.asarray(flops, dtype=float) / np.asarray(peak, dtype=float)
+    if np.any(extra_ops):
+        t_compute = t_compute + np.asarray(extra_ops, dtype=float) / np.asarray(extra_peak, dtype=float)
+    t_w = np.asarray(d_w, dtype=float) / np.asarray(b_w, dtype=float)
+    t_xy = (np.asarray(d_x, dtype=float) + np.asarray(d_y, dtype=float)) / np.asarray(b_xy, dtype=float)
+    return t_compute, t_w + t_xy, t_w, t_xy
+
+
 class GemmRoofline(NamedTuple):
     flops: np.ndarray  # F = 2MNK, one call
     d_x: np.ndarray  # bytes, one call
@@ -33,6 +51,8 @@ class GemmRoofline(NamedTuple):
     compute_bound: np.ndarray  # t_compute >= t_memory (AI_i >= BP_i without extra ops)
     attainable: np.ndarray  # P_i = F / max(t_compute, t_memory) = min(P, AI_i B_i) without extra ops
     time: np.ndarray  # seconds for one call: F / P_i
+    t_compute: np.ndarray  # F / P + E / P_extra
+    t_memory: np.ndarray  # D / B_i
 
 
 def gemm_roofline(
@@ -51,7 +71,8 @@ def gemm_roofline(
     extra_ops: ArrayLike = 0.0,
     extra_peak: ArrayLike = np.inf,
 ) -> GemmRoofline:
-    """Roofline of ``Y[M,N] = X[M,K] . W[N,K]^T`` for every broadcast combination of the inputs.
+    """The reference paper's roofline of ``Y[M,N] = X[M,K] . W[N,K]^T`` for every broadcast combination of
+    the inputs: X and Y from DRAM, the weights from the LLC where ``resident``.
 
     ``B_i = B_eff,i`` where ``resident`` (weights stream from the LLC at ``b_llc``), else ``B_mem``.
     ``t_compute = F / P + E / P_extra`` (``E``: extra work a kernel does besides the MACs, such as
@@ -67,19 +88,20 @@ def gemm_roofline(
     bw = b_mem if b_llc is None else np.where(resident, effective_bandwidth(d_x, d_w, d_y, b_mem, b_llc), b_mem)
     peak = np.asarray(peak, dtype=float)
     extra = np.asarray(extra_ops, dtype=float)
+    t_compute, t_memory, _, _ = gemm_times(flops, d_x, d_w, d_y, peak, np.where(resident, b_llc, b_mem)
+                                           if b_llc is not None else b_mem, b_mem, extra, extra_peak)
     if not np.any(extra):
         bp = balance_point(peak, bw)
         p_i = attainable(peak, ai, bw)
         bound = ai >= bp
     else:
-        t_compute = flops / peak + extra / np.asarray(extra_peak, dtype=float)
-        t_memory = nbytes / bw
         p_i = flops / np.maximum(t_compute, t_memory)
         bp = balance_point(flops / t_compute, bw)  # the kernel's effective peak over B_i
         bound = t_compute >= t_memory
-    shape = np.broadcast_shapes(np.shape(ai), np.shape(bw), np.shape(p_i), np.shape(bp))
+    shape = np.broadcast_shapes(np.shape(ai), np.shape(bw), np.shape(p_i), np.shape(bp), np.shape(t_memory))
     b = lambda a: np.broadcast_to(a, shape)  # noqa: E731
     return GemmRoofline(
         flops=b(flops), d_x=b(d_x), d_w=b(d_w), d_y=b(d_y), nbytes=b(nbytes), ai=b(ai), bandwidth=b(bw),
         balance_point=b(bp), compute_bound=b(bound), attainable=b(p_i), time=b(flops / p_i),
+        t_compute=b(t_compute), t_memory=b(t_memory),
     )

@@ -26,35 +26,37 @@ def _inline(s: Sourced) -> str:
     return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in items if v is not None) + " }"
 
 
+def _table(obj, prefix: str) -> list[str]:
+    """A dataclass as TOML: its scalars and Sourced values under ``[prefix]`` (inline), then its nested
+    dataclasses and dicts as sub-tables."""
+    scalars, tables = [], []
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if v is None:
+            continue
+        if isinstance(v, Sourced):
+            scalars.append(f"{f.name} = {_inline(v)}")
+        elif dataclasses.is_dataclass(v):
+            tables += _table(v, f"{prefix}.{f.name}" if prefix else f.name)
+        elif isinstance(v, dict):
+            if not v:
+                continue
+            name = f"{prefix}.{f.name}" if prefix else f.name
+            if all(isinstance(x, Sourced) for x in v.values()):
+                tables += ["", f"[{name}]", *(f"{json.dumps(k)} = {_inline(x)}" for k, x in v.items())]
+            else:
+                for k, x in v.items():
+                    tables += _table(x, f"{name}.{k}")
+        else:
+            scalars.append(f"{f.name} = {_value(v)}")
+    head = ["", f"[{prefix}]"] if prefix else []
+    return head + scalars + tables
+
+
 def platform_toml(p: Platform, header: str = "") -> str:
-    """TOML text that loads back into an equal :class:`Platform`."""
+    """TOML text that loads back into an equal :class:`Platform` (every field, in the catalog's layout)."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
-    lines += [
-        f"schema_version = {p.schema_version}",
-        f"name = {_value(p.name)}",
-        f"aliases = {_value(p.aliases)}",
-        f"description = {_value(p.description)}",
-        f"vendor = {_value(p.vendor)}",
-        f"microarchitecture = {_value(p.microarchitecture)}",
-        f"isa = {_value(p.isa)}",
-        f"notes = {_value(p.notes)}",
-        "",
-        f"sockets = {_inline(p.sockets)}",
-        f"cores_per_socket = {_inline(p.cores_per_socket)}",
-        "",
-        "[frequency_ghz]",
-        *(f"{k} = {_inline(v)}" for k, v in p.frequency_ghz.items()),
-    ]
-    for name, c in p.compute.items():
-        lines += ["", f"[compute.{name}]", f"dtype = {_value(c.dtype)}", f"isa_class = {_value(c.isa_class)}",
-                  f"requires = {_value(c.requires)}", f"ops_per_cycle = {_inline(c.ops_per_cycle)}"]
-        if c.note:
-            lines.append(f"note = {_value(c.note)}")
-    lines += ["", "[dram]", f"theoretical_gb_per_s = {_inline(p.dram.theoretical_gb_per_s)}",
-              f"measured_gb_per_s = {_inline(p.dram.measured_gb_per_s)}",
-              "", "[llc]", f"size_mib = {_inline(p.llc.size_mib)}",
-              f"domains_per_socket = {p.llc.domains_per_socket}", f"read_gb_per_s = {_inline(p.llc.read_gb_per_s)}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _table(p, "")) + "\n"
 
 
 def calibration_toml(c, header: str = "") -> str:

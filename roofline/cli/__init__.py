@@ -14,6 +14,17 @@ from roofline import __version__
 from roofline.errors import EXIT_USER_ERROR, UserError
 
 
+DESCRIPTION = """\
+How fast can a transformer run on a server CPU in a precision, what bounds it (compute, L2, LLC or
+DRAM), what end-to-end speedup INT8 or INT4 can possibly give, how fast it will really run, and how
+many servers a load needs. Ceilings come from the platform's datasheet and the model's
+hyper-parameters in milliseconds; `probe` and `validate` measure the host and run the real kernels.
+
+  roofline estimate --model bert-large --cpu icx
+  roofline plan --model bert-large --cpu spr,gnr --precision int8-static --target-rps 5000
+  roofline <command> --help     flags and an example for each command"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors on one line and exit code 2."""
 
@@ -52,7 +63,8 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 PHASES = ("forward", "prefill", "decode")
 
 
-def _add_workload(p: argparse.ArgumentParser, batch_help: str = "sequences per step (default 1)") -> None:
+def _add_workload(p: argparse.ArgumentParser, batch_help: str = "sequences per step (default 1)",
+                  instance_cores: bool = True) -> None:
     """The workload and bandwidth flags shared by estimate, plan and plot."""
     p.add_argument("--batch", type=_positive_int, default=1, help=batch_help)
     p.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request, or the prompt length "
@@ -61,12 +73,27 @@ def _add_workload(p: argparse.ArgumentParser, batch_help: str = "sequences per s
                    "default) or decode")
     p.add_argument("--context", type=int, help="decode: tokens already in the KV cache (default 1024)")
     p.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured",
-                   help="DRAM figure to use: the measured one where the platform file has it (default), or the "
-                   "theoretical")
+                   help="bandwidth figures to use: the measured ones where the platform file has them (default), or "
+                   "the theoretical (datasheet) ones")
+    _add_layout(p, instance_cores)
+
+
+def _add_layout(p: argparse.ArgumentParser, instance_cores: bool = True) -> None:
+    """The memory model and the cores used, shared by estimate, sweep, plan, plot and check."""
+    p.add_argument("--memory-model", choices=("levels", "paper"), default="levels",
+                   help="levels (default): each tensor priced at the cache level that holds it (L2, LLC, DRAM), at "
+                   "the highest clock the busy cores allow; paper: the reference paper's pricing (X, Y and non-GEMM "
+                   "work from DRAM, weights from the LLC when they fit) at the nominal clock")
+    p.add_argument("--cores", type=_positive_int, help="cores used per socket (default: all; a VM or a partial "
+                   "socket is this flag)")
+    if instance_cores:
+        p.add_argument("--instance-cores", type=_positive_int, help="cores per instance (default 4, the reference "
+                       "paper's, or the largest divisor of the cores used below 4); instances share one copy of "
+                       "the weights per LLC domain")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="roofline", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(prog="roofline", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"roofline {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -133,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--p99-ms", type=_number, help="latency target; the roofline latency (no queueing) must meet it")
     pl.add_argument("--price-per-hour", action="append", help="per server, one per CPU, comma-separated")
     pl.add_argument("--utilization", type=_number, default=0.7, help="planned utilization of a server (default 0.7)")
-    _add_workload(pl, batch_help="requests per instance call (default 1)")
+    _add_workload(pl, batch_help="requests per instance call (default 1)", instance_cores=False)
     pl.add_argument("--best-only", action="store_true", help="only the summary table")
     _add_json(pl)
     pl.set_defaults(handler="roofline.cli.plan_cmd:run")
@@ -152,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--phase", choices=PHASES)
     sw.add_argument("--context", type=int, help="decode: tokens in the KV cache")
     sw.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
+    _add_layout(sw)
     sw.add_argument("-o", "--output", help="file (.csv, .jsonl) or - for stdout (default)")
     sw.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name, else csv")
     sw.set_defaults(handler="roofline.cli.sweep_cmd:run")
@@ -188,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--calibration", help="a file written by `roofline calibrate` (or its name in platforms/calibration)")
     ck.add_argument("--batch", type=_positive_int, default=1)
     ck.add_argument("--seq-len", type=_positive_int, default=256)
+    ck.add_argument("--memory-model", choices=("levels", "paper"), default="levels",
+                    help="the ceiling's memory model (paper: the reference paper's, for its Table 14)")
     ck.add_argument("--f-gemm", type=_number)
     ck.add_argument("--gemm-speedup", type=_number)
     ck.add_argument("--non-gemm-speedup", type=_number)

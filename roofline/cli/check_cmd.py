@@ -69,7 +69,7 @@ def check(args: argparse.Namespace) -> int:
             args.precision, args.baseline, throughput_speedup=args.throughput_speedup,
             linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
-            calibration_name=args.calibration,
+            calibration_name=args.calibration, memory_model=args.memory_model,
         )
     def render():
         from roofline.report.check_tables import render_check

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         platforms, model, args.precision, prices=_floats(args.price_per_hour, "--price-per-hour"),
         target_rps=args.target_rps, latency_s=args.p99_ms / 1e3 if args.p99_ms is not None else None,
         utilization=args.utilization, batch=args.batch, seq_len=args.seq_len, phase=args.phase,
-        context=args.context, bandwidth=args.bandwidth,
+        context=args.context, bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
     )
     def render():
         from roofline.report.plan_tables import render_plan

@@ -18,7 +18,8 @@ def run(args: argparse.Namespace) -> int:
     model = load_model_file(find_file("models", args.model))
     result = estimate(load_platform_file(platform_path), model, precisions=split_list(args.precision),
                       baseline=args.baseline, batch=args.batch, seq_len=args.seq_len, phase=args.phase,
-                      context=args.context, bandwidth=args.bandwidth, platform_file=str(platform_path))
+                      context=args.context, bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
+                      instance_cores=args.instance_cores, platform_file=str(platform_path))
     measured = None
     if args.measured:
         try:

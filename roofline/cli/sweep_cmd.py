@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     seqs = _ints(args.seq_len, "--seq-len", [256])
     fmt = args.format or ("jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv")
     planes = sweep(platforms, models, precisions, batches, seqs, phase=args.phase, context=args.context,
-                   bandwidth=args.bandwidth)
+                   bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
+                   instance_cores=args.instance_cores)
     out = open(args.output, "w", newline="", encoding="utf-8") if args.output and args.output != "-" else sys.stdout
     try:
         if fmt == "csv":

@@ -1,15 +1,16 @@
-"""Decode: per-token latency, tokens/s, what bounds a step, and the batch where it turns compute-bound."""
+"""Decode: what bounds a step, and the batch where its GEMMs turn compute-bound."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.gemm_roofline import gemm_roofline
 from roofline.calc.shapes import GemmList
-from roofline.estimate.grid import GridEval, cell_inputs
-from roofline.spec.platform import Platform
+from roofline.estimate.resources import Resources
+from roofline.estimate.step import COMPUTE, StepEval, evaluate_step
+from roofline.spec.precision import PrecisionRecipe
 
 #: batches searched for the compute-bound turn: 1 .. 2**16
 BATCH_SWEEP = np.arange(1, 2**16 + 1)
@@ -43,35 +44,28 @@ class StepSplit:
         return ", ".join(f"{name} {100 * v / t:.0f}%" for name, v in parts if v > 0.005 * t)
 
 
-def step_split(ev: GridEval, i: int, gemms: GemmList, op_t_compute: np.ndarray, op_t_memory: np.ndarray,
-               kv_mask: np.ndarray) -> StepSplit:
-    """Precision row ``i``: GEMM times by their bound, non-GEMM op times by theirs."""
-    g = ev.grid
-    times = gemms.count * g.time[i]
-    compute = float(times[g.compute_bound[i]].sum())
-    weights = float(times[~g.compute_bound[i]].sum())
-    op_time = np.maximum(op_t_compute, op_t_memory)
-    op_mem = op_t_memory > op_t_compute
-    compute += float(op_time[~op_mem].sum())
-    kv = float(op_time[op_mem & kv_mask].sum())
-    other = float(op_time[op_mem & ~kv_mask].sum())
-    return StepSplit(compute, weights, kv, other)
+def step_split(step: StepEval) -> StepSplit:
+    """GEMM times by their bound, non-GEMM operation times by theirs (a scalar step)."""
+    g = step.gemm.count * step.gemm.time
+    g_compute = step.gemm.bound == COMPUTE
+    o = step.ops.time
+    o_compute = step.ops.bound == COMPUTE
+    kv = step.ops.reads_kv
+    return StepSplit(
+        compute_s=float(g[g_compute].sum() + o[o_compute].sum()),
+        weights_s=float(g[~g_compute].sum()),
+        kv_cache_s=float(o[~o_compute & kv].sum()),
+        other_memory_s=float(o[~o_compute & ~kv].sum()),
+    )
 
 
-def compute_bound_batch(platform: Platform, ev: GridEval, i: int, gemms: GemmList, *, sockets: int,
-                        bandwidth: str) -> int | None:
-    """The smallest batch at which the decode GEMMs of precision row ``i``, taken together, spend at
-    least as long computing as streaming: ``sum_j t_compute,j >= sum_j t_memory,j``, all GEMMs at
-    ``M = batch``. None when no batch up to 65536 gets there. (Attention over the KV cache grows with
-    the batch too and never turns compute-bound; it is not part of this figure.)"""
+def compute_bound_batch(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList) -> int | None:
+    """The smallest batch at which the decode GEMMs, taken together, spend at least as long computing as
+    streaming: ``sum_j t_compute,j >= sum_j t_memory,j``, all GEMMs at ``M = batch``. None when no batch
+    up to 65536 gets there. (Attention over the KV cache grows with the batch too and never turns
+    compute-bound; it is not part of this figure.)"""
     m = np.broadcast_to(BATCH_SWEEP[:, None], (len(BATCH_SWEEP), len(gemms))).astype(float)
-    c = cell_inputs(platform, ev.cell_recipes[i], m, gemms.n, gemms.k, sockets)
-    b_mem = platform.dram_bytes_per_s(sockets, bandwidth)
-    b_llc = platform.llc_bytes_per_s(sockets)
-    g = gemm_roofline(m, gemms.n, gemms.k, c.e_x, c.e_w, c.e_y, c.peak, b_mem,
-                      b_llc if b_llc is not None else b_mem, bool(ev.resident[i]), x_meta=c.x_meta, w_meta=c.w_meta,
-                      extra_ops=c.extra, extra_peak=ev.vector_peak)
-    t_compute = (gemms.count * (g.flops / c.peak + c.extra / ev.vector_peak)).sum(axis=1)
-    t_memory = (gemms.count * g.nbytes / g.bandwidth).sum(axis=1)
-    hits = np.nonzero(t_compute >= t_memory)[0]
+    step = evaluate_step(res, cells, gemms, m=m)
+    count = np.asarray(gemms.count, dtype=float)
+    hits = np.nonzero((count * step.gemm.t_compute).sum(axis=1) >= (count * step.gemm.t_memory).sum(axis=1))[0]
     return int(BATCH_SWEEP[hits[0]]) if hits.size else None

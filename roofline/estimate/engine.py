@@ -1,37 +1,44 @@
 """``roofline estimate``: platform + model + workload + precisions -> :class:`EstimateResult`.
 
-The arithmetic is in :mod:`roofline.calc`; this module picks the inputs (compute paths,
-bandwidth, LLC residency, Amdahl inputs), evaluates the (precision x GEMM) grid once
-(:mod:`roofline.estimate.grid`), and records where every input came from.
+The arithmetic is in :mod:`roofline.calc` and the step evaluator (:mod:`roofline.estimate.step`);
+the realistic time in :mod:`roofline.estimate.realistic`. This module picks the inputs (layout,
+memory model, recipes per GEMM, Amdahl inputs), evaluates one step per precision, and records
+where every input came from.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from roofline import __version__
 from roofline.calc.amdahl import amdahl
+from roofline.calc.levels import LEVELS
+from roofline.errors import UserError
+from roofline.calc.shapes import GemmList
 from roofline.estimate.amdahl_inputs import (
     Overrides,
+    Resolved,
     find_measured,
     resolve_f_gemm,
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
-from roofline.calc.non_gemm import op_roofline
+from roofline.estimate.cells import cell_recipes
 from roofline.estimate.decode import compute_bound_batch, step_split
-from roofline.estimate.overheads import named_terms
-from roofline.estimate.grid import GridEval, evaluate_grid
-from roofline.estimate.paths import choose_path, non_gemm_peaks, path_peak
-from roofline.estimate.workload import Workload, make_workload
-from roofline.errors import UserError
+from roofline.estimate.efficiency import efficiency_for
+from roofline.estimate.realistic import Realistic, realistic_speedup, realistic_step
+from roofline.estimate.resources import Resources, make_layout
+from roofline.estimate.step import BOUNDS, StepEval, evaluate_step
+from roofline.estimate.workload import Workload, make_workload, op_cost_names
 from roofline.results.estimate import (
     ComputePathResult,
     DecodeResult,
     EstimateResult,
     GemmResult,
+    LayoutResult,
     LeftOut,
     OverheadResult,
     PlatformResult,
@@ -42,6 +49,7 @@ from roofline.results.estimate import (
 )
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
+from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe, get_recipe
 from roofline.units import DTYPE_BYTES
@@ -74,145 +82,159 @@ def default_baseline(platform: Platform, model: ModelSpec) -> str:
     return "bf16" if model.family == "decoder" and platform.paths_for("bf16") else "fp32"
 
 
-def estimate(
-    platform: Platform,
-    model: ModelSpec,
-    *,
-    precisions: list[str] | None = None,
-    baseline: str | None = None,
-    batch: int = 1,
-    seq_len: int = 256,
-    phase: str | None = None,
-    context: int | None = None,
-    sockets: int | None = None,
-    bandwidth: str = "measured",
-    fused_qkv: bool = True,
-    group_size: int | None = None,
-    kv_dtype: str | None = None,
-    quantize_lm_head: bool = False,
-    overrides: Overrides = Overrides(),
-    platform_file: str = "",
-    calibration: Calibration | None = None,
-    calibration_name: str | None = None,
-) -> EstimateResult:
+@dataclass(frozen=True)
+class Evaluated:
+    """One precision's step: the recipe, its GEMM recipes, the step roofline and the realistic time."""
+
+    recipe: PrecisionRecipe
+    cells: list[PrecisionRecipe]
+    step: StepEval
+    realistic: Realistic
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything an estimate computed before it is written up: the workload, the resources, each
+    precision's step (baseline first) and the Amdahl inputs of each speedup."""
+
+    work: Workload
+    res: Resources
+    gemms: GemmList
+    lm_head: np.ndarray
+    evaluated: list[Evaluated]
+    amdahl: list[AmdahlInputs]
+
+
+@dataclass(frozen=True)
+class AmdahlInputs:
+    f: Resolved
+    s: Resolved
+    s_non: Resolved
+
+    @property
+    def ceiling(self) -> float:
+        return float(amdahl(self.f.value, self.s.value, self.s_non.value))
+
+    def realistic(self, base: Realistic, new: Realistic) -> float:
+        return realistic_speedup(self.f.value, self.s.value, self.s_non.value, base, new)
+
+
+def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | None = None,
+             baseline: str | None = None, batch: int = 1, seq_len: int = 256, phase: str | None = None,
+             context: int | None = None, sockets: int | None = None, cores: int | None = None,
+             instance_cores: int | None = None, memory_model: str = "levels", bandwidth: str = "measured",
+             fused_qkv: bool = True, group_size: int | None = None, kv_dtype: str | None = None,
+             quantize_lm_head: bool = False, overrides: Overrides = Overrides(),
+             calibration: Calibration | None = None, calibration_name: str | None = None) -> Evaluation:
+    """Evaluate every precision's step and the speedups' Amdahl inputs (the estimate before it is written up)."""
     work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
-    n_sockets = int(platform.sockets.value)
-    sockets = n_sockets if sockets is None else sockets
-    if not 1 <= sockets <= n_sockets:
-        raise UserError(f"--sockets {sockets}: {platform.name} has {n_sockets} socket(s)")
     if kv_dtype is not None and kv_dtype not in DTYPE_BYTES:
         raise UserError(f"--kv-dtype {kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
+    layout = make_layout(platform, sockets=sockets, cores=cores, instance_cores=instance_cores)
+    res = Resources(platform, layout, memory_model, bandwidth)
     baseline = baseline or default_baseline(platform, model)
     names = list(dict.fromkeys([baseline, *(precisions or default_precisions(platform, model))]))
     recipes = [get_recipe(n, group_size) for n in names]
-    base = recipes[0]
-
     gemms, lm_head = work.gemms()
-    ev = evaluate_grid(platform, recipes, gemms, lm_head, sockets=sockets, bandwidth=bandwidth,
-                       quantize_lm_head=quantize_lm_head)
-    b_mem = platform.dram_bytes_per_s(sockets, bandwidth)
-    non_gemm = {mode: _non_gemm(platform, work, sockets, b_mem, mode, kv_dtype) for mode in ("fp32", "amp-bf16")}
+    ops = work.ops()
+    evaluated = []
+    for r in recipes:
+        cells = cell_recipes(r, gemms, lm_head, quantize_lm_head)
+        step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=r.non_gemm_mode, kv_dtype=kv_dtype)
+        eff = efficiency_for(calibration, r.name, r.non_gemm_mode, calibration_name or "")
+        real = realistic_step(res, r, gemms, step, mode=r.non_gemm_mode, eff=eff)
+        evaluated.append(Evaluated(r, cells, step, real))
+    return Evaluation(work, res, gemms, lm_head, evaluated, _amdahl_inputs(platform, model, work, evaluated, overrides))
 
+
+def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", **kw) -> EstimateResult:
+    """The estimate of ``model`` on ``platform``; keyword arguments as :func:`evaluate`."""
+    ev = evaluate(platform, model, **kw)
+    work, res, gemms, layout = ev.work, ev.res, ev.gemms, ev.res.layout
+    instances = int(layout.total_instances)
+    quantize_lm_head = kw.get("quantize_lm_head", False)
     precision_results: dict[str, PrecisionResult] = {}
-    for i, (r, p) in enumerate(zip(recipes, ev.paths)):
-        notes = [p.note] if p.note else []
-        if ev.fits_llc[i] and not ev.resident[i]:
+    for e in ev.evaluated:
+        r, step = e.recipe, e.step
+        path = res.path(r.compute_dtype)
+        notes = [path.note] if path.note else []
+        if bool(step.fits_llc) and res.b_llc is None:
             notes.append(f"weights fit the LLC but {platform.name} gives no LLC bandwidth: DRAM bandwidth used")
         if model.family == "decoder" and not quantize_lm_head and r.quantized:
-            notes.append(f"lm_head kept in {ev.cell_recipes[i][-1].name} (--quantize-lm-head to quantize it)")
-        t_non = float(non_gemm[r.non_gemm_mode].total)
-        decode = _decode(platform, work, ev, i, gemms, non_gemm[r.non_gemm_mode], sockets, bandwidth) \
-            if work.phase == "decode" else None
+            notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
+        t_step = float(step.step_time)
         precision_results[r.name] = PrecisionResult(
-            name=r.name, description=r.description, compute_path=p.name, compute_dtype=p.dtype, native=p.native,
-            peak_ops_per_s=p.peak, element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
-            gemms=[_gemm_result(gemms, ev, i, j) for j in range(len(gemms))],
-            aggregate_ops_per_s=float(ev.aggregate[i]), gemm_time_s=float(ev.gemm_time[i]),
-            weight_bytes=float(ev.weight_bytes[i]), llc_fraction=float(ev.weight_bytes[i] / platform.llc_domain_bytes),
-            llc_resident=bool(ev.resident[i]), non_gemm_mode=r.non_gemm_mode, non_gemm_time_s=t_non,
-            step_time_s=float(ev.gemm_time[i]) + t_non, decode=decode, notes=notes,
+            name=r.name, description=r.description, compute_path=path.name, compute_dtype=path.dtype,
+            native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
+            gemms=[_gemm_result(gemms, e, j) for j in range(len(gemms))],
+            aggregate_ops_per_s=float(step.aggregate), gemm_time_s=float(step.gemm_time),
+            weight_bytes=float(step.weight_bytes), llc_fraction=float(step.weight_bytes / res.llc_domain),
+            llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode,
+            non_gemm_time_s=float(step.non_gemm_time), step_time_s=t_step,
+            decode=_decode(res, work, e, gemms, kw.get("kv_dtype")) if work.phase == "decode" else None,
+            notes=notes, levels=step.memory_levels, bound=BOUNDS[int(step.bound)],
+            realistic_step_time_s=e.realistic.realistic_s, instance_latency_s=t_step * instances,
+            realistic_instance_latency_s=e.realistic.realistic_s * instances,
+            throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / e.realistic.realistic_s,
         )
-
-    speedups = _speedups(platform, model, work, ev, recipes, base, non_gemm, overrides, gemms, sockets, calibration)
+    base = ev.evaluated[0]
+    speedups = []
+    for e, a in zip(ev.evaluated[1:], ev.amdahl):
+        t_base = float(base.step.gemm_time) / a.f.value if a.f.value > 0 else float("inf")
+        speedups.append(SpeedupResult(
+            precision=e.recipe.name, baseline=base.recipe.name, gemm_speedup=a.s.value, gemm_speedup_source=a.s.source,
+            f_gemm=a.f.value, f_gemm_source=a.f.source, non_gemm_speedup=a.s_non.value,
+            non_gemm_speedup_source=a.s_non.source, end_to_end_ceiling=a.ceiling,
+            realistic=a.realistic(base.realistic, e.realistic),
+            overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
+                                      t.how, t.calibrated) for t in e.realistic.terms],
+        ))
     left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
-        platform=_platform_result(platform, sockets, bandwidth, b_mem, platform.llc_bytes_per_s(sockets), platform_file),
+        platform=_platform_result(res, platform_file),
         workload=WorkloadResult(
-            model=model.name, family=model.family, phase=work.phase, batch=batch, seq_len=seq_len, m=work.tokens,
-            layers=model.num_hidden_layers, fused_qkv=fused_qkv, context=work.context if work.phase == "decode" else None,
+            model=model.name, family=model.family, phase=work.phase, batch=work.batch, seq_len=work.seq_len,
+            m=work.tokens, layers=model.num_hidden_layers, fused_qkv=work.fused_qkv,
+            context=work.context if work.phase == "decode" else None,
         ),
-        baseline=base.name, precisions=precision_results, speedups=speedups,
-        inputs=_provenance(platform, ev.paths + [choose_path(platform, "fp32", sockets)], bandwidth),
-        left_out=left_out, calibration=calibration_name,
+        baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
+        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
+        calibration=kw.get("calibration_name"), memory_model=res.memory_model,
     )
 
 
 # ------------------------------------------------------------------------------- pieces
 
 
-class _NonGemm:
-    """Per-op roofline times of the non-GEMM work in one mode."""
-
-    def __init__(self, t_compute: np.ndarray, t_memory: np.ndarray, kv_mask: np.ndarray, kv_bytes: float, kv_dtype: str):
-        self.t_compute, self.t_memory, self.kv_mask = t_compute, t_memory, kv_mask
-        self.kv_bytes, self.kv_dtype = kv_bytes, kv_dtype
-
-    @property
-    def total(self) -> float:
-        return float(np.maximum(self.t_compute, self.t_memory).sum())
-
-
-def _non_gemm(platform: Platform, work: Workload, sockets: int, b_mem: float, mode: str, kv_dtype: str | None) -> _NonGemm:
-    """fp32: FP32 activations, attention on the FP32 path. amp-bf16: BF16 activations (half the
-    bytes), attention on the BF16 path where native; vector math in FP32. The KV cache is in the
-    activation dtype unless --kv-dtype says otherwise."""
-    ops = work.non_gemm()
-    act, matmul_peak, vector_peak = non_gemm_peaks(platform, mode, sockets)
-    kv = kv_dtype or act
-    t_compute, t_memory = op_roofline(ops, matmul_peak, vector_peak, DTYPE_BYTES[act], DTYPE_BYTES[kv], b_mem)
-    kv_mask = ops.kv_cache if ops.kv_cache is not None else np.zeros(len(ops.names), dtype=bool)
-    return _NonGemm(t_compute, t_memory, kv_mask, work.kv_cache_elements() * DTYPE_BYTES[kv], kv)
-
-
-def _decode(platform, work: Workload, ev: GridEval, i: int, gemms, ng: _NonGemm, sockets: int, bandwidth: str) -> DecodeResult:
-    split = step_split(ev, i, gemms, ng.t_compute, ng.t_memory, ng.kv_mask)
+def _decode(res: Resources, work: Workload, e: Evaluated, gemms, kv_dtype: str | None) -> DecodeResult:
+    split = step_split(e.step)
     latency = split.total_s
+    kv = kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]
     return DecodeResult(
         token_latency_s=latency, tokens_per_s=work.batch / latency, bound=split.bound, bound_detail=split.detail(),
-        weight_bytes=float(ev.weight_bytes[i]), kv_cache_bytes=ng.kv_bytes, kv_dtype=ng.kv_dtype,
-        compute_bound_batch=compute_bound_batch(platform, ev, i, gemms, sockets=sockets, bandwidth=bandwidth),
+        weight_bytes=float(e.step.weight_bytes), kv_cache_bytes=work.kv_cache_elements() * DTYPE_BYTES[kv],
+        kv_dtype=kv, compute_bound_batch=compute_bound_batch(res, e.cells, gemms),
     )
 
 
-def _speedups(platform, model, work, ev: GridEval, recipes, base: PrecisionRecipe, non_gemm, overrides, gemms,
-              sockets: int, calibration: Calibration | None) -> list[SpeedupResult]:
-    measured = find_measured(model, platform, base.name, work.batch, work.seq_len) if work.phase == "forward" else None
-    t_base_non = non_gemm[base.non_gemm_mode].total
-    f_modelled = ev.gemm_time[0] / (ev.gemm_time[0] + t_base_non)
-    f = resolve_f_gemm(measured, overrides.f_gemm, float(f_modelled))
+def _amdahl_inputs(platform: Platform, model: ModelSpec, work: Workload, evaluated: list[Evaluated],
+                   overrides: Overrides) -> list[AmdahlInputs]:
+    """``f``, ``s`` and ``s_non`` of each precision against the baseline (the first), with their sources."""
+    base = evaluated[0]
+    measured = (find_measured(model, platform, base.recipe.name, work.batch, work.seq_len)
+                if work.phase == "forward" else None)
+    g_base, n_base = float(base.step.gemm_time), float(base.step.non_gemm_time)
+    f = resolve_f_gemm(measured, overrides.f_gemm, g_base / (g_base + n_base))
     out = []
-    for i, r in enumerate(recipes[1:], start=1):
-        s = resolve_gemm_speedup(overrides.gemm_speedup, float(ev.aggregate[i] / ev.aggregate[0]) if
-                                 work.phase != "decode" else float(ev.gemm_time[0] / ev.gemm_time[i]))
-        s_non = resolve_non_gemm_speedup(measured, overrides.non_gemm_speedup, base, r,
-                                         t_base_non / non_gemm[r.non_gemm_mode].total)
-        # the realistic estimate: the same Amdahl times plus the named overhead terms, in baseline units
-        eta_b = calibration.gemm(base.name) if calibration else 1.0
-        eta_p = calibration.gemm(r.name) if calibration else 1.0
-        t_base = float(ev.gemm_time[0]) / eta_b / f.value if f.value > 0 else float("inf")
-        terms = named_terms(platform, r, gemms, sockets=sockets, non_gemm_mode=r.non_gemm_mode, calibration=calibration)
-        extra = sum(t.seconds for t in terms) / t_base if math.isfinite(t_base) else 0.0
-        realistic_time = 1 / float(amdahl(f.value, s.value * eta_p / eta_b, s_non.value)) + extra
-        out.append(SpeedupResult(
-            precision=r.name, baseline=base.name, gemm_speedup=s.value, gemm_speedup_source=s.source,
-            f_gemm=f.value, f_gemm_source=f.source, non_gemm_speedup=s_non.value,
-            non_gemm_speedup_source=s_non.source, end_to_end_ceiling=float(amdahl(f.value, s.value, s_non.value)),
-            realistic=1 / realistic_time,
-            overheads=[OverheadResult(t.name, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0, t.how,
-                                      t.calibrated) for t in terms],
-        ))
+    for e in evaluated[1:]:
+        ratio = (float(e.step.aggregate / base.step.aggregate) if work.phase != "decode"
+                 else g_base / float(e.step.gemm_time))
+        s = resolve_gemm_speedup(overrides.gemm_speedup, ratio)
+        s_non = resolve_non_gemm_speedup(measured, overrides.non_gemm_speedup, base.recipe, e.recipe,
+                                         n_base / float(e.step.non_gemm_time))
+        out.append(AmdahlInputs(f, s, s_non))
     return out
 
 
@@ -224,50 +246,64 @@ def _check_overrides(o: Overrides) -> None:
             raise UserError(f"{flag} {v}: a speedup is a positive number")
 
 
-def _gemm_result(gemms, ev: GridEval, i: int, j: int) -> GemmResult:
-    g = ev.grid
+def _gemm_result(gemms, e: Evaluated, j: int) -> GemmResult:
+    g = e.step.gemm
+    resident = e.step.weight_level.item() != LEVELS.index("DRAM")
     return GemmResult(
-        name=gemms.names[j], recipe=ev.cell_recipes[i][j].name, m=int(gemms.m[j]), n=int(gemms.n[j]),
-        k=int(gemms.k[j]), count=int(gemms.count[j]),
-        flops=float(g.flops[i, j]), bytes=float(g.nbytes[i, j]),
-        x_bytes=float(g.d_x[i, j]), w_bytes=float(g.d_w[i, j]), y_bytes=float(g.d_y[i, j]),
-        arithmetic_intensity=float(g.ai[i, j]), balance_point=float(g.balance_point[i, j]),
-        bound="compute" if g.compute_bound[i, j] else "memory",
-        bandwidth_bytes_per_s=float(g.bandwidth[i, j]),
-        bandwidth_kind="llc-effective" if ev.resident[i] else "dram",
-        attainable_ops_per_s=float(g.attainable[i, j]),
-        time_s=float(gemms.count[j] * g.time[i, j]),
+        name=gemms.names[j], recipe=e.cells[j].name, m=int(gemms.m[j]), n=int(gemms.n[j]),
+        k=int(gemms.k[j]), count=float(gemms.count[j]) if float(gemms.count[j]) % 1 else int(gemms.count[j]),
+        flops=float(g.flops[j]), bytes=float(g.nbytes[j]),
+        x_bytes=float(g.d_x[j]), w_bytes=float(g.d_w[j]), y_bytes=float(g.d_y[j]),
+        arithmetic_intensity=float(g.flops[j] / g.nbytes[j]),
+        balance_point=float(g.flops[j] / g.t_compute[j] / g.bandwidth[j]),
+        bound="compute" if g.compute_bound[j] else "memory",
+        bandwidth_bytes_per_s=float(g.bandwidth[j]),
+        bandwidth_kind=("llc-effective" if resident else "dram") if e.step.memory_model == "paper" else "levels",
+        attainable_ops_per_s=float(g.attainable[j]),
+        time_s=float(g.count[j] * g.time[j]),
+        bound_by=BOUNDS[int(g.bound[j])],
+        levels={"weights": LEVELS[int(e.step.weight_level)], "activations": LEVELS[int(g.xy_level[j])]},
     )
 
 
-def _platform_result(platform: Platform, sockets: int, bandwidth: str, b_mem: float, b_llc: float | None, file: str) -> PlatformResult:
+def _platform_result(res: Resources, file: str) -> PlatformResult:
+    platform, lay = res.platform, res.layout
+    sockets = lay.sockets
+    b_l2, b_llc, b_dram = res.bandwidths()
+    paths = []
+    for name, p in platform.compute.items():
+        hz = float(res.clock(p.isa_class))
+        peak = sockets * float(lay.active_cores) * hz * p.ops_per_cycle.value
+        paths.append(ComputePathResult(name=name, dtype=p.dtype, isa_class=p.isa_class, frequency_hz=hz,
+                                       ops_per_cycle_per_core=p.ops_per_cycle.value, peak_ops_per_s=peak,
+                                       dram_balance_point=peak / float(b_dram)))
     return PlatformResult(
         name=platform.name, description=platform.description, file=file, sockets_used=sockets,
-        cores=int(sockets * platform.cores_per_socket.value),
-        dram_bandwidth_bytes_per_s=b_mem, dram_bandwidth_kind=platform.dram_kind(bandwidth),
-        llc_bytes_per_domain=platform.llc_domain_bytes, llc_domains=sockets * platform.llc.domains_per_socket,
-        llc_read_bytes_per_s=b_llc,
-        compute_paths=[
-            ComputePathResult(
-                name=name, dtype=p.dtype, isa_class=p.isa_class, frequency_hz=platform.frequency_hz(name),
-                ops_per_cycle_per_core=p.ops_per_cycle.value, peak_ops_per_s=path_peak(platform, name, sockets),
-                dram_balance_point=path_peak(platform, name, sockets) / b_mem,
-            )
-            for name, p in platform.compute.items()
-        ],
+        cores=int(sockets * lay.active_cores),
+        dram_bandwidth_bytes_per_s=float(b_dram), dram_bandwidth_kind=platform.dram_kind(res.bandwidth_kind),
+        llc_bytes_per_domain=res.llc_domain, llc_domains=sockets * platform.llc.domains_per_socket,
+        llc_read_bytes_per_s=float(res.b_llc) if res.b_llc is not None else None,
+        l2_read_bytes_per_s=float(res.b_l2) if res.b_l2 is not None else None,
+        compute_paths=paths,
+        layout=LayoutResult(cores_per_instance=int(lay.instance_cores), instances_per_socket=int(lay.instances),
+                            cores_per_socket_used=int(lay.active_cores),
+                            l2_bytes_per_instance=float(res.l2_capacity),
+                            llc_bytes_per_instance=float(res.llc_capacity(0.0))),
     )
 
 
-def _provenance(platform: Platform, paths, bandwidth: str) -> list[Provenance]:
-    """Every platform number the estimate used, with its source."""
-    used = [("sockets", platform.sockets), ("cores_per_socket", platform.cores_per_socket)]
-    for p in dict.fromkeys(c.name for c in paths):
-        path = platform.compute[p]
-        used += [(f"frequency_ghz.{path.isa_class}", platform.frequency_ghz[path.isa_class]),
-                 (f"compute.{p}.ops_per_cycle", path.ops_per_cycle)]
-    kind = platform.dram_kind(bandwidth)
-    used.append((f"dram.{kind}_gb_per_s", getattr(platform.dram, f"{kind}_gb_per_s")))
-    used.append(("llc.size_mib", platform.llc.size_mib))
-    if platform.llc.read_gb_per_s.known:
-        used.append(("llc.read_gb_per_s", platform.llc.read_gb_per_s))
+def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]) -> list[Provenance]:
+    """Every platform number and modelling constant the estimate used, with its source."""
+    p = res.platform
+    used = [("sockets", p.sockets), ("cores_per_socket", p.cores_per_socket)]
+    used += [(u.what, u.source) for u in res.provenance()]
+    costs = op_cost_names(model)
+    for r in recipes:
+        if r.compute_dtype == "int8":
+            costs += ["quantize_ops_per_element", "compensation_ops_per_output"]
+            if r.x_scale == "per-token":
+                costs.append("scale_search_ops_per_element")
+        if r.dequant_cost:
+            costs.append(r.dequant_cost)
+    used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
     return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source) for w, s in dict(used).items()]

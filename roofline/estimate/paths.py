@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from roofline.calc.roofline import compute_peak
 from roofline.spec.platform import Platform
+
+#: a clock per ISA class, in Hz (scalar, or an array over a layout axis)
+Clock = Callable[[str], "float | np.ndarray"]
 
 
 @dataclass(frozen=True)
@@ -13,18 +19,27 @@ class PathChoice:
     name: str
     dtype: str
     native: bool  # False: the platform has no path for the wanted dtype; this is the FP32 fallback
-    peak: float  # ops/s on the sockets used
+    peak: float | np.ndarray  # ops/s on the cores used
     note: str = ""
 
 
-def path_peak(platform: Platform, path: str, sockets: int) -> float:
+def nominal_clock(platform: Platform) -> Clock:
+    """The platform's nominal all-core frequency per ISA class (``frequency_ghz``)."""
+    return lambda isa_class: platform.frequency_ghz[isa_class].value * 1e9
+
+
+def path_peak(platform: Platform, path: str, sockets: int, cores: float | np.ndarray | None = None,
+              clock: Clock | None = None) -> float | np.ndarray:
+    """``P = sockets x cores x f(path) x ops_per_cycle(path)``; by default every core at the nominal clock."""
     p = platform.compute[path]
-    return float(
-        compute_peak(sockets, platform.cores_per_socket.value, platform.frequency_hz(path), p.ops_per_cycle.value)
-    )
+    cores = platform.cores_per_socket.value if cores is None else cores
+    f = (clock or nominal_clock(platform))(p.isa_class)
+    peak = compute_peak(sockets, cores, f, p.ops_per_cycle.value)
+    return float(peak) if np.ndim(peak) == 0 else peak
 
 
-def choose_path(platform: Platform, dtype: str, sockets: int) -> PathChoice:
+def choose_path(platform: Platform, dtype: str, sockets: int, cores: float | np.ndarray | None = None,
+                clock: Clock | None = None) -> PathChoice:
     """The fastest path for ``dtype``; without one (BF16 on Ice Lake), the fastest FP32 path.
 
     PyTorch's BF16 autocast on a CPU without native BF16 converts to FP32 and
@@ -35,17 +50,10 @@ def choose_path(platform: Platform, dtype: str, sockets: int) -> PathChoice:
     native = bool(names)
     if not native:
         names = platform.paths_for("fp32")
-    best = max(names, key=lambda n: path_peak(platform, n, sockets))
+    peaks = {n: path_peak(platform, n, sockets, cores, clock) for n in names}
+    best = max(names, key=lambda n: float(np.max(peaks[n])))
     note = "" if native else (
         f"no native {dtype.upper()} path on {platform.name}: {dtype.upper()} data, GEMMs computed on {best} "
         f"(as PyTorch autocast does without native support)"
     )
-    return PathChoice(best, platform.compute[best].dtype, native, path_peak(platform, best, sockets), note)
-
-
-def non_gemm_peaks(platform: Platform, mode: str, sockets: int) -> tuple[str, float, float]:
-    """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: fp32 runs
-    everything on the FP32 paths; amp-bf16 keeps BF16 activations and runs attention on the BF16
-    path where native; vector math is FP32 in both."""
-    act = "fp32" if mode == "fp32" else "bf16"
-    return act, choose_path(platform, act, sockets).peak, choose_path(platform, "fp32", sockets).peak
+    return PathChoice(best, platform.compute[best].dtype, native, peaks[best], note)

@@ -19,18 +19,15 @@ import math
 
 import numpy as np
 
-from roofline.calc.gemm_roofline import gemm_roofline
-from roofline.calc.llc import llc_resident
-from roofline.calc.non_gemm import op_roofline
 from roofline.errors import UserError
-from roofline.estimate.grid import cell_inputs, lm_head_recipe
-from roofline.estimate.paths import choose_path, non_gemm_peaks
+from roofline.estimate.cells import cell_recipes
+from roofline.estimate.resources import Resources, make_layout
+from roofline.estimate.step import BOUNDS, evaluate_step
 from roofline.estimate.workload import make_workload
 from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.precision import get_recipe
-from roofline.units import DTYPE_BYTES
 
 
 #: layouts whose throughput is within this fraction of the best count as a tie
@@ -45,50 +42,33 @@ def layouts(cores: int) -> list[int]:
 
 def plan_cpu(platform: Platform, model: ModelSpec, precision: str, *, batch: int = 1, seq_len: int = 256,
              phase: str | None = None, context: int | None = None, bandwidth: str = "measured",
-             target_rps: float | None = None, latency_s: float | None = None, utilization: float = 0.7,
-             price_per_hour: float | None = None) -> CpuPlan:
+             memory_model: str = "levels", cores: int | None = None, target_rps: float | None = None,
+             latency_s: float | None = None, utilization: float = 0.7, price_per_hour: float | None = None) -> CpuPlan:
     work = make_workload(model, phase, batch, seq_len, context)
     recipe = get_recipe(precision)
-    cores = int(platform.cores_per_socket.value)
+    cores = int(platform.cores_per_socket.value) if cores is None else cores
     sockets = int(platform.sockets.value)
-    c = np.array(layouts(cores), dtype=float)
-    n = np.floor(cores / c)
-    share = (c / cores)[:, None]  # (L, 1)
-
+    layout = make_layout(platform, cores=cores, instance_cores=np.array(layouts(cores), dtype=float),
+                         socket_busy=True)
+    res = Resources(platform, layout, memory_model, bandwidth)
     gemms, lm = work.gemms()
-    cells = [lm_head_recipe(recipe, False) if is_lm else recipe for is_lm in lm]
-    ci = cell_inputs(platform, cells, gemms.m, gemms.n, gemms.k, 1)
-    weight_bytes = float((gemms.count * (ci.e_w * gemms.n * gemms.k + ci.w_meta)).sum())
-    b_mem = platform.dram_bytes_per_s(1, bandwidth) / n[:, None]
-    b_llc_socket = platform.llc_bytes_per_s(1)
-    resident = bool(llc_resident(weight_bytes, platform.llc_domain_bytes)) and b_llc_socket is not None
-    b_llc = (b_llc_socket / n[:, None]) if b_llc_socket is not None else b_mem
-    vector = choose_path(platform, "fp32", 1).peak * share
-    g = gemm_roofline(gemms.m, gemms.n, gemms.k, ci.e_x, ci.e_w, ci.e_y, ci.peak * share, b_mem, b_llc, resident,
-                      x_meta=ci.x_meta, w_meta=ci.w_meta, extra_ops=ci.extra, extra_peak=vector)
-    gemm_t = gemms.count * g.time  # (L, S)
-    ops = work.non_gemm()
-    act, matmul_peak, _ = non_gemm_peaks(platform, recipe.non_gemm_mode, 1)
-    t_c, t_m = op_roofline(ops, matmul_peak * share, vector, DTYPE_BYTES[act], DTYPE_BYTES[act], b_mem)
-    non_t = np.maximum(t_c, t_m)  # (L, ops)
-    latency = gemm_t.sum(axis=1) + non_t.sum(axis=1)
-
-    mem_kind = "LLC" if resident else "DRAM"
-    split = {
-        "compute": (gemm_t * g.compute_bound).sum(axis=1) + (non_t * (t_c >= t_m)).sum(axis=1),
-        mem_kind: (gemm_t * ~g.compute_bound).sum(axis=1),
-    }
-    split["DRAM"] = split.get("DRAM", 0) + (non_t * (t_c < t_m)).sum(axis=1)
+    step = evaluate_step(res, cell_recipes(recipe, gemms, lm), gemms, ops=work.ops(),
+                         non_gemm_mode=recipe.non_gemm_mode)
+    # one instance's latency: the amortised step time times the instances sharing the platform
+    latency = step.step_time * layout.total_instances
+    split = step.time_by_bound() * layout.total_instances[:, None]
     results = []
-    for i in range(len(c)):
-        parts = {k: float(v[i]) for k, v in split.items()}
+    for i in range(len(layout.instance_cores)):
+        parts = {BOUNDS[b]: float(split[i, b]) for b in range(len(BOUNDS)) if split[i, b] > 0}
         inst = batch / float(latency[i])
+        n_i = float(layout.instances[i])
         results.append(LayoutResult(
-            cores_per_instance=int(c[i]), instances_per_socket=int(n[i]), latency_s=float(latency[i]),
-            instance_rps=inst, socket_rps=inst * n[i], server_rps=inst * n[i] * sockets,
-            bound=max(parts, key=parts.get), time_split=parts,
+            cores_per_instance=int(layout.instance_cores[i]), instances_per_socket=int(n_i),
+            latency_s=float(latency[i]), instance_rps=inst, socket_rps=inst * n_i, server_rps=inst * n_i * sockets,
+            bound=BOUNDS[int(step.bound[i])], time_split=parts,
             meets_latency=None if latency_s is None else bool(latency[i] <= latency_s),
         ))
+    resident = bool(step.fits_llc) and res.b_llc is not None
     meeting = [r for r in results if r.meets_latency is not False]
     notes = []
     if meeting:

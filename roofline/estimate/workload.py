@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.non_gemm import NonGemmOps, decode_non_gemm, transformer_non_gemm
+from roofline.calc import ops as op
 from roofline.calc.shapes import GemmList, gemm_list, transformer_gemms
 from roofline.errors import UserError
 from roofline.spec.model import ModelSpec
+from roofline.spec.op_costs import cost
 
 PHASES = ("forward", "prefill", "decode")
 
@@ -57,18 +58,53 @@ class Workload:
         rows.append(("lm_head", self.batch, m.vocab_size, m.hidden_size, 1))
         return gemm_list(rows), np.array([False] * len(layers) + [True])
 
-    def non_gemm(self) -> NonGemmOps:
-        m = self.model
-        common = dict(hidden=m.hidden_size, intermediate=m.intermediate_size, layers=m.num_hidden_layers,
-                      heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, gated_mlp=m.gated_mlp)
-        if self.phase == "decode":
-            return decode_non_gemm(batch=self.batch, context=self.context, **common)
-        return transformer_non_gemm(batch=self.batch, seq_len=self.seq_len, causal=self.phase == "prefill", **common)
+    def ops(self, batch=None, seq_len=None, embeddings: bool = True) -> list[op.Op]:
+        """The non-GEMM operations of one step (:mod:`roofline.calc.ops`); ``batch`` and ``seq_len`` may be
+        arrays (a sweep); ``embeddings=False`` leaves out the lookup (a harness fed hidden states)."""
+        return step_ops(self.model, self.phase, self.batch if batch is None else batch,
+                        self.seq_len if seq_len is None else seq_len, self.context, embeddings)
 
     def kv_cache_elements(self) -> float:
         """Cached K and V entries read by one decode step (all layers, all sequences)."""
         m = self.model
         return 2.0 * m.num_hidden_layers * self.batch * m.kv_heads * m.head_size * self.context
+
+
+def step_ops(model: ModelSpec, phase: str, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
+    """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
+    lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
+    position and token-type embeddings), decoders RMSNorm and one embedding table."""
+    m, layers = model, model.num_hidden_layers
+    batch = np.asarray(batch, dtype=float)
+    decode = phase == "decode"
+    tokens = batch if decode else batch * np.asarray(seq_len, dtype=float)
+    encoder = m.family == "encoder"
+    norm_ops = cost("layer_norm_ops_per_element" if encoder else "rms_norm_ops_per_element")
+    attention = op.attention(
+        batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
+        heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
+        causal=phase == "prefill", cached=decode, softmax_ops=cost("softmax_ops_per_score"))
+    out = [
+        attention,
+        op.norm(tokens=tokens, hidden=m.hidden_size, calls=2 * layers + (0 if encoder else 1), ops_per_element=norm_ops,
+                name="layer_norm" if encoder else "rms_norm"),
+        op.activation(tokens=tokens, intermediate=m.intermediate_size, layers=layers, gated=m.gated_mlp,
+                      ops_per_element=cost("silu_gated_ops_per_element" if m.gated_mlp else "gelu_ops_per_element")),
+        op.residual_add(tokens=tokens, hidden=m.hidden_size, calls=2 * layers,
+                        ops_per_element=cost("residual_add_ops_per_element")),
+    ]
+    if embeddings:
+        tables = (3 if m.type_vocab_size else 2) if encoder else 1
+        out.append(op.embeddings(tokens=tokens, hidden=m.hidden_size, tables=tables, norm_ops=norm_ops))
+    return out
+
+
+#: the modelling constants the non-GEMM operations use, by model family (for an estimate's inputs)
+def op_cost_names(model: ModelSpec) -> list[str]:
+    encoder = model.family == "encoder"
+    return ["layer_norm_ops_per_element" if encoder else "rms_norm_ops_per_element",
+            "silu_gated_ops_per_element" if model.gated_mlp else "gelu_ops_per_element",
+            "softmax_ops_per_score", "residual_add_ops_per_element"]
 
 
 def make_workload(model: ModelSpec, phase: str | None, batch: int, seq_len: int, context: int | None,

@@ -97,4 +97,6 @@ class CheckResult:
     comparisons: list[Comparison]
     latency: list[LatencyRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    memory_model: Literal["levels", "paper"] = "levels"
+    """the ceiling's memory model (see the estimate's)"""
     schema_version: int = SCHEMA_VERSION

@@ -50,6 +50,22 @@ class ComputePathResult:
 
 
 @dataclass(frozen=True)
+class LayoutResult:
+    """The instance layout the estimate assumes: on each socket, instances of some cores sharing one copy
+    of the weights per LLC domain."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    cores_per_instance: int
+    instances_per_socket: int
+    cores_per_socket_used: int
+    l2_bytes_per_instance: float
+    """L2 one instance holds (cores x L2 size; 0 when not modelled)"""
+    llc_bytes_per_instance: float
+    """one instance's share of its LLC domain(s) before resident weights take theirs (0 when not modelled)"""
+
+
+@dataclass(frozen=True)
 class PlatformResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -69,6 +85,9 @@ class PlatformResult:
     llc_read_bytes_per_s: float | None
     """B_LLC, all sockets used; null when the platform file gives none"""
     compute_paths: list[ComputePathResult]
+    l2_read_bytes_per_s: float | None = None
+    """B_L2 of the cores used, all sockets; null when not modelled (paper model, or no L2 in the file)"""
+    layout: LayoutResult | None = None
 
 
 @dataclass(frozen=True)
@@ -100,8 +119,8 @@ class GemmResult:
     m: int
     n: int
     k: int
-    count: int
-    """calls per forward pass"""
+    count: int | float
+    """calls per forward pass (fractional for expected expert counts)"""
     flops: float
     """2MNK, one call"""
     bytes: float
@@ -117,11 +136,16 @@ class GemmResult:
     bound: Literal["compute", "memory"]
     bandwidth_bytes_per_s: float
     """B_i: B_mem, or B_eff when the weights are LLC-resident"""
-    bandwidth_kind: Literal["dram", "llc-effective"]
+    bandwidth_kind: Literal["dram", "llc-effective", "levels"]
+    """paper model: DRAM, or B_eff with LLC-resident weights; levels model: each tensor at its level"""
     attainable_ops_per_s: float
-    """min(P, AI x B_i)"""
+    """F / max(t_compute, t_memory); min(P, AI x B_i) without extra kernel work"""
     time_s: float
     """count x flops / attainable: this shape's time per forward pass"""
+    bound_by: Literal["compute", "L2", "LLC", "DRAM"] = "compute"
+    """compute, or the memory level that moves most of the GEMM's memory time"""
+    levels: dict[str, str] = field(default_factory=dict)
+    """the level each operand class was priced at: weights, activations (X and Y)"""
 
 
 @dataclass(frozen=True)
@@ -175,7 +199,21 @@ class PrecisionResult:
     non_gemm_time_s: float
     """modelled roofline time of the non-GEMM work in one step"""
     step_time_s: float
-    """gemm_time_s + non_gemm_time_s: the roofline time of one forward pass, prefill or decode step"""
+    """gemm_time_s + non_gemm_time_s: the roofline time of one forward pass, prefill or decode step, amortised
+    over the whole platform (all instances together)"""
+    levels: dict[str, str]
+    """the memory level each tensor class was priced at: weights, activations, non_gemm, kv_cache (L2, LLC,
+    DRAM, or none)"""
+    bound: Literal["compute", "L2", "LLC", "DRAM"]
+    """what most of the step's time is bound by"""
+    realistic_step_time_s: float
+    """the realistic time of the step (ceiling plus the named terms), amortised like step_time_s"""
+    instance_latency_s: float
+    """one instance's time for one step at the ceiling: step_time_s x instances"""
+    realistic_instance_latency_s: float
+    throughput_per_s: float
+    """sequences (batch) per second, whole platform, at the ceiling"""
+    realistic_throughput_per_s: float
     decode: DecodeResult | None = None
     """decode phase only"""
     notes: list[str] = field(default_factory=list)
@@ -213,6 +251,9 @@ class SpeedupResult:
     speedup at calibrated kernel efficiencies (s without a calibration)"""
     overheads: list[OverheadResult] = field(default_factory=list)
     """the named terms of the realistic estimate"""
+    realistic_error: float | None = None
+    """the realistic speedup's expected relative error (median |error| leave-one-platform-out over the
+    records of its software stack); null without a stack profile"""
 
 
 @dataclass(frozen=True)
@@ -241,4 +282,7 @@ class EstimateResult:
     """what the estimate does not count, and why"""
     calibration: str | None = None
     """the calibration file the realistic estimate used, if any"""
+    memory_model: Literal["levels", "paper"] = "levels"
+    """levels: each tensor priced at the cache level that holds it, at the highest clock the busy cores allow;
+    paper: the reference paper's pricing (X, Y, non-GEMM from DRAM, weights from the LLC when they fit)"""
     schema_version: int = SCHEMA_VERSION

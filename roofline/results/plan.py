@@ -23,10 +23,10 @@ class LayoutResult:
     instance_rps: float
     socket_rps: float
     server_rps: float
-    bound: Literal["compute", "DRAM", "LLC"]
+    bound: Literal["compute", "L2", "LLC", "DRAM"]
     """what bounds most of the request's time"""
     time_split: dict[str, float]
-    """seconds per request batch by bound: compute, DRAM, LLC"""
+    """seconds per request batch by bound: compute, L2, LLC, DRAM"""
     meets_latency: bool | None
     """latency_s <= the target; null when no target was given"""
 

@@ -11,9 +11,10 @@ from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
 
-#: How the non-GEMM work runs: plain FP32, or BF16 autocast (AMP), which the
-#: reference paper uses for every INT8 and BF16 run.
-NonGemmMode = Literal["fp32", "amp-bf16"]
+#: How the non-GEMM work runs: plain FP32; BF16 autocast (AMP), which the reference paper uses
+#: for every INT8 and BF16 run; or INT8 end to end (INT8 attention, residual + norm fused with the
+#: requantize), as vendor-tuned stacks run quantized encoders.
+NonGemmMode = Literal["fp32", "amp-bf16", "int8"]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ MiB for cache sizes); the accessors return SI units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
@@ -46,6 +46,22 @@ class Dram:
     """per socket: channels x MT/s x 8 bytes"""
     measured_gb_per_s: Sourced = UNMEASURED
     """per socket, sustained read with all cores"""
+    read_gb_per_s_per_core: Sourced = Sourced(unknown="not given")
+    """what one core alone can read from DRAM; caps a few-core layout's share (cores x this)"""
+
+
+@dataclass(frozen=True)
+class L2:
+    """The per-core (private) L2 cache."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    size_kib: Sourced
+    """per core, KiB"""
+    read_bytes_per_cycle: Sourced = Sourced(unknown="not given")
+    """per core: the L2-to-L1 read width, bytes per cycle (times the core clock gives the datasheet bandwidth)"""
+    read_gb_per_s: Sourced = UNMEASURED
+    """per socket, every core reading its own working set that fits its L2 (measured)"""
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,8 @@ class Llc:
     cores stay resident only if they fit one slice"""
     read_gb_per_s: Sourced = UNMEASURED
     """per socket, all cores reading a working set that fits the LLC"""
+    read_gb_per_s_per_core: Sourced = Sourced(unknown="not given")
+    """what one core alone can read from the LLC; caps a few-core layout's share (cores x this)"""
 
     def __post_init__(self) -> None:
         if self.domains_per_socket < 1:
@@ -81,11 +99,18 @@ class Platform:
     sockets: Sourced
     cores_per_socket: Sourced
     frequency_ghz: dict[str, Sourced]
-    """all-core frequency per ISA class (e.g. avx2, avx512, amx)"""
+    """nominal all-core frequency per ISA class (e.g. avx2, avx512, amx): the reference paper's input,
+    used by ``--memory-model paper``"""
     compute: dict[str, ComputePath]
     """compute paths by name (e.g. fp32-avx512, int8-amx)"""
     dram: Dram
     llc: Llc
+    l2: L2 | None = None
+    """the private L2 cache; without it activations are priced at the LLC or DRAM"""
+    all_core_turbo_ghz: dict[str, Sourced] = field(default_factory=dict)
+    """per ISA class: the highest clock the datasheet allows with every core of a socket busy"""
+    max_turbo_ghz: dict[str, Sourced] = field(default_factory=dict)
+    """per ISA class: the highest clock the datasheet allows with few cores busy (single-core boost)"""
     schema_version: int = 1
     aliases: tuple[str, ...] = ()
     """other names --cpu accepts"""
@@ -94,10 +119,13 @@ class Platform:
     def __post_init__(self) -> None:
         _positive("sockets", self.sockets, integer=True)
         _positive("cores_per_socket", self.cores_per_socket, integer=True)
-        for isa_class, f in self.frequency_ghz.items():
-            _positive(f"frequency_ghz.{isa_class}", f)
-            if f.value > 10:
-                raise ValueError(f"frequency_ghz.{isa_class}: {f.value:g} GHz is not a CPU frequency")
+        for table in ("frequency_ghz", "all_core_turbo_ghz", "max_turbo_ghz"):
+            for isa_class, f in getattr(self, table).items():
+                _positive(f"{table}.{isa_class}", f)
+                if f.value > 10:
+                    raise ValueError(f"{table}.{isa_class}: {f.value:g} GHz is not a CPU frequency")
+                if isa_class not in self.frequency_ghz:
+                    raise ValueError(f"{table}.{isa_class}: no frequency_ghz.{isa_class} beside it")
         for name, path in self.compute.items():
             _positive(f"compute.{name}.ops_per_cycle", path.ops_per_cycle)
             if path.isa_class not in self.frequency_ghz:
@@ -121,6 +149,19 @@ class Platform:
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
                 )
         _positive("llc.size_mib", self.llc.size_mib)
+        for name, v in (("dram.read_gb_per_s_per_core", self.dram.read_gb_per_s_per_core),
+                        ("llc.read_gb_per_s_per_core", self.llc.read_gb_per_s_per_core)):
+            if v.known:
+                _positive(name, v)
+        if self.l2 is not None:
+            _positive("l2.size_kib", self.l2.size_kib)
+            for name in ("read_bytes_per_cycle", "read_gb_per_s"):
+                if getattr(self.l2, name).known:
+                    _positive(f"l2.{name}", getattr(self.l2, name))
+        d_core, l_core = self.dram.read_gb_per_s_per_core, self.llc.read_gb_per_s_per_core
+        if d_core.known and l_core.known and l_core.value < d_core.value:
+            raise ValueError(f"llc.read_gb_per_s_per_core: {l_core.value:g} GB/s is below DRAM's per-core "
+                             f"{d_core.value:g} GB/s; an LLC slower than memory is not physical")
         if self.llc.read_gb_per_s.known:
             _positive("llc.read_gb_per_s", self.llc.read_gb_per_s)
             dram = self.dram_gb_per_s("measured")

@@ -16,6 +16,7 @@ from typing import Literal
 from roofline.errors import UnknownNameError, UserError
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.model import NonGemmMode
+from roofline.spec.op_costs import OP_COSTS, cost
 from roofline.spec.platform import ComputeDtype
 from roofline.units import DTYPE_BYTES
 
@@ -43,9 +44,10 @@ class PrecisionRecipe:
     w_group_size: int | None = None
     w_zero_point: bool = False
     scale_dtype: StorageDtype = "fp32"
-    dequant_ops_per_weight: float = 0.0
-    """vector ops per weight element per call to turn stored weights into compute operands
-    (unpack, zero point, convert, scale); priced on the FP32 vector path"""
+    dequant_cost: str | None = None
+    """the modelling constant (:data:`roofline.spec.op_costs.OP_COSTS`) giving the vector ops per weight
+    element per call that turn stored weights into compute operands (unpack, zero point, convert,
+    scale); priced on the FP32 vector path"""
     activation_sum: bool = False
     """the kernel sums each activation row (the compensation term of unsigned-offset INT4 weights)"""
 
@@ -54,8 +56,12 @@ class PrecisionRecipe:
             raise ValueError("w_group_size: give a group size exactly when w_scale is per-group")
         if self.w_group_size is not None and self.w_group_size < 1:
             raise ValueError(f"w_group_size: must be positive, got {self.w_group_size}")
-        if self.dequant_ops_per_weight < 0:
-            raise ValueError(f"dequant_ops_per_weight: must be 0 or more, got {self.dequant_ops_per_weight}")
+        if self.dequant_cost is not None and self.dequant_cost not in OP_COSTS:
+            raise ValueError(f"dequant_cost: '{self.dequant_cost}' is not a modelling constant")
+
+    @property
+    def dequant_ops_per_weight(self) -> float:
+        return cost(self.dequant_cost) if self.dequant_cost else 0.0
 
     @property
     def e_x(self) -> float:
@@ -116,7 +122,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         description="W8A16: INT8 weights (per-channel BF16 scales) dequantized to BF16 in the kernel, BF16 "
         "activations and output",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int8", y_dtype="bf16",
-        w_scale="per-channel", scale_dtype="bf16", dequant_ops_per_weight=2.0,
+        w_scale="per-channel", scale_dtype="bf16", dequant_cost="int8_dequant_ops_per_weight",
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(
@@ -125,7 +131,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "kernel (unpack, zero point, convert, scale), BF16 activations and output",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int4", y_dtype="bf16",
         w_scale="per-group", w_group_size=128, w_zero_point=True, scale_dtype="bf16",
-        dequant_ops_per_weight=4.0,
+        dequant_cost="int4_dequant_ops_per_weight",
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(
@@ -135,7 +141,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "per-group rescaling, BF16 output",
         compute_dtype="int8", x_dtype="int8", w_dtype="int4", y_dtype="bf16",
         x_scale="per-token", w_scale="per-group", w_group_size=128, scale_dtype="bf16",
-        dequant_ops_per_weight=2.0, activation_sum=True,
+        dequant_cost="int4_unpack_ops_per_weight", activation_sum=True,
         non_gemm_mode="amp-bf16",
     ),
     PrecisionRecipe(

@@ -1,0 +1,102 @@
+"""The non-GEMM work of a transformer step, one small formula per operation.
+
+In the style of ``torch/utils/flop_counter.py``: each function prices one operation from its
+shape and returns an :class:`Op` (flops, the elements it moves, how often it runs per step, and
+the working set of one call, which decides the memory level it is priced at). Counting is kept
+apart from pricing (:mod:`roofline.estimate.step`). The per-element op counts are parameters:
+their values and sources live in :mod:`roofline.spec.op_costs`.
+
+What the model assumes, stated once: every operation reads its inputs and writes its outputs once
+(no re-reads); attention is one fused scaled-dot-product kernel (flash attention, as Inductor emits
+on CPU): the scores are never written, and its score and context products run on the matmul path.
+Framework overhead, layout copies and launch costs are not modelled, so the non-GEMM time is a
+lower bound and the GEMM share ``f`` an upper bound.
+
+All shape arguments broadcast (numpy), so one call prices a whole sweep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+@dataclass(frozen=True)
+class Op:
+    """One kind of non-GEMM operation over a step (all its calls)."""
+
+    name: str
+    flops: np.ndarray
+    """per step, all calls"""
+    matmul: bool
+    """the flops run on a matmul path (attention's products), else on the vector path"""
+    act_elements: np.ndarray
+    """activation elements read plus written per step"""
+    act_working_set: np.ndarray
+    """activation elements one call touches: what must fit a cache level for the call to run from it"""
+    kv_elements: np.ndarray | float = 0.0
+    """KV-cache elements read per step"""
+    kv_working_set: np.ndarray | float = 0.0
+    """the whole KV cache (all layers): it persists between steps"""
+
+
+def _f(x: ArrayLike) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, kv_heads: int, head_dim: int,
+              layers: int, causal: bool, cached: bool, softmax_ops: float) -> Op:
+    """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
+
+    - flops: ``4 B h q k d`` on the matmul path (scores and context) and ``softmax_ops x B h q k``
+      (counted with the matmul flops, as the fused kernel runs them); causal masking halves both when
+      the queries are the keys (``q = k``, prefill); a decode query sees every cached key;
+    - moved: Q in and the context out, ``2 B q h d``; K and V, ``2 B k kv d`` (grouped-query attention
+      reads ``kv`` heads) — fresh activations from the QKV projection (encoder, prefill), or the KV
+      cache (``cached``: decode), whose working set is the whole cache of all layers.
+    """
+    b, q, k = _f(batch), _f(q_len), _f(k_len)
+    scores = b * heads * q * k * (0.5 if causal else 1.0)
+    flops = layers * (4.0 * scores * head_dim + softmax_ops * scores)
+    qo = 2.0 * b * q * heads * head_dim
+    kv = 2.0 * b * k * kv_heads * head_dim
+    if cached:
+        return Op("attention", flops, True, layers * qo, qo, layers * kv, layers * kv)
+    return Op("attention", flops, True, layers * (qo + kv), qo + kv)
+
+
+def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, name: str = "norm") -> Op:
+    """LayerNorm or RMSNorm over ``tokens x hidden``: reads and writes ``2 T H`` elements per call,
+    ``ops_per_element x T H`` flops."""
+    t = _f(tokens)
+    return Op(name, calls * ops_per_element * t * hidden, False, calls * 2.0 * t * hidden, 2.0 * t * hidden)
+
+
+def activation(*, tokens: ArrayLike, intermediate: int, layers: int, gated: bool, ops_per_element: float) -> Op:
+    """The MLP activation per layer: GeLU reads and writes ``2 T I`` elements; a gated MLP (SiLU(gate) x up)
+    reads gate and up and writes one: ``3 T I``. Flops: ``ops_per_element x T I``."""
+    t = _f(tokens)
+    per_call = (3.0 if gated else 2.0) * t * intermediate
+    return Op("mlp_activation", layers * ops_per_element * t * intermediate, False, layers * per_call, per_call)
+
+
+def residual_add(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float) -> Op:
+    """``y = x + r`` over ``T x H``: reads two, writes one: ``3 T H`` elements per call."""
+    t = _f(tokens)
+    return Op("residual_add", calls * ops_per_element * t * hidden, False, calls * 3.0 * t * hidden, 3.0 * t * hidden)
+
+
+def embeddings(*, tokens: ArrayLike, hidden: int, tables: int, norm_ops: float) -> Op:
+    """The embedding lookup, once per step: gather a row from each of ``tables`` tables, add them and
+    (encoders, ``tables > 1``) normalise: ``(tables + 1) T H`` elements plus ``2 T H`` for the norm;
+    ``(tables - 1) T H`` adds and ``norm_ops x T H`` flops. Decoders gather one table, no norm."""
+    t = _f(tokens)
+    if tables == 1:
+        return Op("embeddings", 0.0 * t, False, 2.0 * t * hidden, 2.0 * t * hidden)
+    elements = (tables + 1 + 2) * t * hidden
+    return Op("embeddings", (tables - 1 + norm_ops) * t * hidden, False, elements, elements)

@@ -1,0 +1,218 @@
+"""What a step can use on a platform under an instance layout: the clock, the compute peaks, the
+bandwidth of each memory level and what each level holds for one instance.
+
+The layout is the paper's deployment: on each socket, ``instances`` instances of ``instance_cores``
+cores, pinned to disjoint cores, sharing one copy of the weights per LLC domain. Figures are for
+the whole platform (all instances together); a step's time at these resources is the time per
+step amortised over the instances, and one instance's latency is that times the instances.
+Every array broadcasts over a leading layout axis (``plan`` evaluates all layouts in one call).
+
+Two memory models:
+
+- ``levels`` (default): the ceiling must bound a real run, so the clock is the highest the
+  datasheet allows for the busy cores (all-core turbo on a busy socket, the single-core boost
+  when fewer cores are busy), and each tensor is priced at the level that holds it: L2 (private,
+  ``instance_cores x`` its size), the LLC (one instance's share of its domain), else DRAM;
+  bandwidths are capped by what the busy cores can pull (``cores x`` the per-core figure).
+- ``paper``: the reference paper's pricing, kept exactly: the nominal clock (``frequency_ghz``),
+  X, Y and every non-GEMM tensor from DRAM, the weights from the LLC when the whole set fits one
+  LLC domain (``B_eff``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline.errors import UserError
+from roofline.estimate.paths import PathChoice, choose_path
+from roofline.spec.platform import Platform
+from roofline.spec.sourced import Sourced
+from roofline.units import GIGA, MIB
+
+MEMORY_MODELS = ("levels", "paper")
+#: cores per instance when the user gives none: the reference paper's 4-core instances
+DEFAULT_INSTANCE_CORES = 4
+
+
+@dataclass(frozen=True)
+class Layout:
+    """``instances`` instances of ``instance_cores`` cores on each of ``sockets`` sockets."""
+
+    sockets: int
+    instance_cores: np.ndarray
+    instances: np.ndarray
+    """per socket"""
+    busy_cores: np.ndarray
+    """cores per socket the turbo rule counts as busy (the cores used, or the whole socket when the
+    rest of it is assumed busy with other work)"""
+
+    @property
+    def active_cores(self) -> np.ndarray:
+        """cores per socket running instances"""
+        return self.instance_cores * self.instances
+
+    @property
+    def total_instances(self) -> np.ndarray:
+        return self.instances * self.sockets
+
+
+def default_instance_cores(cores: int) -> int:
+    """The reference paper's 4-core instances, or the largest instance below 4 cores that divides the
+    cores used (so that no core idles): 2 cores -> one instance of 2, 6 -> two of 3."""
+    return max(c for c in range(1, min(DEFAULT_INSTANCE_CORES, cores) + 1) if cores % c == 0)
+
+
+def make_layout(platform: Platform, *, sockets: int | None = None, cores: int | None = None,
+                instance_cores: int | np.ndarray | None = None, socket_busy: bool = False) -> Layout:
+    """Check the layout flags against the platform and fill in the defaults: every socket, every core,
+    instances of ``min(4, cores)`` cores. ``instance_cores`` may be an array (one layout per entry)."""
+    n_sockets = int(platform.sockets.value)
+    per_socket = int(platform.cores_per_socket.value)
+    sockets = n_sockets if sockets is None else sockets
+    if not 1 <= sockets <= n_sockets:
+        raise UserError(f"--sockets {sockets}: {platform.name} has {n_sockets} socket(s)")
+    cores = per_socket if cores is None else cores
+    if not 1 <= cores <= per_socket:
+        raise UserError(f"--cores {cores}: {platform.name} has {per_socket} cores per socket; use 1 to {per_socket}")
+    c = np.asarray(default_instance_cores(cores) if instance_cores is None else instance_cores, dtype=float)
+    if np.any(c < 1) or np.any(c > cores):
+        bad = int(np.max(c)) if np.any(c > cores) else int(np.min(c))
+        raise UserError(f"--instance-cores {bad}: an instance has 1 to {cores} cores (the cores used per socket)")
+    n = np.floor(cores / c)
+    busy = np.full_like(c, per_socket if socket_busy else 0.0)
+    busy = np.where(socket_busy, busy, n * c)
+    return Layout(sockets, c, n, busy)
+
+
+@dataclass(frozen=True)
+class Used:
+    """One platform number as the step used it: the value (after layout caps) and where it came from."""
+
+    what: str
+    value: float | np.ndarray
+    source: Sourced | str
+
+
+class Resources:
+    """The platform under a layout and a memory model (whole platform, all instances together)."""
+
+    def __init__(self, platform: Platform, layout: Layout, memory_model: str = "levels",
+                 bandwidth: str = "measured") -> None:
+        if memory_model not in MEMORY_MODELS:
+            raise UserError(f"--memory-model {memory_model}: one of {', '.join(MEMORY_MODELS)}")
+        self.platform, self.layout, self.memory_model, self.bandwidth_kind = platform, layout, memory_model, bandwidth
+        self.levels = memory_model == "levels"
+        self.used: dict[str, Used] = {}
+        p, lay = platform, layout
+        s = lay.sockets
+        kind = p.dram_kind(bandwidth)
+        self.used["dram"] = Used(f"dram.{kind}_gb_per_s", p.dram_gb_per_s(bandwidth), getattr(p.dram, f"{kind}_gb_per_s"))
+        self.b_dram = s * self._capped("dram", p.dram_gb_per_s(bandwidth) * GIGA, p.dram.read_gb_per_s_per_core)
+        llc = p.llc.read_gb_per_s
+        self.b_llc = s * self._capped("llc", llc.value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known else None
+        if llc.known:
+            self.used["llc"] = Used("llc.read_gb_per_s", llc.value, llc)
+        self.b_l2 = self._l2_bandwidth() if self.levels else None
+        self.llc_domain = p.llc_domain_bytes
+        self.used["llc_size"] = Used("llc.size_mib", p.llc.size_mib.value, p.llc.size_mib)
+        self.l2_capacity = (lay.instance_cores * p.l2.size_kib.value * 1024.0
+                            if self.levels and p.l2 is not None and self.b_l2 is not None else 0.0 * lay.instance_cores)
+        domains = p.llc.domains_per_socket
+        per_socket = p.cores_per_socket.value
+        spans = np.maximum(1.0, lay.instance_cores * domains / per_socket)
+        sharing = np.maximum(1.0, lay.instances / domains)
+        self._llc_share = spans / sharing  # an instance's share of LLC domains (times the domain's free bytes)
+
+    # ----------------------------------------------------------------- clock and compute
+
+    def clock(self, isa_class: str) -> float | np.ndarray:
+        """Hz. Paper: the nominal clock. Levels: the highest the datasheet allows for the busy cores: the
+        single-core boost when fewer than the socket's cores are busy, the all-core turbo when all are
+        (the boost where the all-core figure is not published), never below the nominal clock."""
+        p = self.platform
+        nominal = p.frequency_ghz[isa_class]
+        if not self.levels:
+            self.used[f"f.{isa_class}"] = Used(f"frequency_ghz.{isa_class}", nominal.value, nominal)
+            return nominal.value * GIGA
+        boost_table = "max_turbo_ghz" if isa_class in p.max_turbo_ghz else "frequency_ghz"
+        boost = p.max_turbo_ghz.get(isa_class, nominal)
+        all_table = "all_core_turbo_ghz" if isa_class in p.all_core_turbo_ghz else boost_table
+        all_core = p.all_core_turbo_ghz.get(isa_class, boost)
+        few = self.layout.busy_cores < p.cores_per_socket.value
+        ghz = np.maximum(np.where(few, boost.value, all_core.value), nominal.value)
+        if np.any(few):
+            self.used[f"f.{isa_class}.few"] = Used(f"{boost_table}.{isa_class}", boost.value, boost)
+        if not np.all(few):
+            self.used[f"f.{isa_class}.all"] = Used(f"{all_table}.{isa_class}", all_core.value, all_core)
+        return float(ghz) * GIGA if np.ndim(ghz) == 0 else ghz * GIGA
+
+    def path(self, dtype: str) -> PathChoice:
+        """The fastest path for ``dtype`` on the active cores at this clock."""
+        choice = choose_path(self.platform, dtype, self.layout.sockets, self.layout.active_cores, self.clock)
+        ops = self.platform.compute[choice.name].ops_per_cycle
+        self.used[f"ops.{choice.name}"] = Used(f"compute.{choice.name}.ops_per_cycle", ops.value, ops)
+        return choice
+
+    @property
+    def vector_peak(self) -> float | np.ndarray:
+        """The FP32 vector path: element-wise work, dequantization, quantization passes."""
+        return self.path("fp32").peak
+
+    def non_gemm_peaks(self, mode: str) -> tuple[str, float | np.ndarray, float | np.ndarray]:
+        """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: ``fp32`` runs
+        everything on the FP32 paths; ``amp-bf16`` keeps BF16 activations and runs attention on the BF16
+        path where native; ``int8`` (fully INT8 pipelines) keeps INT8 activations and runs attention on
+        the INT8 path. Vector math is FP32 in all of them."""
+        act = {"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[mode]
+        return act, self.path(act).peak, self.vector_peak
+
+    # ----------------------------------------------------------------- memory levels
+
+    def _capped(self, what: str, socket_bps: float, per_core: Sourced) -> float | np.ndarray:
+        """A socket's bandwidth, capped by what the busy cores can pull (in the paper model only when fewer
+        cores than the socket's are used: the paper's own setups use every core)."""
+        all_cores = bool(np.all(self.layout.active_cores >= self.platform.cores_per_socket.value))
+        if not per_core.known or (not self.levels and all_cores):
+            return socket_bps
+        self.used[f"{what}_per_core"] = Used(f"{what}.read_gb_per_s_per_core", per_core.value, per_core)
+        return np.minimum(socket_bps, self.layout.active_cores * per_core.value * GIGA)
+
+    def _l2_bandwidth(self) -> float | np.ndarray | None:
+        """All instances' L2 together: the datasheet read width x the core clock x the active cores (what
+        the hardware allows: a measurement below it says more about the measuring kernel), or the measured
+        per-socket figure scaled to the active cores where the width is not given."""
+        p, lay = self.platform, self.layout
+        l2 = p.l2
+        if l2 is None:
+            return None
+        measured, width = l2.read_gb_per_s, l2.read_bytes_per_cycle
+        if width.known:
+            self.used["l2"] = Used("l2.read_bytes_per_cycle", width.value, width)
+            hz = np.max([np.max(self.clock(c)) for c in p.frequency_ghz])
+            return lay.sockets * lay.active_cores * width.value * hz
+        if measured.known:
+            self.used["l2"] = Used("l2.read_gb_per_s", measured.value, measured)
+            return lay.sockets * measured.value * GIGA * lay.active_cores / p.cores_per_socket.value
+        return None
+
+    def llc_capacity(self, resident_weight_bytes: float | np.ndarray = 0.0) -> np.ndarray:
+        """What one instance's activations can keep in the LLC: its share of its LLC domain(s) (levels
+        model; 0 in the paper model, where activations always come from DRAM). Weights and activations
+        are each checked against the LLC on their own, although they compete for it in a real run: the
+        ceiling stays an upper bound, and monotone in the LLC's size."""
+        if not self.levels or self.b_llc is None:
+            return 0.0 * self.layout.instance_cores
+        return self.llc_domain * self._llc_share + 0.0 * np.asarray(resident_weight_bytes)
+
+    def bandwidths(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(B_L2, B_LLC, B_DRAM)``. A level that is not modelled gets the next level's; and a level is never
+        slower than one below it (data a fast level holds is held by the slower ones too)."""
+        dram = np.asarray(self.b_dram, dtype=float)
+        llc = dram if self.b_llc is None else np.maximum(np.asarray(self.b_llc, dtype=float), dram)
+        l2 = llc if self.b_l2 is None else np.maximum(np.asarray(self.b_l2, dtype=float), llc)
+        return l2, llc, dram
+
+    def provenance(self) -> list[Used]:
+        return list(self.used.values())

@@ -1,0 +1,255 @@
+"""The step evaluator: the roofline of one step (a forward pass, a prefill, a decode step) of one
+precision on a platform under a layout, GEMMs and non-GEMM work together. Estimate, sweep, plan,
+decode, the per-shape ceilings of `validate`, calibrate and check all call it.
+
+For each GEMM ``Y[M,N] = X[M,K] . W[N,K]^T`` with per-call flops ``F``, bytes ``D_X, D_W, D_Y``
+(scales included) and extra vector work ``E`` (dequantization, compensation, group rescaling):
+
+- ``t_compute = F / P + E / P_vector``
+- ``t_memory = D_W / B(level_W) + (D_X + D_Y) / B(level_XY)``: the weights' level is decided by the
+  whole weight set (one copy per LLC domain: it must survive a pass over every other weight), X and
+  Y's by one call's ``D_X + D_Y`` against one instance's L2 and LLC share (:mod:`roofline.calc.levels`)
+- ``t = max(t_compute, t_memory)``; the GEMM is bound by compute, or by the level that moves most of
+  its memory time. In the paper model this is ``min(P, AI x B_eff)`` exactly.
+
+Each non-GEMM operation (:mod:`roofline.calc.ops`) likewise: its flops on the matmul or vector
+path, its activation bytes at the level of one call's working set, its KV-cache bytes at the level
+of the whole cache.
+
+Arrays broadcast over a leading axis (sweep points, plan layouts, a batch sweep): GEMM arrays are
+``(..., S)`` and operation arrays ``(..., O)``. Times are for one step on the whole platform (all
+instances together, i.e. amortised); an instance's latency is that times the instances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline.calc.gemm import activation_meta_bytes, gemm_flops, kernel_extra_ops, weight_meta_bytes
+from roofline.calc.gemm_roofline import gemm_times
+from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of
+from roofline.calc.ops import Op
+from roofline.calc.shapes import GemmList
+from roofline.estimate.resources import Resources
+from roofline.spec.precision import PrecisionRecipe
+from roofline.units import DTYPE_BYTES
+
+#: what bounds a GEMM, an operation or a step, in one vocabulary: index 0 is compute, 1 + a level index
+BOUNDS: tuple[str, ...] = ("compute", *LEVELS)
+COMPUTE = 0
+
+
+@dataclass(frozen=True)
+class GemmEval:
+    """Per GEMM row (``(..., S)``), one call each; ``count`` calls per step."""
+
+    count: np.ndarray
+    flops: np.ndarray
+    d_x: np.ndarray
+    d_w: np.ndarray
+    d_y: np.ndarray
+    t_compute: np.ndarray
+    t_memory: np.ndarray
+    xy_level: np.ndarray
+    """level of X and Y (index into LEVELS)"""
+    bound: np.ndarray
+    """index into BOUNDS"""
+    peak: np.ndarray
+    """the matmul path's peak of each row"""
+
+    @property
+    def nbytes(self) -> np.ndarray:
+        return self.d_x + self.d_w + self.d_y
+
+    @property
+    def time(self) -> np.ndarray:
+        """one call"""
+        return np.maximum(self.t_compute, self.t_memory)
+
+    @property
+    def attainable(self) -> np.ndarray:
+        """``P_i = F / t``"""
+        return self.flops / self.time
+
+    @property
+    def bandwidth(self) -> np.ndarray:
+        """the bandwidth the call sees over all its bytes: ``D / t_memory`` (``B_eff`` in the paper model)"""
+        return self.nbytes / self.t_memory
+
+    @property
+    def compute_bound(self) -> np.ndarray:
+        return self.t_compute >= self.t_memory
+
+
+@dataclass(frozen=True)
+class OpsEval:
+    """Per non-GEMM operation (``(..., O)``), all its calls in one step."""
+
+    names: tuple[str, ...]
+    t_compute: np.ndarray
+    t_memory: np.ndarray
+    act_level: np.ndarray
+    kv_level: np.ndarray
+    bound: np.ndarray
+    matmul: np.ndarray
+    """(O,): attention-like operations on the matmul path"""
+    reads_kv: np.ndarray
+    """(O,): operations that read the KV cache"""
+
+    @property
+    def time(self) -> np.ndarray:
+        return np.maximum(self.t_compute, self.t_memory)
+
+
+@dataclass(frozen=True)
+class StepEval:
+    """One step of one precision (whole platform, all instances together)."""
+
+    gemm: GemmEval
+    ops: OpsEval
+    weight_bytes: np.ndarray
+    """the weight set: every GEMM weight and its scales, one copy"""
+    weight_level: np.ndarray
+    """index into LEVELS"""
+    fits_llc: np.ndarray
+    """the weight set fits one LLC domain (resident when the platform gives an LLC bandwidth)"""
+    memory_model: str
+    l2_capacity: np.ndarray
+    """bytes one instance's L2 holds (0: not modelled)"""
+    llc_capacity: np.ndarray
+    """bytes of LLC one instance's activations can use (0: not modelled)"""
+
+    @property
+    def gemm_time(self) -> np.ndarray:
+        return (self.gemm.count * self.gemm.time).sum(axis=-1)
+
+    @property
+    def non_gemm_time(self) -> np.ndarray:
+        return self.ops.time.sum(axis=-1)
+
+    @property
+    def attention_time(self) -> np.ndarray:
+        return (self.ops.time * self.ops.matmul).sum(axis=-1)
+
+    @property
+    def step_time(self) -> np.ndarray:
+        return self.gemm_time + self.non_gemm_time
+
+    @property
+    def gemm_flops(self) -> np.ndarray:
+        return (self.gemm.count * self.gemm.flops).sum(axis=-1)
+
+    @property
+    def aggregate(self) -> np.ndarray:
+        """``P_agg = sum c_i F_i / sum c_i t_i``"""
+        return self.gemm_flops / self.gemm_time
+
+    def time_by_bound(self) -> np.ndarray:
+        """``(..., 4)``: the step's seconds in operations bound by compute, L2, LLC and DRAM."""
+        g = self.gemm.count * self.gemm.time
+        o = self.ops.time
+        return np.stack([(g * (self.gemm.bound == b)).sum(axis=-1) + (o * (self.ops.bound == b)).sum(axis=-1)
+                         for b in range(len(BOUNDS))], axis=-1)
+
+    @property
+    def bound(self) -> np.ndarray:
+        """index into BOUNDS: what most of the step's time is bound by"""
+        return np.argmax(self.time_by_bound(), axis=-1)
+
+    @property
+    def memory_levels(self) -> dict[str, str]:
+        """The level each tensor class was priced at (the most common one over GEMMs and operations)."""
+        def common(levels: np.ndarray) -> str:
+            flat = np.asarray(levels).ravel()
+            return LEVELS[int(np.bincount(flat, minlength=3).argmax())] if flat.size else "none"
+
+        act = np.concatenate([np.ravel(self.gemm.xy_level), np.ravel(self.ops.act_level[..., ~self.ops.matmul])])
+        return {"weights": common(self.weight_level), "activations": common(act),
+                "non_gemm": common(self.ops.act_level),
+                "kv_cache": common(self.ops.kv_level[..., self.ops.reads_kv]) if self.ops.reads_kv.any() else "none"}
+
+
+def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
+                  ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
+                  weight_set_bytes: float | None = None) -> StepEval:
+    """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
+    M with an array ``(..., S)`` (a sweep); ``ops`` are the non-GEMM operations, priced in
+    ``non_gemm_mode`` with the KV cache in ``kv_dtype`` (default: the activation dtype);
+    ``weight_set_bytes`` replaces the weight set (default: the rows' weights times their counts)."""
+    m = np.asarray(gemms.m if m is None else m, dtype=float)
+    lead = np.broadcast_shapes(m.shape[:-1], np.shape(res.layout.instance_cores))
+    m = np.broadcast_to(m, (*lead, m.shape[-1]))  # a layout axis (plan) and a sweep axis are the same leading axis
+    n, k = gemms.n.astype(float), gemms.k.astype(float)
+    count = np.asarray(gemms.count, dtype=float)
+    vector = res.vector_peak
+    paths = {r.compute_dtype: res.path(r.compute_dtype) for r in cells}
+
+    def per_cell(f) -> np.ndarray:
+        cols = [f(j, r, m[..., j]) for j, r in enumerate(cells)]
+        return np.stack(np.broadcast_arrays(m[..., 0], *cols)[1:], axis=-1)
+
+    peak = per_cell(lambda j, r, mj: np.asarray(paths[r.compute_dtype].peak) + 0 * mj)
+    flops = gemm_flops(m, n, k)
+    d_x = per_cell(lambda j, r, mj: r.e_x * mj * k[j] + activation_meta_bytes(mj, r.x_scale, r.scale_bytes))
+    d_w = np.array([r.e_w * n[j] * k[j] + float(weight_meta_bytes(n[j], k[j], r.w_scale, r.w_group_size,
+                                                                   r.scale_bytes, r.w_zero_point))
+                    for j, r in enumerate(cells)])  # (S,): the weights do not depend on M
+    d_y = per_cell(lambda j, r, mj: r.e_y * mj * n[j])
+    extra = per_cell(lambda j, r, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
+                                                       r.w_group_size, r.compute_dtype == "int8"))
+
+    w_set = (count * d_w).sum(axis=-1) if weight_set_bytes is None else np.asarray(weight_set_bytes, dtype=float)
+    fits = w_set <= res.llc_domain
+    resident = fits & (res.b_llc is not None)
+    w_level = np.where(resident, LLC, DRAM)
+    if res.levels:
+        w_level = np.where((w_set <= res.l2_capacity) & (res.l2_capacity > 0), L2, w_level)
+    b_l2, b_llc, b_dram = res.bandwidths()
+    llc_cap = res.llc_capacity()
+    xy_level = level_of(d_x + d_y, np.expand_dims(res.l2_capacity, -1), np.expand_dims(llc_cap, -1))
+    bw = lambda level: level_bandwidth(level, *(np.expand_dims(b, -1) for b in (b_l2, b_llc, b_dram)))  # noqa: E731
+    w_lv = np.expand_dims(w_level, -1)
+    t_compute, t_memory, t_w, t_xy = gemm_times(flops, d_x, d_w, d_y, peak, bw(w_lv), bw(xy_level), extra,
+                                                np.expand_dims(vector, -1))
+    mem_bound = 1 + np.where(t_w >= t_xy, w_lv, xy_level)
+    gemm = GemmEval(
+        count=np.broadcast_to(count, flops.shape), flops=flops, d_x=d_x, d_w=np.broadcast_to(d_w, flops.shape),
+        d_y=d_y, t_compute=t_compute,
+        t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
+        bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
+    )
+    return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, flops.shape[:-1]),
+                    weight_bytes=w_set, weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
+                    l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
+
+
+def _evaluate_ops(res: Resources, ops: Sequence[Op], mode: str, kv_dtype: str | None, llc_cap: np.ndarray,
+                  lead: tuple[int, ...]) -> OpsEval:
+    matmul = np.array([o.matmul for o in ops], dtype=bool)
+    reads_kv = np.array([bool(np.any(np.asarray(o.kv_elements) > 0)) for o in ops], dtype=bool)
+    if not ops:
+        empty = np.zeros((*lead, 0))
+        return OpsEval((), empty, empty, empty.astype(np.int8), empty.astype(np.int8), empty.astype(int), matmul,
+                       reads_kv)
+    act, matmul_peak, vector_peak = res.non_gemm_peaks(mode)
+    e_act, e_kv = DTYPE_BYTES[act], DTYPE_BYTES[kv_dtype or act]
+    b_l2, b_llc, b_dram = res.bandwidths()
+    tc, tm, la, lk, bd = [], [], [], [], []
+    for o in ops:
+        t_c = np.asarray(o.flops, dtype=float) / (matmul_peak if o.matmul else vector_peak)
+        a_level = level_of(np.asarray(o.act_working_set) * e_act, res.l2_capacity, llc_cap)
+        k_level = level_of(np.asarray(o.kv_working_set) * e_kv, res.l2_capacity, llc_cap)
+        t_a = np.asarray(o.act_elements, dtype=float) * e_act / level_bandwidth(a_level, b_l2, b_llc, b_dram)
+        t_k = np.asarray(o.kv_elements, dtype=float) * e_kv / level_bandwidth(k_level, b_l2, b_llc, b_dram)
+        t_m = t_a + t_k
+        tc.append(t_c), tm.append(t_m), la.append(a_level), lk.append(k_level)
+        bd.append(np.where(t_c >= t_m, COMPUTE, 1 + np.where(t_a >= t_k, a_level, k_level)))
+    shape = np.broadcast_shapes(lead, *(np.shape(x) for x in tc + tm + la + lk))
+
+    def stack(xs: list) -> np.ndarray:
+        return np.stack([np.broadcast_to(x, shape) for x in xs], axis=-1)
+
+    return OpsEval(tuple(o.name for o in ops), stack(tc), stack(tm), stack(la), stack(lk), stack(bd), matmul, reads_kv)

@@ -1,0 +1,56 @@
+"""Modelling constants: the vector work each non-GEMM operation and each quantization step costs,
+per element. None of them is a datasheet fact; each says where it comes from, and every estimate
+that uses one lists it among its ``inputs``.
+
+They shape the compute side of memory-bound work (norms, activations, quantization passes), so
+they rarely decide a ceiling; they decide it when a kernel's extra vector work is what binds
+(weight-only INT4 dequantization at small M).
+"""
+
+from __future__ import annotations
+
+from roofline.spec.sourced import Sourced
+
+
+def _assumed(value: float, why: str) -> Sourced:
+    return Sourced(value=value, kind="assumed", source=why)
+
+
+#: vector ops per element (or per weight, or per output) of each modelled step
+OP_COSTS: dict[str, Sourced] = {
+    "layer_norm_ops_per_element": _assumed(
+        8.0, "LayerNorm: mean (1 add), variance (subtract, multiply, add), normalise (subtract, multiply by the "
+             "reciprocal root), affine (multiply, add): 8 ops per element"),
+    "rms_norm_ops_per_element": _assumed(
+        4.0, "RMSNorm: square and sum (2), multiply by the reciprocal root (1), scale (1): 4 ops per element"),
+    "gelu_ops_per_element": _assumed(
+        12.0, "GeLU (erf form, x/2 (1 + erf(x/sqrt 2))): a 9-op rational erf approximation plus scale, add and "
+              "multiply: 12 ops per element"),
+    "silu_gated_ops_per_element": _assumed(
+        11.0, "SiLU-gated MLP, silu(g) x u per output element: exp by range reduction and a degree-5 "
+              "polynomial (7), add, divide, multiply (3), the gate multiply (1): 11 ops"),
+    "softmax_ops_per_score": _assumed(
+        5.0, "softmax inside fused attention per score: running max, subtract, exp, sum, rescale: 5 ops "
+             "(exp counted once)"),
+    "residual_add_ops_per_element": _assumed(1.0, "one add per element"),
+    "quantize_ops_per_element": _assumed(
+        4.0, "activation quantization: multiply by the inverse scale, round, clamp, convert: 4 ops per element"),
+    "scale_search_ops_per_element": _assumed(
+        2.0, "dynamic quantization's scale search: absolute value and running max: 2 ops per element"),
+    "compensation_ops_per_output": _assumed(
+        1.0, "u8 x s8 kernels: one correction (subtract the weight-sum term) per output element"),
+    "int8_dequant_ops_per_weight": _assumed(
+        2.0, "W8A16: convert the INT8 weight to BF16 and multiply by its channel scale: 2 ops per weight"),
+    "int4_dequant_ops_per_weight": _assumed(
+        4.0, "W4A16: unpack the nibble, subtract the zero point, convert, multiply by the group scale: 4 ops "
+             "per weight"),
+    "int4_unpack_ops_per_weight": _assumed(
+        2.0, "W4A8: unpack the nibble and shift it to INT8: 2 ops per weight"),
+}
+
+NO_COST = Sourced(value=0.0, kind="derived", source="no such work in this recipe")
+
+
+def cost(name: str) -> float:
+    """The value of one modelling constant."""
+    return float(OP_COSTS[name].value)

@@ -1,0 +1,227 @@
+"""The step evaluator and the realistic model: a hand derivation of the memory-level ceiling, the paper
+model as a special case, and properties over the catalogs (hypothesis)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from roofline.calc.gemm_roofline import gemm_roofline
+from roofline.calc.shapes import gemm_list
+from roofline.catalog import all_models, all_platforms, load_model, load_platform
+from roofline.estimate.engine import estimate, evaluate
+from roofline.estimate.resources import Resources, make_layout
+from roofline.estimate.step import evaluate_step
+from roofline.spec.platform import L2, ComputePath, Dram, Llc, Platform
+from roofline.spec.precision import RECIPES, get_recipe
+from roofline.spec.sourced import Sourced
+
+
+def _v(x: float) -> Sourced:
+    return Sourced(value=x, kind="assumed", source="test")
+
+
+def toy(**kw) -> Platform:
+    """1 socket of 4 cores; nominal 1 GHz, all-core turbo 2 GHz, single-core boost 3 GHz; FP32 32 ops/cycle;
+    L2 1 MiB per core read at 32 B/cycle; LLC 8 MiB at 100 GB/s; DRAM 10 GB/s."""
+    base = dict(
+        name="toy", description="toy", vendor="test", microarchitecture="test", isa=("avx2",),
+        sockets=_v(1), cores_per_socket=_v(4), frequency_ghz={"avx2": _v(1.0)},
+        all_core_turbo_ghz={"avx2": _v(2.0)}, max_turbo_ghz={"avx2": _v(3.0)},
+        compute={"fp32-avx2": ComputePath("fp32", "avx2", _v(32)), "int8-avx2": ComputePath("int8", "avx2", _v(64))},
+        dram=Dram(measured_gb_per_s=_v(10.0)), llc=Llc(size_mib=_v(8), read_gb_per_s=_v(100.0)),
+        l2=L2(size_kib=_v(1024), read_bytes_per_cycle=_v(32)),
+    )
+    return Platform(**{**base, **kw})
+
+
+def test_memory_levels_by_hand():
+    """One FP32 GEMM 64 x 256 x 256 on one instance of all 4 cores (all busy: the 2 GHz all-core turbo).
+    X + Y = 4 (64 x 256 + 64 x 256) = 128 KiB and W = 256 KiB both fit the instance's 4 MiB of L2, read
+    at 4 cores x 32 B x 2 GHz = 256 GB/s; the peak is 4 x 2 GHz x 32 = 256 Gops/s."""
+    p = toy()
+    res = Resources(p, make_layout(p, instance_cores=4))
+    g = gemm_list([("g", 64, 256, 256, 1)])
+    step = evaluate_step(res, [RECIPES["fp32"]], g)
+    flops = 2 * 64 * 256 * 256
+    assert step.gemm.t_compute[0] == pytest.approx(flops / 256e9)
+    assert step.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / 256e9)
+    assert step.memory_levels["weights"] == "L2" and step.memory_levels["activations"] == "L2"
+    # with 2 of the 4 cores used: the 3 GHz boost, half the L2 capacity and bandwidth of the cores
+    res2 = Resources(p, make_layout(p, cores=2, instance_cores=2))
+    step2 = evaluate_step(res2, [RECIPES["fp32"]], g)
+    assert step2.gemm.t_compute[0] == pytest.approx(flops / (2 * 3e9 * 32))
+    assert step2.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / (2 * 32 * 3e9))
+    # a weight set of 32 MiB fits neither L2 nor the 8 MiB LLC: DRAM (and binds); X + Y still from L2
+    big = gemm_list([("g", 16, 4096, 2048, 1)])
+    s3 = evaluate_step(res, [RECIPES["fp32"]], big)
+    d_w, d_xy = 4 * 4096 * 2048, 4 * (16 * 2048 + 16 * 4096)
+    assert s3.memory_levels["weights"] == "DRAM" and s3.memory_levels["activations"] == "L2"
+    assert s3.gemm.t_memory[0] == pytest.approx(d_w / 10e9 + d_xy / 256e9)
+    assert s3.gemm.bound[0] == 3  # DRAM
+
+
+def test_paper_model_is_the_papers_formula():
+    """In the paper model the step evaluator gives min(P, AI x B_eff) exactly (gnr, INT8 weights resident)."""
+    p = load_platform("gnr")
+    res = Resources(p, make_layout(p), "paper")
+    g = gemm_list([("qkv", 256, 3072, 1024, 24), ("ffn_up", 256, 4096, 1024, 24)])
+    r = get_recipe("int8-static")
+    step = evaluate_step(res, [r, r], g)
+    assert bool(step.fits_llc)
+    w_meta = 4.0 * g.n  # per-channel FP32 scales
+    x_meta = 4.0
+    paper = gemm_roofline(g.m, g.n, g.k, 1, 1, 4, res.path("int8").peak, p.dram_bytes_per_s(2), p.llc_bytes_per_s(2),
+                          True, x_meta=x_meta, w_meta=w_meta)
+    assert np.allclose(step.gemm.time, paper.time, rtol=1e-12)
+    assert np.allclose(step.gemm.bandwidth, paper.bandwidth, rtol=1e-12)
+
+
+def test_clock_follows_the_busy_cores():
+    p = load_platform("genoa")
+    full = Resources(p, make_layout(p))
+    few = Resources(p, make_layout(p, cores=2))
+    paper = Resources(p, make_layout(p), "paper")
+    assert full.clock("avx512") == 3.55e9 and few.clock("avx512") == 3.7e9 and paper.clock("avx512") == 3.55e9
+    # ICX publishes no all-core turbo: the single-core boost bounds every core count
+    icx = load_platform("icx")
+    assert Resources(icx, make_layout(icx)).clock("avx512") == 3.4e9
+    assert Resources(icx, make_layout(icx), "paper").clock("avx512") == 2.6e9
+
+
+def test_estimate_states_the_level_of_each_tensor_class():
+    r = estimate(load_platform("gnr"), load_model("bert-large"), batch=4, seq_len=384)
+    assert r.memory_model == "levels"
+    for p in r.precisions.values():
+        assert set(p.levels) == {"weights", "activations", "non_gemm", "kv_cache"}
+        assert p.levels["activations"] in ("L2", "LLC", "DRAM") and p.levels["kv_cache"] == "none"
+        assert all(set(g.levels) == {"weights", "activations"} for g in p.gemms)
+    assert r.precisions["int8-static"].levels["weights"] == "LLC"  # 303 MB of INT8 weights fit 504 MiB
+    assert r.precisions["fp32"].levels["weights"] == "DRAM"
+
+
+# ----------------------------------------------------------------- properties over the catalogs
+
+PLATFORMS = {p.name: p for p in all_platforms()}
+MODELS = {m.name: m for m in all_models()}
+ENCODERS = [n for n, m in MODELS.items() if m.family == "encoder"]
+
+
+def _step_times(platform, model, precision, **kw) -> tuple[float, float]:
+    ev = evaluate(platform, model, precisions=[precision], baseline=precision, **kw)
+    e = ev.evaluated[0]
+    return float(e.step.step_time), e.realistic.realistic_s
+
+
+workloads = st.fixed_dictionaries({
+    "cpu": st.sampled_from(sorted(PLATFORMS)), "model": st.sampled_from(ENCODERS),
+    "precision": st.sampled_from(["fp32", "bf16", "int8-dynamic", "int8-static", "int8-mixed-bf16"]),
+    "batch": st.integers(1, 16), "seq_len": st.sampled_from([16, 64, 128, 256, 384, 512]),
+    "cores_share": st.floats(0.01, 1.0),
+})
+
+
+def _cores(platform, share):
+    return max(1, int(round(share * platform.cores_per_socket.value)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(w=workloads)
+def test_levels_ceiling_bounds_the_paper_ceiling(w):
+    """Pricing tensors where they live, at the highest clock, can only make a step faster than the paper model."""
+    p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
+    kw = dict(batch=w["batch"], seq_len=w["seq_len"], cores=_cores(p, w["cores_share"]))
+    levels, _ = _step_times(p, m, w["precision"], **kw)
+    paper, _ = _step_times(p, m, w["precision"], memory_model="paper", **kw)
+    assert levels <= paper * (1 + 1e-12)
+
+
+def _scaled(p: Platform, what: str, factor: float) -> Platform:
+    f = lambda s: dataclasses.replace(s, value=s.value * factor) if s.known else s  # noqa: E731
+    if what == "dram":
+        return dataclasses.replace(p, dram=dataclasses.replace(p.dram, measured_gb_per_s=f(p.dram.measured_gb_per_s),
+                                                             theoretical_gb_per_s=f(p.dram.theoretical_gb_per_s)))
+    if what == "llc_bw":
+        return dataclasses.replace(p, llc=dataclasses.replace(p.llc, read_gb_per_s=f(p.llc.read_gb_per_s)))
+    if what == "llc_size":
+        return dataclasses.replace(p, llc=dataclasses.replace(p.llc, size_mib=f(p.llc.size_mib)))
+    if what == "l2_size":
+        return dataclasses.replace(p, l2=dataclasses.replace(p.l2, size_kib=f(p.l2.size_kib)))
+    return dataclasses.replace(p, l2=dataclasses.replace(p.l2, read_bytes_per_cycle=f(p.l2.read_bytes_per_cycle)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(w=workloads, what=st.sampled_from(["dram", "llc_bw", "llc_size", "l2_size", "l2_bw"]),
+       factor=st.floats(1.0, 64.0))
+def test_times_are_monotone_in_every_bandwidth_and_capacity(w, what, factor):
+    p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
+    kw = dict(batch=w["batch"], seq_len=w["seq_len"], cores=_cores(p, w["cores_share"]))
+    try:
+        faster = _scaled(p, what, factor)
+    except ValueError:  # e.g. DRAM scaled past the LLC: not a physical platform
+        assume(False)
+    before, _ = _step_times(p, m, w["precision"], **kw)
+    after, _ = _step_times(faster, m, w["precision"], **kw)
+    assert after <= before * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(w=workloads)
+def test_a_tensor_that_fits_a_level_is_never_priced_below_its_bandwidth(w):
+    """Each GEMM's X and Y, when they fit one instance's L2 (or LLC share), cost at most their bytes over that
+    level's bandwidth; the weights likewise for their level."""
+    p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
+    ev = evaluate(p, m, precisions=[w["precision"]], baseline=w["precision"], batch=w["batch"], seq_len=w["seq_len"],
+                  cores=_cores(p, w["cores_share"]))
+    res, step = ev.res, ev.evaluated[0].step
+    b_l2, b_llc, b_dram = (float(x) for x in res.bandwidths())
+    g = step.gemm
+    xy = g.d_x + g.d_y
+    l2_cap, llc_cap = float(step.l2_capacity), float(step.llc_capacity)
+    for j in range(len(xy)):
+        bw = b_l2 if (l2_cap > 0 and xy[j] <= l2_cap) else b_llc if (llc_cap > 0 and xy[j] <= llc_cap) else b_dram
+        w_bw = {0: b_l2, 1: b_llc, 2: b_dram}[int(step.weight_level)]
+        assert g.t_memory[j] <= (xy[j] / bw + g.d_w[j] / w_bw) * (1 + 1e-12)
+        assert bw >= b_dram and w_bw >= b_dram
+
+
+CALIBRATION = None
+
+
+def _calibration():
+    global CALIBRATION
+    if CALIBRATION is None:
+        from roofline.catalog import load_calibration
+
+        CALIBRATION = load_calibration("zen4-2vcpu")
+    return CALIBRATION
+
+
+@settings(max_examples=40, deadline=None)
+@given(w=workloads, calibrated=st.booleans())
+def test_realistic_never_beats_the_ceiling(w, calibrated):
+    p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
+    kw = dict(batch=w["batch"], seq_len=w["seq_len"], cores=_cores(p, w["cores_share"]))
+    ceiling, realistic = _step_times(p, m, w["precision"], calibration=_calibration() if calibrated else None, **kw)
+    assert realistic >= ceiling
+    if not calibrated and w["precision"] in ("fp32", "bf16"):  # nothing fitted, and no term applies
+        assert realistic == ceiling
+
+
+def test_estimate_and_check_give_the_same_realistic_speedup():
+    """Both go through the one realistic model: same model, CPU, precision, baseline, workload, calibration."""
+    from roofline.catalog import load_calibration, load_platform_file
+    from roofline.estimate.check import check_typed
+    from clitools import REPO
+
+    host = load_platform_file(str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml"))
+    cal = load_calibration("zen4-2vcpu")
+    for precision in ("int8-static", "int8-dynamic", "bf16"):
+        est = estimate(host, load_model("bert-base"), precisions=[precision], baseline="fp32", calibration=cal)
+        chk = check_typed(host, load_model("bert-base"), precision, "fp32", throughput_speedup=2.0, calibration=cal)
+        assert chk.comparisons[0].rows[0].realistic == pytest.approx(est.speedups[0].realistic, rel=5e-3)
+        assert est.speedups[0].realistic != pytest.approx(est.speedups[0].end_to_end_ceiling, rel=1e-3)
