@@ -22,12 +22,17 @@ from roofline.spec.platform import Platform
 _PACKAGE = Path(__file__).resolve().parent
 
 
+#: where each built-in catalog lives in the source checkout (installed as roofline/catalog/_data/<kind>)
+SOURCE_DIRS = {"platforms": "platforms", "models": "models", "records": "validation/records",
+               "results": "validation/results"}
+
+
 def builtin_dir(kind: str) -> Path:
     """The built-in catalog folder: inside the installed package, or the source checkout's."""
     packaged = _PACKAGE / "_data" / kind
     if packaged.is_dir():
         return packaged
-    return _PACKAGE.parent.parent / kind  # editable install / source checkout
+    return _PACKAGE.parent.parent / SOURCE_DIRS[kind]  # editable install / source checkout
 
 
 def search_dirs(kind: str) -> list[Path]:

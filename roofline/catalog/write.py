@@ -38,6 +38,10 @@ def _table(obj, prefix: str) -> list[str]:
             scalars.append(f"{f.name} = {_inline(v)}")
         elif dataclasses.is_dataclass(v):
             tables += _table(v, f"{prefix}.{f.name}" if prefix else f.name)
+        elif isinstance(v, (tuple, list)) and v and all(dataclasses.is_dataclass(x) for x in v):
+            name = f"{prefix}.{f.name}" if prefix else f.name
+            for x in v:
+                tables += ["", f"[[{name}]]", *_table(x, "")[0:]]
         elif isinstance(v, dict):
             if not v:
                 continue
@@ -53,10 +57,15 @@ def _table(obj, prefix: str) -> list[str]:
     return head + scalars + tables
 
 
-def platform_toml(p: Platform, header: str = "") -> str:
-    """TOML text that loads back into an equal :class:`Platform` (every field, in the catalog's layout)."""
+def spec_toml(obj, header: str = "") -> str:
+    """TOML text that loads back into an equal spec object (a platform, a stack profile): every field, in
+    the catalog's layout."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
-    return "\n".join(lines + _table(p, "")) + "\n"
+    return "\n".join(lines + _table(obj, "")) + "\n"
+
+
+def platform_toml(p: Platform, header: str = "") -> str:
+    return spec_toml(p, header)
 
 
 def calibration_toml(c, header: str = "") -> str:

@@ -92,6 +92,11 @@ def _add_layout(p: argparse.ArgumentParser, instance_cores: bool = True) -> None
                        "the weights per LLC domain")
 
 
+def _add_stack(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stack", default="torch-inductor", help="the software-stack profile the realistic estimate "
+                   "uses (platforms/stacks; default torch-inductor: torchao + Inductor), a profile path, or none")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="roofline", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"roofline {__version__}")
@@ -117,8 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
     est.add_argument("--brief", action="store_true", help="only the headline tables (decode step, speedups)")
-    est.add_argument("--calibration", help="a `roofline calibrate` file: kernel efficiencies and dispatch for the "
-                     "realistic estimate")
+    est.add_argument("--calibration", help="a `roofline calibrate` file of this host: kernel efficiencies and "
+                     "dispatch for the realistic estimate (instead of the stack profile)")
+    _add_stack(est)
     est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
     est.add_argument("--separate-qkv", action="store_true", help="q, k and v as three GEMMs instead of one fused")
     est.add_argument("--f-gemm", type=_number, help="override f_GEMM, the GEMM share of the baseline's time")
@@ -214,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--linear-speedup", type=_number, help="measured linear-block speedup over the baseline")
     ck.add_argument("--report", help="a `roofline validate --json` report instead of typed speedups")
     ck.add_argument("--calibration", help="a file written by `roofline calibrate` (or its name in platforms/calibration)")
+    _add_stack(ck)
     ck.add_argument("--batch", type=_positive_int, default=1)
     ck.add_argument("--seq-len", type=_positive_int, default=256)
     ck.add_argument("--memory-model", choices=("levels", "paper"), default="levels",
@@ -231,11 +238,28 @@ def build_parser() -> argparse.ArgumentParser:
         "geometric mean), each value with the reports it came from. Stored beside the platform files, never over "
         "their datasheet numbers.",
     )
-    cal.add_argument("report", nargs="+", help="`roofline validate --json` reports, all from the same host")
+    cal.add_argument("report", nargs="*", help="`roofline validate --json` reports, all from the same host")
+    cal.add_argument("--records", nargs="*", metavar="PATH", help="fit a software-stack profile instead, from "
+                     "measurement records (files or folders; default: the built-in records)")
+    cal.add_argument("--stack", default="torch-inductor", help="with --records: the stack whose profile to fit "
+                     "(default torch-inductor)")
     cal.add_argument("--cpu", help="the measured platform of the reports (default: the file the first report names)")
     cal.add_argument("--model", help="check that the reports are for this model")
-    cal.add_argument("-o", "--output", required=True, help="calibration TOML to write")
+    cal.add_argument("-o", "--output", required=True, help="calibration (or stack profile) TOML to write")
     cal.set_defaults(handler="roofline.cli.check_cmd:calibrate")
+
+    acc = sub.add_parser(
+        "accuracy", help="every measurement record against the ceiling and the realistic estimate",
+        description="Compare every measurement record (validation/records) with its ceiling and with the realistic "
+        "estimate of its software stack, that stack's profile refitted without the record's platform "
+        "(leave-one-platform-out: the error to expect on an unseen CPU). Counts ceiling violations (must be 0).",
+        epilog="example: roofline accuracy --plot accuracy.png",
+    )
+    acc.add_argument("--records", nargs="*", metavar="PATH", help="record files or folders (default: the built-in)")
+    acc.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
+    acc.add_argument("--brief", action="store_true", help="only the summary")
+    _add_json(acc)
+    acc.set_defaults(handler="roofline.cli.accuracy_cmd:run")
 
     for kind in ("platforms", "models"):
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
 from roofline.catalog.validate import validate as validate_spec
+from roofline.cli.estimate_cmd import stack_arg
 from roofline.cli.output import emit, print_rich, write_text_atomic
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
@@ -69,7 +70,7 @@ def check(args: argparse.Namespace) -> int:
             args.precision, args.baseline, throughput_speedup=args.throughput_speedup,
             linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
-            calibration_name=args.calibration, memory_model=args.memory_model,
+            calibration_name=args.calibration, memory_model=args.memory_model, stack=stack_arg(args.stack),
         )
     def render():
         from roofline.report.check_tables import render_check
@@ -83,6 +84,12 @@ def calibrate(args: argparse.Namespace) -> int:
     from roofline.catalog.write import calibration_toml
     from roofline.estimate.calibrate import fit_calibration
 
+    if args.records is not None:
+        if args.report:
+            raise UserError("give either validate reports (a host calibration) or --records (a stack profile), not both")
+        return _calibrate_stack(args)
+    if not args.report:
+        raise UserError("calibrate needs validate reports (a host calibration) or --records (a stack profile)")
     reports = [(load_report(path), path) for path in args.report]
     platform = _report_platform(reports[0][0], args, reports[0][1])
     for report, path in reports[1:]:
@@ -98,4 +105,23 @@ def calibrate(args: argparse.Namespace) -> int:
 
     print_rich(render_calibration(c))
     print(f"written: {args.output}")
+    return 0
+
+
+def _calibrate_stack(args: argparse.Namespace) -> int:
+    from roofline.catalog.records import load_records
+    from roofline.catalog.write import spec_toml
+    from roofline.estimate.accuracy_run import fit_profile
+
+    command = "roofline calibrate --records" + "".join(f" {p}" for p in args.records) + \
+        (f" --stack {args.stack}" if args.stack != "torch-inductor" else "") + f" -o {args.output}"
+    profile = fit_profile(load_records(args.records or None), args.stack, command)
+    write_text_atomic(Path(args.output), spec_toml(profile, header=command))
+    from roofline.catalog.records import load_stack
+
+    load_stack(args.output)  # what was written loads back
+    a = profile.accuracy
+    print(f"written: {args.output}: {len(profile.gemm_efficiency)} path classes from {len(profile.records)} records; "
+          f"leave-one-platform-out |error| median {a.median_abs_error:.0%}, worst {a.worst_abs_error:.0%} "
+          f"over {a.figures} figures on {a.platforms} platforms")
     return 0

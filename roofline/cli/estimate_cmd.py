@@ -17,6 +17,15 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
+def stack_arg(ref: str | None):
+    """``--stack``: a profile by name or path; ``none`` for no profile."""
+    if ref is None or ref.lower() == "none":
+        return None
+    from roofline.catalog.records import load_stack
+
+    return load_stack(ref)
+
+
 def run(args: argparse.Namespace) -> int:
     platform_path = find_file("platforms", args.cpu)
     platform = load_platform_file(platform_path)
@@ -29,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         bandwidth=args.bandwidth, fused_qkv=not args.separate_qkv,
         group_size=args.group_size, kv_dtype=args.kv_dtype, quantize_lm_head=args.quantize_lm_head,
         calibration=load_calibration(args.calibration) if args.calibration else None,
+        stack=stack_arg(args.stack),
         calibration_name=args.calibration,
         overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
         platform_file=str(platform_path),

@@ -32,6 +32,7 @@ from roofline.results.validate import ValidateResult
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+from roofline.spec.stack import StackProfile
 
 UNCALIBRATED = ("uncalibrated: kernel efficiency, non-GEMM efficiency and dispatch are not modelled; "
                 "`roofline calibrate` fits them from a validate report of the platform")
@@ -51,14 +52,15 @@ def _terms(terms: list[Term], unit_s: float, gap_s: float) -> list[CheckTerm]:
 def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: str, *, throughput_speedup: float,
                 linear_speedup: float | None = None, batch: int = 1, seq_len: int = 256,
                 overrides: Overrides = Overrides(), calibration: Calibration | None = None,
-                calibration_name: str | None = None, memory_model: str = "levels") -> CheckResult:
+                calibration_name: str | None = None, memory_model: str = "levels",
+                stack: StackProfile | None = None) -> CheckResult:
     _positive("--throughput-speedup", throughput_speedup)
     _positive("--linear-speedup", linear_speedup)
     if precision == baseline:
         raise UserError(f"--precision {precision} is the baseline too: nothing to compare")
     ev = evaluate(platform, model, precisions=[precision], baseline=baseline, batch=batch, seq_len=seq_len,
                   overrides=overrides, calibration=calibration, calibration_name=calibration_name,
-                  memory_model=memory_model)
+                  memory_model=memory_model, stack=stack)
     base, new = ev.evaluated[0].realistic, ev.evaluated[1].realistic
     a = ev.amdahl[0]
     f, s, s_non, ceiling = a.f.value, a.s.value, a.s_non.value, a.ceiling
@@ -80,7 +82,11 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
     if linear_speedup is not None:
         lin = linear_block_speedup(s, base, new)
         rows.append(CheckRow("linear block", linear_speedup, s, linear_speedup / s, lin, linear_speedup / lin))
-    notes = [] if calibration else [UNCALIBRATED]
+    notes = [] if calibration or stack else [UNCALIBRATED]
+    if stack is not None and calibration is None:
+        notes.append(f"realistic: the {stack.name} stack profile"
+                     + (f" (leave-one-platform-out |error| median {stack.accuracy.median_abs_error:.0%} over "
+                        f"{stack.accuracy.figures} figures)" if stack.accuracy else ""))
     if gap <= 0:
         notes.append("the measurement meets or beats the ceiling: the ceiling's inputs (f, s_non, peaks, bandwidth) "
                      "are conservative here, not a real breakthrough")

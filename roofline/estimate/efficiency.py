@@ -1,10 +1,28 @@
-"""Where a realistic estimate's efficiencies come from: a host calibration (``roofline calibrate``),
-resolved for one precision and non-GEMM mode into the typed :class:`Efficiency`."""
+"""Where a realistic estimate's efficiencies come from, resolved into the typed :class:`Efficiency`:
+
+- a host calibration (``roofline calibrate REPORT``): measured on this very machine, one value per
+  precision; it wins when given;
+- a software-stack profile (``platforms/stacks/<stack>.toml``, fitted from the measurement records):
+  one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
+  ``M / (M + m_half)`` and by the path rules (a stack whose kernels run a slower path than the
+  ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
+  mean of the profile's classes of the same dtype, else of all its classes (said in ``source``);
+- neither: every efficiency 1, no dispatch (the realistic estimate is the ceiling plus the priced terms).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from roofline.calc.shapes import GemmList
 from roofline.estimate.realistic import UNFITTED, Efficiency
+from roofline.estimate.resources import Resources
 from roofline.spec.calibration import Calibration
+from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.stack import StackProfile
 
 
 def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") -> Efficiency:
@@ -31,8 +49,105 @@ def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") 
     return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values))
 
 
-def efficiency_for(calibration: Calibration | None, precision: str, mode: str, name: str = "") -> Efficiency:
-    """The efficiencies a realistic estimate of ``precision`` uses: the calibration's, else none."""
-    if calibration is None:
-        return UNFITTED
-    return from_calibration(calibration, precision, mode, name)
+def _geo(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
+    """A profile's value for a path class (``<dtype>-<isa class>``), or the fallback (and how it was
+    found): the geometric mean of its classes on the same ISA class (the same execution units, e.g.
+    bf16-avx512 from fp32-avx512 and int8-avx512), else of the same dtype, else of all its classes;
+    None for an empty table."""
+    if cls in table:
+        return table[cls], cls
+    dtype, isa = (cls.split("-", 1) + [""])[:2]
+    for what, same in ((f"{isa} classes", [v for k, v in table.items() if k.split("-", 1)[-1] == isa]),
+                       (f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
+                       ("classes", list(table.values()))):
+        if same:
+            return _geo(same), f"{cls} (not fitted: the mean of the {what})"
+    return None, f"{cls} (not fitted)"
+
+
+def gemm_eta(gemm: dict[str, float], kernel: dict[str, float], cls: str, graph: bool) -> tuple[float, str]:
+    """The compute efficiency of a path class: in a compiled model (``graph``) from the GEMM table; one
+    linear alone from the kernel table, else the GEMM table; 1 when neither has anything."""
+    table = gemm if graph or not kernel else kernel
+    v, how = lookup(table, cls)
+    return (1.0 if v is None else v), how
+
+
+def mode_value(table: dict[str, float], mode: str) -> float | None:
+    """A non-GEMM part's efficiency in a mode, else the mean over the modes it has; None when empty."""
+    if mode in table:
+        return table[mode]
+    return _geo(list(table.values())) if table else None
+
+
+def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
+    """The compute path class a recipe's GEMMs run on under a stack, and the ratio of that path's peak to
+    the ceiling's (1 unless a path rule sends the stack to a slower path)."""
+    choice = res.path(recipe.compute_dtype)
+    p = res.platform.compute[choice.name]
+    cls = f"{p.dtype}-{p.isa_class}"
+    rule = stack.path_rule(res.platform.vendor, p.dtype) if stack else None
+    if rule is None or rule.isa_class == p.isa_class:
+        return cls, 1.0
+    slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
+    if not slower:
+        return cls, 1.0
+    from roofline.estimate.paths import path_peak
+
+    lay = res.layout
+    factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)
+                          / np.asarray(choice.peak)))
+    return f"{p.dtype}-{rule.isa_class}", min(factor, 1.0)
+
+
+def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
+               mode: str, m: np.ndarray | None = None) -> Efficiency:
+    """The profile's efficiencies for each GEMM row (its path class, its M) and for ``mode``'s non-GEMM work."""
+    m = np.asarray(gemms.m if m is None else m, dtype=float)
+    shape = m / (m + stack.m_half.value) if stack.m_half.value > 0 else np.ones_like(m)
+    known = next((v for k, v in stack.platform_factors.items() if k in res.platform.all_names), None)
+    phi = known.value if known else 1.0
+    g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
+    k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
+    gemm, kernel, how = [], [], []
+    for j, r in enumerate(cells):
+        cls, factor = path_class(res, r, stack)
+        g, found = gemm_eta(g_table, k_table, cls, True)
+        k, _ = gemm_eta(g_table, k_table, cls, False)
+        gemm.append(g * factor)
+        kernel.append(k * factor)
+        how.append(found)
+    values: dict[str, object] = {"gemm": np.minimum(np.asarray(gemm) * shape * phi, 1.0),
+                                 "kernel": np.minimum(np.asarray(kernel) * shape * phi, 1.0)}
+    if stack.memory_efficiency is not None:
+        values["memory"] = stack.memory_efficiency.value
+    for part in ("attention", "other"):
+        v = mode_value({k.split("-", 1)[1]: x.value for k, x in stack.non_gemm_efficiency.items()
+                        if k.startswith(part + "-")}, mode)
+        if v is not None:
+            values[part] = min(v * phi, 1.0)
+    quant = stack.quantization_efficiency.value if stack.quantization_efficiency else values.get("other")
+    if quant is not None:  # without its own value: the quantization passes run like the other vector passes
+        values["quantization"] = values["kernel_quantization"] = quant
+    if stack.call_s is not None:
+        values["call_s"] = stack.call_s.value
+        values["per_op_s"] = stack.per_op_s.value if stack.per_op_s is not None else 0.0
+    classes = ", ".join(dict.fromkeys(how))
+    where = f"; {res.platform.name} x {phi:.3g}" if known else ""
+    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values))
+
+
+def efficiency_for(calibration: Calibration | None, precision: str, mode: str, name: str = "", *,
+                   stack: StackProfile | None = None, res: Resources | None = None,
+                   cells: Sequence[PrecisionRecipe] = (), gemms: GemmList | None = None) -> Efficiency:
+    """The efficiencies a realistic estimate of ``precision`` uses: the calibration's, else the stack
+    profile's, else none."""
+    if calibration is not None:
+        return from_calibration(calibration, precision, mode, name)
+    if stack is not None and res is not None and gemms is not None:
+        return from_stack(stack, res, cells, gemms, mode)
+    return UNFITTED

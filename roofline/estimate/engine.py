@@ -52,6 +52,7 @@ from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe, get_recipe
+from roofline.spec.stack import StackProfile
 from roofline.units import DTYPE_BYTES
 
 COMMON_LEFT_OUT = [
@@ -125,7 +126,8 @@ def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | No
              instance_cores: int | None = None, memory_model: str = "levels", bandwidth: str = "measured",
              fused_qkv: bool = True, group_size: int | None = None, kv_dtype: str | None = None,
              quantize_lm_head: bool = False, overrides: Overrides = Overrides(),
-             calibration: Calibration | None = None, calibration_name: str | None = None) -> Evaluation:
+             calibration: Calibration | None = None, calibration_name: str | None = None,
+             stack: StackProfile | None = None) -> Evaluation:
     """Evaluate every precision's step and the speedups' Amdahl inputs (the estimate before it is written up)."""
     work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
@@ -142,7 +144,8 @@ def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | No
     for r in recipes:
         cells = cell_recipes(r, gemms, lm_head, quantize_lm_head)
         step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=r.non_gemm_mode, kv_dtype=kv_dtype)
-        eff = efficiency_for(calibration, r.name, r.non_gemm_mode, calibration_name or "")
+        eff = efficiency_for(calibration, r.name, r.non_gemm_mode, calibration_name or "", stack=stack, res=res,
+                             cells=cells, gemms=gemms)
         real = realistic_step(res, r, gemms, step, mode=r.non_gemm_mode, eff=eff)
         evaluated.append(Evaluated(r, cells, step, real))
     return Evaluation(work, res, gemms, lm_head, evaluated, _amdahl_inputs(platform, model, work, evaluated, overrides))
@@ -187,6 +190,7 @@ def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", *
             f_gemm=a.f.value, f_gemm_source=a.f.source, non_gemm_speedup=a.s_non.value,
             non_gemm_speedup_source=a.s_non.source, end_to_end_ceiling=a.ceiling,
             realistic=a.realistic(base.realistic, e.realistic),
+            realistic_error=_band(kw.get("stack"), kw.get("calibration")),
             overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
                                       t.how, t.calibrated) for t in e.realistic.terms],
         ))
@@ -202,7 +206,21 @@ def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", *
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
         calibration=kw.get("calibration_name"), memory_model=res.memory_model,
+        stack=kw["stack"].name if kw.get("stack") is not None and kw.get("calibration") is None else None,
+        realistic_accuracy=_accuracy(kw.get("stack"), kw.get("calibration")),
     )
+
+
+def _accuracy(stack: StackProfile | None, calibration: Calibration | None):
+    """The stack profile's measured accuracy, when it is what the realistic estimate used."""
+    if stack is None or calibration is not None or stack.accuracy is None:
+        return None
+    return stack.accuracy
+
+
+def _band(stack: StackProfile | None, calibration: Calibration | None) -> float | None:
+    a = _accuracy(stack, calibration)
+    return a.median_abs_error if a else None
 
 
 # ------------------------------------------------------------------------------- pieces

@@ -73,10 +73,12 @@ class Term:
 class Efficiency:
     """Fitted efficiencies of one precision in one non-GEMM mode (1 and 0 s: not fitted)."""
 
-    gemm: float = 1.0
-    """GEMMs inside a compiled model"""
-    kernel: float = 1.0
+    gemm: float | np.ndarray = 1.0
+    """GEMMs inside a compiled model: compute efficiency, one value or one per GEMM row"""
+    kernel: float | np.ndarray = 1.0
     """one linear compiled and called on its own"""
+    memory: float | None = None
+    """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
     other: float = 1.0
     """norms, activations, residual adds"""
@@ -96,7 +98,10 @@ class Efficiency:
     def capped(self) -> "Efficiency":
         """Every efficiency at most 1 (see the module docstring)."""
         keys = ("gemm", "kernel", "attention", "other", "quantization", "kernel_quantization")
-        return replace(self, **{k: min(getattr(self, k), 1.0) for k in keys})
+        out = {k: np.minimum(getattr(self, k), 1.0) for k in keys}
+        if self.memory is not None:
+            out["memory"] = min(self.memory, 1.0)
+        return replace(self, **out)
 
 
 UNFITTED = Efficiency()
@@ -159,11 +164,18 @@ def realistic_step(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, ste
     other_s = float(step.non_gemm_time) - attention_s
     terms = quantization_terms(res, recipe, gemms, step, mode=mode, eff=eff, graph=graph)
     terms.append(dispatch_term(eff, float(np.sum(gemms.count))))
-    eta_g = eff.gemm if graph else eff.kernel
+    eta_c = np.asarray(eff.gemm if graph else eff.kernel, dtype=float)
+    eta_m = eta_c if eff.memory is None else eff.memory
+    g = step.gemm
+    real_gemm = float((g.count * np.maximum(g.t_compute / eta_c, g.t_memory / eta_m)).sum())
     fitted = eff.fitted
-    terms.append(Term(TermName.GEMM_EFFICIENCY, gemm_s * (1 / eta_g - 1),
-                      f"the GEMM kernels at {eta_g:.0%} of their ceiling ({eff.source})" if eta_g < 1 else
-                      "kernels at their ceiling (not fitted)", ("gemm" if graph else "kernel") in fitted))
+    lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
+    span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
+    memory = "" if eff.memory is None else f", memory-bound ones at {eff.memory:.0%} of their bandwidth"
+    terms.append(Term(TermName.GEMM_EFFICIENCY, max(real_gemm - gemm_s, 0.0),
+                      f"the GEMM kernels at {span} of their compute ceiling{memory} ({eff.source})"
+                      if hi < 1 or eff.memory is not None else "kernels at their ceiling (not fitted)",
+                      ("gemm" if graph else "kernel") in fitted))
     for name, t, eta, key, what in ((TermName.ATTENTION_EFFICIENCY, attention_s, eff.attention, "attention", "attention"),
                                     (TermName.OTHER_EFFICIENCY, other_s, eff.other, "other",
                                      "norms, activations, residual adds")):

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.calc.shapes import gemm_list
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import BOUNDS, evaluate_step
+from roofline.estimate.harness import shape_run
+from roofline.estimate.step import BOUNDS
 from roofline.spec.platform import Platform
-from roofline.spec.precision import get_recipe
 
 
 @dataclass(frozen=True)
@@ -29,20 +27,15 @@ class ShapeCeiling:
 
 def shape_ceiling(platform: Platform, precision: str, m: int, n: int, k: int, *, sockets: int | None = None,
                   bandwidth: str = "measured", memory_model: str = "levels") -> ShapeCeiling:
-    """The ceiling of ``Y[m,n] = X[m,k] W[n,k]^T`` called repeatedly on its own by one process on every
-    core: one instance of all cores, whose weight set is this one weight (a microbenchmark reuses it, so
-    it stays in whatever level holds it)."""
-    recipe = get_recipe(precision)
-    cores = int(platform.cores_per_socket.value)
-    res = Resources(platform, make_layout(platform, sockets=sockets, instance_cores=cores), memory_model, bandwidth)
-    gemms = gemm_list([("shape", m, n, k, 1)])
-    step = evaluate_step(res, [recipe], gemms)
-    g = step.gemm
-    path = res.path(recipe.compute_dtype)
+    """The ceiling of ``Y[m,n] = X[m,k] W[n,k]^T`` called repeatedly on its own by one process on every core."""
+    h = shape_run(platform, precision, "shape", m, n, k, sockets=sockets, bandwidth=bandwidth,
+                  memory_model=memory_model)
+    g, step = h.step.gemm, h.step
+    path = h.res.path(h.recipe.compute_dtype)
     return ShapeCeiling(
         precision=precision, compute_path=path.name, native=path.native, peak_ops_per_s=float(path.peak),
         arithmetic_intensity=float(g.flops[0] / g.nbytes[0]), bandwidth_bytes_per_s=float(g.bandwidth[0]),
-        llc_resident=bool(step.fits_llc) and res.b_llc is not None,
+        llc_resident=bool(step.fits_llc) and h.res.b_llc is not None,
         bound="compute" if bool(g.compute_bound[0]) else "memory", attainable_ops_per_s=float(g.attainable[0]),
         bound_by=BOUNDS[int(g.bound[0])],
     )

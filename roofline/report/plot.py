@@ -105,3 +105,42 @@ def plot_roofline(r: EstimateResult, path: str | Path, measured: list[dict] | No
     fig.savefig(path)
     plt.close(fig)
     return counts
+
+
+def plot_accuracy(r, path: str | Path) -> None:
+    """Predicted against measured for every absolute figure (log-log): the ceiling and the realistic
+    estimate (leave-one-platform-out), one colour per platform, the y = x line."""
+    path = Path(path)
+    if path.suffix.lower() not in (".svg", ".png"):
+        raise UserError(f"--plot {path}: the chart is written as .svg or .png")
+    plt = _matplotlib()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), dpi=110)
+    rows = [x for x in r.rows if x.kind in ("latency", "gemm")]
+    ratios = [x for x in r.rows if x.kind not in ("latency", "gemm", "throughput")]
+    platforms = sorted({x.platform for x in r.rows})
+    colors = {p: plt.cm.tab10(i % 10) for i, p in enumerate(platforms)}
+    for ax, data, title, unit in ((axes[0], rows, "times (latency, single GEMM)", "s"),
+                                  (axes[1], ratios, "ratios (speedups, shares)", "")):
+        vals = [x.measured for x in data] + [x.ceiling for x in data] + [x.realistic for x in data if x.realistic]
+        if not vals:
+            ax.set_visible(False)
+            continue
+        lo, hi = min(vals) / 1.5, max(vals) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
+        for x in data:
+            c = colors[x.platform]
+            ax.scatter(x.measured, x.ceiling, marker="^", facecolors="none", edgecolors=c, s=30)
+            if x.realistic is not None:
+                ax.scatter(x.measured, x.realistic, marker="o", color=c, s=22)
+        ax.set_xscale("log"), ax.set_yscale("log")
+        ax.set_xlim(lo, hi), ax.set_ylim(lo, hi)
+        ax.set_xlabel(f"measured {unit}".strip()), ax.set_ylabel(f"predicted {unit}".strip())
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    handles = [plt.Line2D([], [], marker="o", ls="", color=colors[p], label=p) for p in platforms]
+    handles += [plt.Line2D([], [], marker="o", ls="", color="gray", label="realistic (leave-one-platform-out)"),
+                plt.Line2D([], [], marker="^", ls="", markerfacecolor="none", color="gray", label="ceiling")]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.savefig(path)
+    plt.close(fig)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.stack import Accuracy
 
 SCHEMA_VERSION = 1
 
@@ -282,6 +283,10 @@ class EstimateResult:
     """what the estimate does not count, and why"""
     calibration: str | None = None
     """the calibration file the realistic estimate used, if any"""
+    stack: str | None = None
+    """the software-stack profile the realistic estimate used (none when a calibration was given)"""
+    realistic_accuracy: Accuracy | None = None
+    """the stack profile's measured error, leave-one-platform-out over its records"""
     memory_model: Literal["levels", "paper"] = "levels"
     """levels: each tensor priced at the cache level that holds it, at the highest clock the busy cores allow;
     paper: the reference paper's pricing (X, Y, non-GEMM from DRAM, weights from the LLC when they fit)"""

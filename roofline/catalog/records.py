@@ -1,0 +1,109 @@
+"""Finding and loading measurement records (``validation/records/*.toml``, installed with the package)
+and software-stack profiles (``platforms/stacks/*.toml``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofline.catalog import builtin_dir, search_dirs
+from roofline.catalog.cache import load_validated
+from roofline.catalog.files import parse_toml, read_bytes
+from roofline.errors import SpecError, UnknownNameError
+from roofline.spec.record import Measurement, Record
+from roofline.spec.stack import StackProfile
+
+
+@dataclass(frozen=True)
+class LoadedRecord:
+    id: str
+    """the file's stem"""
+    path: Path
+    record: Record
+    dispatch: dict[str, float] | None = None
+    """a validate report's measured dispatch costs (call_s, per_op_s)"""
+
+    @property
+    def measurements(self) -> tuple[Measurement, ...]:
+        return self.record.measurements
+
+
+def records_dir() -> Path:
+    return builtin_dir("records")
+
+
+def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
+    """Every record file in the given files and folders (default: the built-in records)."""
+    files: list[Path] = []
+    for p in [str(records_dir())] if not paths else paths:
+        path = Path(p).expanduser()
+        if path.is_dir():
+            files += sorted(path.glob("*.toml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise SpecError(p, "", "no such record file or folder")
+    if not files:
+        raise SpecError(", ".join(paths or [str(records_dir())]), "", "no record files (*.toml) there")
+    return [load_record(f.resolve()) for f in files]
+
+
+def load_record(path: Path) -> LoadedRecord:
+    record = load_validated(Record, path, lambda raw: parse_toml(raw, path))
+    dispatch = None
+    if record.report:
+        report_path = (path.parent / record.report).resolve()
+        measurements, dispatch = _report_figures(report_path, record)
+        record = dataclasses.replace(record, measurements=record.measurements + measurements)
+    return LoadedRecord(path.stem, path, record, dispatch)
+
+
+def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...], dict[str, float] | None]:
+    """A validate report's timed, numerically checked encoder runs (latency) and shapes (gemm)."""
+    from roofline.catalog.validate import validate
+    from roofline.results.validate import ValidateResult
+
+    try:
+        data = json.loads(read_bytes(path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SpecError(str(path), "", f"not a validate report: {e}") from None
+    report = validate(ValidateResult, data, path)
+    out = []
+    for run in report.encoder:
+        if run.latency_s and run.numerics_ok:
+            out.append(Measurement(kind="latency", precision=run.precision, value=run.latency_s,
+                                   non_gemm_mode=run.non_gemm_mode, note=f"encoder, {run.kernel}"))
+    for s in report.shapes:
+        if s.measured_ops_per_s and s.numerics_ok:
+            out.append(Measurement(kind="gemm", precision=s.precision, value=2.0 * s.m * s.n * s.k / s.measured_ops_per_s,
+                                   name=s.name, m=s.m, n=s.n, k=s.k, note=s.kernel))
+    if (report.layers, report.batch, report.seq_len) != (record.layers, record.batch, record.seq_len):
+        raise SpecError(str(path), "layers", f"the report ran {report.layers} layers, batch {report.batch} x seq "
+                        f"{report.seq_len}; the record says {record.layers}, {record.batch} x {record.seq_len}")
+    return tuple(out), report.dispatch or None
+
+
+# ------------------------------------------------------------------------------ stack profiles
+
+
+def stack_path(ref: str) -> Path:
+    """A stack profile by name (in ``stacks/`` beside the platform catalogs) or by path."""
+    p = Path(ref).expanduser()
+    if ref.endswith(".toml") or p.is_file():
+        if not p.is_file():
+            raise SpecError(ref, "", "no such stack profile file")
+        return p.resolve()
+    known = []
+    for d in search_dirs("platforms"):
+        candidate = d / "stacks" / f"{ref}.toml"
+        if candidate.is_file():
+            return candidate.resolve()
+        known += [f.stem for f in (d / "stacks").glob("*.toml")] if (d / "stacks").is_dir() else []
+    raise UnknownNameError("stack", ref, known, "or give a profile's path; `roofline calibrate --records` fits one")
+
+
+def load_stack(ref: str) -> StackProfile:
+    path = stack_path(ref)
+    return load_validated(StackProfile, path, lambda raw: parse_toml(raw, path))

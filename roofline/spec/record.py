@@ -1,0 +1,116 @@
+"""A measurement record: one measured result (a validate report, a paper's table, a published run),
+as data, with its source. ``validation/records/*.toml``; ``roofline accuracy`` compares every
+record with the ceiling and the realistic estimate, ``roofline calibrate --records`` fits stack
+profiles from them.
+
+Each record names the platform (a catalog entry, plus the cores and instances the run used), the
+workload (model, batch, sequence, phase), the software stack, and its measured figures:
+
+- ``latency``: seconds per step of one instance (a validate encoder: ``embeddings = false``);
+- ``speedup``: the throughput of ``precision`` over ``baseline``'s; ``linear_speedup``: the same for
+  the linear block (the GEMM kernels' time);
+- ``gemm``: seconds of one linear compiled and called on its own (``name``, ``m``, ``n``, ``k``);
+- ``throughput``: steps (requests) per second of the whole platform;
+- ``gemm_share``: the linear block's share of ``precision``'s time (the paper's ``f_GEMM``);
+- ``non_gemm_speedup``: the speedup of everything but the linear block over ``baseline``'s (``s_non``).
+
+A record may instead point at a committed validate report (``report``), whose timed, numerically
+checked encoder runs and shapes become its figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from roofline.spec import PYDANTIC_CONFIG
+
+SCHEMA_VERSION = 1
+KINDS = ("latency", "speedup", "linear_speedup", "gemm", "throughput", "gemm_share", "non_gemm_speedup")
+
+
+@dataclass(frozen=True)
+class RecordPlatform:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """a catalog platform (name or alias)"""
+    cores: int | None = None
+    """cores used per socket (default: all)"""
+    sockets: int | None = None
+    """sockets used (default: all)"""
+    instance_cores: int | None = None
+    """cores per instance (default: one instance of all the cores used, a single process)"""
+
+    def __post_init__(self) -> None:
+        for name in ("cores", "sockets", "instance_cores"):
+            v = getattr(self, name)
+            if v is not None and not 1 <= v <= 4096:
+                raise ValueError(f"{name}: 1 to 4096, got {v}")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    kind: Literal["latency", "speedup", "linear_speedup", "gemm", "throughput", "gemm_share", "non_gemm_speedup"]
+    precision: str
+    value: float
+    """seconds (latency, gemm), a ratio (speedups) or per second (throughput)"""
+    baseline: str | None = None
+    """speedups: the precision they are over"""
+    non_gemm_mode: str | None = None
+    """how the run's non-GEMM work ran (default: the recipe's)"""
+    name: str | None = None
+    m: int | None = None
+    n: int | None = None
+    k: int | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.value == self.value and 0 < self.value < 1e12):
+            raise ValueError(f"value: a positive finite number, got {self.value}")
+        if self.kind == "gemm_share" and not self.value < 1:
+            raise ValueError(f"value: a share of time in (0, 1), got {self.value}")
+        if self.kind in ("speedup", "linear_speedup", "non_gemm_speedup") and not self.baseline:
+            raise ValueError(f"baseline: a {self.kind} needs the precision it is over")
+        if self.kind == "gemm" and not (self.m and self.n and self.k):
+            raise ValueError("m, n, k: a gemm figure needs its shape")
+        if self.non_gemm_mode not in (None, "fp32", "amp-bf16", "int8"):
+            raise ValueError(f"non_gemm_mode: fp32, amp-bf16 or int8, got {self.non_gemm_mode}")
+
+
+@dataclass(frozen=True)
+class Record:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    description: str
+    source: str
+    """where the figures come from: a command and its output, a paper and table, a URL"""
+    stack: str
+    """the software stack (a profile in platforms/stacks, or another name: then it is checked against the
+    ceiling only)"""
+    platform: RecordPlatform
+    model: str
+    batch: int = 1
+    seq_len: int = 256
+    phase: str | None = None
+    context: int | None = None
+    layers: int | None = None
+    """the layers the run built (default: the model's)"""
+    embeddings: bool = True
+    """the run included the embedding lookup (a validate encoder takes hidden states: false)"""
+    measurements: tuple[Measurement, ...] = ()
+    report: str | None = None
+    """a validate report (path relative to this file) whose figures this record takes"""
+    date: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.schema_version > SCHEMA_VERSION:
+            raise ValueError(f"schema_version: {self.schema_version} is newer than this roofline reads "
+                             f"({SCHEMA_VERSION}); upgrade roofline")
+        if not self.measurements and not self.report:
+            raise ValueError("measurements: give the measured figures, or a report to take them from")
+        if not 1 <= self.batch <= 1_000_000 or not 1 <= self.seq_len <= 1_000_000:
+            raise ValueError("batch, seq_len: 1 to 1e6")

@@ -1,0 +1,109 @@
+"""A software stack's profile: how close its kernels come to the roofline on any CPU, fitted from
+measurement records (``roofline calibrate --records``) and stored as data
+(``platforms/stacks/<name>.toml``). Where a host calibration fits one machine, a stack profile is
+what a user predicting an unseen CPU has: efficiencies per compute path class, a shape term, the
+non-GEMM and quantization efficiencies, dispatch, and the kernels the stack really runs (path
+rules). Every value says which records it was fitted from; the profile carries its own measured
+accuracy (leave-one-platform-out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.sourced import Sourced
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PathRule:
+    """The stack runs ``dtype`` GEMMs on ``vendor``'s CPUs on the ``isa_class`` path, whatever faster path
+    the CPU has (e.g. MKL's FP32 GEMMs on AMD: the AVX2 kernels)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    vendor: str
+    """matched case-insensitively against the platform's vendor (AMD matches AuthenticAMD)"""
+    dtype: str
+    isa_class: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """The realistic estimate's error against the records, each predicted from a profile refitted
+    without the record's platform (leave-one-platform-out)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    median_abs_error: float
+    """median of |predicted / measured - 1| over the figures"""
+    worst_abs_error: float
+    figures: int
+    records: int
+    platforms: int
+    command: str
+    """the command that measured it"""
+
+
+@dataclass(frozen=True)
+class StackProfile:
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    description: str
+    gemm_efficiency: dict[str, Sourced]
+    """per compute path class (``<dtype>-<isa class>``, e.g. int8-amx): GEMM compute time at the ceiling over
+    the measured one inside a compiled model, at large M"""
+    m_half: Sourced
+    """the shape term: a GEMM of M rows reaches ``eta x M / (M + m_half)``"""
+    memory_efficiency: Sourced | None = None
+    """memory-bound GEMMs: the ceiling's memory time over the measured one"""
+    kernel_efficiency: dict[str, Sourced] = field(default_factory=dict)
+    """per class: the same for one linear compiled and called on its own"""
+    non_gemm_efficiency: dict[str, Sourced] = field(default_factory=dict)
+    """per part and mode (attention-fp32, other-amp-bf16, ...)"""
+    quantization_efficiency: Sourced | None = None
+    call_s: Sourced | None = None
+    per_op_s: Sourced | None = None
+    platform_factors: dict[str, Sourced] = field(default_factory=dict)
+    """per platform of the records: how much faster (> 1) or slower its cores ran than the classes say (its
+    real clock against the datasheet's, a VM's share of the host); applied when that platform is estimated,
+    1 for any other"""
+    path_rules: tuple[PathRule, ...] = ()
+    records: tuple[str, ...] = ()
+    """the records the values were fitted from"""
+    accuracy: Accuracy | None = None
+    schema_version: int = SCHEMA_VERSION
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.schema_version > SCHEMA_VERSION:
+            raise ValueError(f"schema_version: {self.schema_version} is newer than this roofline reads "
+                             f"({SCHEMA_VERSION}); upgrade roofline")
+        for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency"):
+            for k, v in getattr(self, group).items():
+                if not v.known or not 0 < v.value <= 1:
+                    raise ValueError(f"{group}.{k}: an efficiency in (0, 1], got {v.value}")
+        for name in ("memory_efficiency", "quantization_efficiency"):
+            v = getattr(self, name)
+            if v is not None and not (v.known and 0 < v.value <= 1):
+                raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
+        if not (self.m_half.known and 0 <= self.m_half.value <= 1e6):
+            raise ValueError(f"m_half: rows, 0 to 1e6, got {self.m_half.value}")
+        for name in ("call_s", "per_op_s"):
+            v = getattr(self, name)
+            if v is not None and not (v.known and 0 <= v.value <= 1):
+                raise ValueError(f"{name}: seconds, 0 to 1")
+        for k, v in self.platform_factors.items():
+            if not (v.known and 0.01 <= v.value <= 100):
+                raise ValueError(f"platform_factors.{k}: a factor from 0.01 to 100, got {v.value}")
+
+    def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
+        v = vendor.lower()
+        for r in self.path_rules:
+            if r.dtype == dtype and (r.vendor.lower() in v or v in r.vendor.lower()):
+                return r
+        return None
