@@ -3,7 +3,11 @@
 Tensor groups, from the architecture alone:
 
 - attention projections: q, k, v (GQA: k and v use the key-value heads), o; per layer
-- MLP projections: up and down (and gate for a gated MLP); per layer
+- MLP projections: up and down (and gate for a gated MLP); per layer (per dense layer of a mixture of experts)
+- expert projections (mixture of experts): every routed expert of every MoE layer, all counted
+- shared experts: the always-active expert(s) of each MoE layer (Qwen2-MoE, DeepSeek)
+- routers: the router of each MoE layer (and a shared expert's gate); kept in the base dtype, as
+  llama.cpp keeps ``ffn_gate_inp`` unquantized
 - embeddings: the token table (plus learned positions and token types for encoders)
 - lm_head: decoders with untied embeddings have their own; a tied one is the embedding table,
   counted once (``count_tied_lm_head_copy`` counts a separate copy, as a runtime that unties it does)
@@ -40,7 +44,9 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
     attn = [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)]
     up = 2 if m.gated_mlp else 1
-    mlp = [_Tensor(m.intermediate_size, h, up * layers), _Tensor(h, m.intermediate_size, layers)]
+    dense = m.dense_mlp_layers
+    mlp = [_Tensor(m.intermediate_size, h, up * dense), _Tensor(h, m.intermediate_size, dense)] if dense else []
+    experts, shared, routers = _moe_tensors(m, m.num_experts or 0)
     emb = [_Tensor(m.vocab_size, h, 1)]
     if m.family == "encoder":
         emb.append(_Tensor(m.max_position_embeddings, h, 1))
@@ -49,7 +55,34 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     lm_head = []
     if m.family == "decoder" and (not m.tie_word_embeddings or count_tied_copy):
         lm_head = [_Tensor(m.vocab_size, h, 1)]
-    return {"attention projections": attn, "MLP projections": mlp, "embeddings": emb, "lm_head": lm_head}
+    return {"attention projections": attn, "MLP projections": mlp, "expert projections": experts,
+            "shared experts": shared, "routers": routers, "embeddings": emb, "lm_head": lm_head}
+
+
+def _moe_tensors(m: ModelSpec, experts: int) -> tuple[list[_Tensor], list[_Tensor], list[_Tensor]]:
+    """(routed experts, shared experts, routers) of the MoE layers; ``experts`` routed experts each."""
+    if not m.is_moe:
+        return [], [], []
+    h, n, up = m.hidden_size, m.moe_layers, 2 if m.gated_mlp else 1
+    e = m.expert_intermediate
+    routed = [_Tensor(e, h, up * experts * n), _Tensor(h, e, experts * n)] if experts else []
+    s = m.shared_expert_intermediate_size
+    shared = [_Tensor(s, h, up * n), _Tensor(h, s, n)] if s else []
+    routers = [_Tensor(m.num_experts + int(m.shared_expert_gate), h, n)]
+    return routed, shared, routers
+
+
+def active_params(m: ModelSpec) -> int:
+    """Parameters one token uses: every parameter except the routed experts it is not sent to,
+    ``total - (E - k) x expert x MoE layers``. Embeddings and lm_head are counted, as the published
+    "active parameter" figures do (Mixtral-8x7B 12.9B, Qwen3-30B-A3B 3.3B). Dense models: all."""
+    total = sum(t.rows * t.cols * t.count for ts in _groups(m, False).values() for t in ts)
+    (_, norm_params), (_, bias_params) = _vector_params(m)
+    total += norm_params + bias_params
+    if not m.is_moe:
+        return total
+    idle, _, _ = _moe_tensors(m, m.num_experts - m.num_experts_per_tok)
+    return total - sum(t.rows * t.cols * t.count for t in idle)
 
 
 def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -68,10 +101,10 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
         bias_tensors += layers * (3 + int(o_bias))
         bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
-    if m.mlp_bias:
-        up = 2 if m.gated_mlp else 1
-        bias_tensors += layers * (up + 1)
-        bias_params += layers * (up * m.intermediate_size + h)
+    if m.mlp_bias:  # on the dense MLPs (no MoE model in the catalog has MLP biases)
+        up, dense = 2 if m.gated_mlp else 1, m.dense_mlp_layers
+        bias_tensors += dense * (up + 1)
+        bias_params += dense * (up * m.intermediate_size + h)
     return (norm_tensors, norm_params), (bias_tensors, bias_params)
 
 
@@ -83,7 +116,7 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
         raise UserError(f"--base-dtype {base_dtype}: one of fp32, bf16, fp16")
     recipe = get_recipe(precision, group_size)
     e_base = DTYPE_BYTES[base_dtype]
-    quantized_groups = {"attention projections", "MLP projections"}
+    quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts"}
     if quantize_lm_head:
         quantized_groups.add("lm_head")
     if quantize_embeddings:
@@ -127,6 +160,7 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
         groups=groups, params=sum(g.params for g in groups), total_bytes_base=total_base, total_bytes=total,
         quantized_bytes_base=q_base, quantized_bytes=q_after,
         quantized_ratio=q_base / q_after if q_after else 1.0, total_ratio=total_base / total,
+        active_params=active_params(model),
     )
 
 

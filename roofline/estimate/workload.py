@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc.non_gemm import NonGemmOps, decode_non_gemm, transformer_non_gemm
-from roofline.calc.shapes import GemmList, gemm_list, transformer_gemms
+from roofline.calc.shapes import GemmList, decoder_gemms, gemm_list, transformer_gemms
 from roofline.errors import UserError
 from roofline.spec.model import ModelSpec
 
@@ -45,21 +45,30 @@ class Workload:
     def gemms(self) -> tuple[GemmList, np.ndarray]:
         """The GEMMs of one step, and a mask marking the lm_head."""
         m = self.model
-        layers = transformer_gemms(
+        shape = dict(
             tokens=self.tokens, hidden=m.hidden_size, intermediate=m.intermediate_size, layers=m.num_hidden_layers,
             heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, gated_mlp=m.gated_mlp,
             fused_qkv=self.fused_qkv,
         )
+        layers = decoder_gemms(**shape, **self._moe()) if m.is_moe else transformer_gemms(**shape)
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
-        rows = [(n, int(a), int(b), int(c), int(d)) for n, a, b, c, d in
+        rows = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
                 zip(layers.names, layers.m, layers.n, layers.k, layers.count)]
         rows.append(("lm_head", self.batch, m.vocab_size, m.hidden_size, 1))
         return gemm_list(rows), np.array([False] * len(layers) + [True])
 
+    def _moe(self) -> dict:
+        """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
+        m = self.model
+        return dict(moe_layers=m.moe_layers, experts=m.num_experts, top_k=m.num_experts_per_tok,
+                    expert_intermediate=m.expert_intermediate, shared_intermediate=m.shared_expert_intermediate_size,
+                    shared_gate=m.shared_expert_gate)
+
     def non_gemm(self) -> NonGemmOps:
         m = self.model
-        common = dict(hidden=m.hidden_size, intermediate=m.intermediate_size, layers=m.num_hidden_layers,
+        # the MLP activation runs on the width each token goes through (k experts + shared in MoE layers)
+        common = dict(hidden=m.hidden_size, intermediate=m.mlp_intermediate_per_token, layers=m.num_hidden_layers,
                       heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, gated_mlp=m.gated_mlp)
         if self.phase == "decode":
             return decode_non_gemm(batch=self.batch, context=self.context, **common)
