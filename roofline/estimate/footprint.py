@@ -28,7 +28,7 @@ from roofline.calc.gemm import weight_meta_bytes
 from roofline.errors import UserError
 from roofline.results.footprint import FootprintGroup, FootprintResult
 from roofline.spec.model import ModelSpec
-from roofline.spec.precision import PrecisionRecipe, get_recipe
+from roofline.spec.precision import MIX_NAMES, PrecisionRecipe, get_recipe
 from roofline.units import DTYPE_BYTES
 
 
@@ -114,6 +114,8 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
     base_dtype = base_dtype or ("bf16" if model.family == "decoder" else "fp32")
     if base_dtype not in ("fp32", "bf16", "fp16"):
         raise UserError(f"--base-dtype {base_dtype}: one of fp32, bf16, fp16")
+    if precision in MIX_NAMES:
+        return _mix_footprint(model, precision, base_dtype)
     recipe = get_recipe(precision, group_size)
     e_base = DTYPE_BYTES[base_dtype]
     quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts"}
@@ -156,7 +158,7 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
     total = sum(g.bytes for g in groups)
     return FootprintResult(
         model=model.name, precision=recipe.name, base_dtype=base_dtype,
-        policy=_policy(recipe, quantized_groups, model, count_tied_lm_head_copy),
+        policy=_policy(recipe, {g.name for g in groups if g.quantized}, model, count_tied_lm_head_copy),
         groups=groups, params=sum(g.params for g in groups), total_bytes_base=total_base, total_bytes=total,
         quantized_bytes_base=q_base, quantized_bytes=q_after,
         quantized_ratio=q_base / q_after if q_after else 1.0, total_ratio=total_base / total,
@@ -175,6 +177,12 @@ def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> s
     if not quantized:
         return f"nothing quantized ({recipe.name}); every tensor in the base dtype" + (
             " (BF16)" if recipe.name == "bf16" else "")
+    if recipe.block is not None:
+        b = recipe.block
+        return (f"{', '.join(sorted(quantized))} in llama.cpp {b.name} blocks ({b.weights_per_block} weights in "
+                f"{b.bytes_per_block:g} bytes, {b.bits_per_weight:g} bits per weight: values "
+                f"{recipe.e_w * 8:g} bits, scales and mins under 'scales / zero points'); everything else in the "
+                f"base dtype")
     scales = {"per-channel": "per-channel scales", "per-group": f"group-{recipe.w_group_size} scales"}[recipe.w_scale]
     zp = " and zero points" if recipe.w_zero_point else ""
     tied = ""
@@ -183,3 +191,72 @@ def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> s
                 else "; lm_head counted as its own tensor")
     return (f"{', '.join(sorted(quantized))} in {recipe.w_dtype.upper()} with {scales}{zp} "
             f"({recipe.scale_dtype}); everything else in the base dtype{tied}")
+
+
+# ------------------------------------------------------------------ llama.cpp per-tensor mixes
+
+_ROLE_GROUP = {"token_embd": "embeddings", "output": "lm_head", "ffn_gate_inp": "routers"}
+
+
+def _role_group(role: str) -> str:
+    if role in _ROLE_GROUP:
+        return _ROLE_GROUP[role]
+    if role.startswith("attn_"):
+        return "attention projections"
+    if role.endswith("_exps"):
+        return "expert projections"
+    if role.endswith("_shexp"):
+        return "shared experts"
+    return "MLP projections"
+
+
+def _mix_footprint(model: ModelSpec, precision: str, base_dtype: str) -> FootprintResult:
+    """A GGUF per-tensor mix: every weight matrix in its own type (scales and mins inside the
+    block bytes), as llama.cpp stores it: embeddings and lm_head included, the router, norms and
+    biases in F32 (GGUF keeps 1-D tensors in F32). ``gguf``: the bytes of the file's tensors."""
+    from roofline.spec.gguf_mix import tensor_types
+
+    e_base = DTYPE_BYTES[base_dtype]
+    tensors = tensor_types(precision, model)
+    groups: dict[str, list] = {}
+    for t in tensors:
+        groups.setdefault(_role_group(t.role), []).append(t)
+    out: list[FootprintGroup] = []
+    for name in ("attention projections", "MLP projections", "expert projections", "shared experts", "routers",
+                 "embeddings", "lm_head"):
+        ts = groups.get(name, [])
+        if not ts:
+            continue
+        params = sum(t.elements for t in ts)
+        out.append(FootprintGroup(name=name, count=len(ts), params=params, bytes_base=params * e_base,
+                                  bytes=float(sum(t.bytes for t in ts)), quantized=any(t.type != "f32" for t in ts)))
+    if precision == "gguf":
+        rest = [t for t in model.gguf_tensors if not t.name.endswith(".weight") or t.name.endswith("_norm.weight")
+                or t.name not in {x.name for x in tensors}]
+        params = sum(t.elements for t in rest)
+        out.append(FootprintGroup(name="norms and biases", count=len(rest), params=params, bytes_base=params * e_base,
+                                  bytes=float(sum(t.nbytes for t in rest)), quantized=False))
+    else:
+        (nt, npar), (bt, bpar) = _vector_params(model)
+        out.append(FootprintGroup(name="norms", count=nt, params=npar, bytes_base=npar * e_base, bytes=npar * 4.0,
+                                  quantized=False))
+        if bt:
+            out.append(FootprintGroup(name="biases", count=bt, params=bpar, bytes_base=bpar * e_base, bytes=bpar * 4.0,
+                                      quantized=False))
+    types: dict[str, int] = {}
+    for t in tensors:
+        types[t.type] = types.get(t.type, 0) + t.elements
+    total_el = sum(types.values())
+    mix = ", ".join(f"{k} {v / total_el:.0%}" for k, v in sorted(types.items(), key=lambda kv: -kv[1]))
+    what = ("as stored in the file (types: " if precision == "gguf" else "llama.cpp's Q4_K_M rule (types: ") + mix + ")"
+    q = [g for g in out if g.quantized]
+    q_base, q_after = sum(g.bytes_base for g in q), sum(g.bytes for g in q)
+    total_base, total = sum(g.bytes_base for g in out), sum(g.bytes for g in out)
+    return FootprintResult(
+        model=model.name, precision=precision, base_dtype=base_dtype,
+        policy=f"every weight matrix in its GGUF type, {what}; block scales and mins are inside each type's bytes; "
+               "router, norms and biases in F32",
+        groups=out, params=sum(g.params for g in out), total_bytes_base=total_base, total_bytes=total,
+        quantized_bytes_base=q_base, quantized_bytes=q_after, quantized_ratio=q_base / q_after if q_after else 1.0,
+        total_ratio=total_base / total, active_params=active_params(model),
+    )

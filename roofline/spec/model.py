@@ -45,6 +45,23 @@ class MeasuredBaseline:
 
 
 @dataclass(frozen=True)
+class StoredTensor:
+    """One tensor as a .gguf file stores it (its metadata only; the data is never read)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """llama.cpp tensor name, e.g. blk.0.attn_q.weight"""
+    type: str
+    """GGML type name, e.g. q4_K, f32"""
+    shape: tuple[int, ...]
+    """GGUF dimension order: the row length (K) first"""
+    elements: int
+    nbytes: int
+    """bytes of the tensor's data in the file (from the type's block size and bytes)"""
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """A transformer's architecture hyper-parameters."""
 
@@ -93,6 +110,8 @@ class ModelSpec:
     dense_layers: tuple[int, ...] = ()
     """mixture of experts: indices of the layers that keep a dense MLP of intermediate_size instead of
     experts (config.json ``decoder_sparse_step``, ``mlp_only_layers``, ``first_k_dense_replace``)"""
+    gguf_tensors: tuple[StoredTensor, ...] = ()
+    """a model read from a .gguf file: every tensor with the type it is stored in (precision ``gguf``)"""
     measured: tuple[MeasuredBaseline, ...] = ()
     """measured Amdahl inputs, used when platform, baseline and workload match"""
     schema_version: int = 1
