@@ -27,12 +27,17 @@ quantizes each activation row to the weight type's ``vec_dot_type`` (``q8_0`` fo
 block's integer sum (``ggml_vec_dot_<w>_<a>`` in ``ggml-cpu/arch/x86/quants.c``). So a GGUF recipe
 computes in INT8 and reads activations of ``q8_0``/``q8_K`` bytes per element.
 
-``dequant_ops_per_weight`` counts the vector instructions per 32 weights that the AVX2 branch of
-each ``ggml_vec_dot_*`` spends turning stored bits into INT8 operands, besides loads and the
-multiply-add pair itself: one instruction over 32 byte lanes is one op per weight, priced on the
-FP32 vector path as the other recipes' dequantization is. The per-block scale (an FP32 FMA per
-block, or the sub-block scale's ``vpmaddwd`` and accumulate in k-quants) is the recipe's per-group
-rescale, ``2 M N K / g`` ops.
+``dequant_ops_per_weight`` comes from the vector instructions per 32 weights that the AVX2 branch
+of each ``ggml_vec_dot_*`` spends turning stored bits into INT8 operands, besides loads and the
+multiply-add pair itself (counted in the source, each count's reading beside it). The ops are
+priced on the FP32 vector path's peak, which counts an 8-lane FMA instruction as 16 ops; one
+256-bit instruction over 32 byte lanes issues at the same rate, so it counts 16 ops over 32
+weights: ``ops per weight = 0.5 x instructions per 32 weights`` (integer ops often issue on more
+ports: still an upper bound on speed). At one token (decode) the count is per weight read; the
+ceiling amortizes it over a call's rows, as a kernel that unpacks each block once would (llama.cpp's
+``vec_dot`` redoes it per activation row; its REPACK GEMMs for q4_0 and q4_K share it over 4).
+The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
+in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops.
 """
 
 from __future__ import annotations
@@ -65,10 +70,12 @@ class BlockFormat:
     layout: str
     source: str
     dequant_ops_per_weight: float = 0.0
-    """vector ops per weight to turn the stored bits into INT8 dot-product operands (AVX2 kernel)"""
+    """FP32-peak ops per weight to turn the stored bits into INT8 dot-product operands (from the AVX2 kernel's
+    instructions per 32 weights, x 0.5)"""
     dequant_source: str = ""
     quantize_ops_per_element: float = 0.0
-    """activation formats: vector ops per element to quantize an FP32 activation into this format"""
+    """activation formats: FP32 vector ops per element to quantize an FP32 activation into this format
+    (quantize_row_q8_0/q8_K, AVX2: abs, max, multiply, round, convert; q8_K also the 16-sums)"""
 
     def __post_init__(self) -> None:
         if not 0 < self.quant_bytes_per_block <= self.bytes_per_block:
@@ -95,10 +102,16 @@ class BlockFormat:
         return (self.bytes_per_block - self.quant_bytes_per_block) * self.scale_group / self.weights_per_block
 
 
-def _fmt(name, ggml_type, weights, nbytes, quant, group, layout, ops=0.0, ops_source="", quantize_ops=0.0):
+#: FP32-peak ops per weight of one 256-bit instruction per 32 weights (module docstring)
+OPS_PER_INSTRUCTION_PER_32 = 0.5
+
+
+def _fmt(name, ggml_type, weights, nbytes, quant, group, layout, instructions=0.0, ops_source="", quantize_ops=0.0):
+    """``instructions``: vector instructions per 32 weights in the AVX2 dot product."""
     return BlockFormat(name=name, ggml_type=ggml_type, weights_per_block=weights, bytes_per_block=nbytes,
                        quant_bytes_per_block=quant, scale_group=group, layout=layout,
-                       source=f"{GGML_COMMON}: {layout}", dequant_ops_per_weight=ops,
+                       source=f"{GGML_COMMON}: {layout}",
+                       dequant_ops_per_weight=OPS_PER_INSTRUCTION_PER_32 * instructions,
                        dequant_source=f"{X86_QUANTS}: {ops_source}" if ops_source else "",
                        quantize_ops_per_element=quantize_ops)
 
