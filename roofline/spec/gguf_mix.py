@@ -3,7 +3,9 @@ one recipe per GEMM row.
 
 **Q4_K_M** (llama.cpp ``src/llama-quant.cpp``, ``llama_tensor_get_type_impl`` for
 ``LLAMA_FTYPE_MOSTLY_Q4_K_M``, default type Q4_K, no imatrix, no overrides; Falcon's own branch
-is not modelled):
+is not modelled; read in the llama.cpp that llama-cpp-python 0.3.36 vendors, commit 0c1e570. Older
+llama.cpp gave Mixtral's expert ffn_down Q4_K throughout, so its early Q4_K_M files are ~2 GB
+smaller than this rule's):
 
 - ``output.weight`` (and ``token_embd.weight`` when the embeddings are tied): Q6_K;
 - ``attn_v`` (and a fused ``attn_qkv``): Q6_K in the layers where ``use_more_bits(i, n)``, else
