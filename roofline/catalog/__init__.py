@@ -42,7 +42,7 @@ def search_dirs(kind: str) -> list[Path]:
 
 
 def _looks_like_path(ref: str) -> bool:
-    return ref.endswith((".toml", ".json")) or os.sep in ref or Path(ref).is_file()
+    return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or Path(ref).is_file()
 
 
 def _catalog_files(kind: str) -> list[Path]:
@@ -71,7 +71,7 @@ def find_file(kind: str, ref: str) -> Path:
         if name.lower() == ref.lower():
             return path
     what, hint = (("CPU", "or give a path to a platform .toml") if kind == "platforms"
-                  else ("model", "or give a path to a config.json"))
+                  else ("model", "or give a path to a config.json or a .gguf file"))
     raise UnknownNameError(what, ref, index, hint)
 
 
@@ -107,6 +107,10 @@ def all_platforms() -> list[Platform]:
 
 @lru_cache(maxsize=None)
 def load_model_file(path: Path) -> ModelSpec:
+    if path.suffix == ".gguf":  # its header only, read in place (a GGUF file can be many GB: not hashed)
+        from roofline.catalog.gguf_file import load_gguf_model
+
+        return load_gguf_model(path)
     if path.suffix == ".json":
         return load_validated(ModelSpec, path, lambda raw: _hf_fields(raw, path))
     return load_validated(ModelSpec, path, lambda raw: parse_toml(raw, path))

@@ -306,11 +306,26 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--skip-end-to-end", action="store_true", help="only the per-shape kernels")
     val.add_argument("--decode", action="store_true", help="also the decode-shaped weight-only GEMMs (M = 1..8) "
                      "against the DRAM bandwidth (on by default for decoders)")
+    eng = val.add_argument_group("llama.cpp engine (--engine llama.cpp; the llamacpp extra)")
+    eng.add_argument("--engine", choices=("torch", "llama.cpp"), default="torch",
+                     help="torch: compiled torchao kernels (default); llama.cpp: write the model as GGUF files "
+                     "with random weights and measure llama.cpp's prompt and generation rates against the "
+                     "prefill and decode ceilings")
+    eng.add_argument("--precision", action="append", metavar="TYPE",
+                     help="llama.cpp: GGUF types to write, repeat or comma-separate (default q8_0,q4_0,q4_k)")
+    eng.add_argument("--pp", type=_positive_int, help="llama.cpp: prompt tokens of the pp test (default 512; 64 "
+                     "with --quick)")
+    eng.add_argument("--tg", type=_positive_int, help="llama.cpp: generated tokens of the tg test (default 128; 16 "
+                     "with --quick)")
+    eng.add_argument("--reps", type=_positive_int, help="llama.cpp: repetitions of each test (default 5; 2 with "
+                     "--quick)")
+    eng.add_argument("--gguf-dir", help="llama.cpp: folder for the GGUF files (default: a temporary one)")
+    eng.add_argument("--keep-gguf", action="store_true", help="llama.cpp: keep the GGUF files")
     _add_json(val)
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate", "footprint", "plan", "check"))
+    sch.add_argument("which", choices=("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     return parser
 

@@ -1,13 +1,29 @@
-"""The recipe of each GEMM row of a step: a precision's recipe for the layer projections, and for
-the lm_head the unquantized float recipe of that precision (FP32 for fp32, else BF16) unless the
-lm_head is quantized too."""
+"""The recipe of each GEMM row of a step.
+
+- A per-tensor mix (``q4_k_m``, ``gguf``: :mod:`roofline.spec.gguf_mix`) gives each row its own recipe.
+- Otherwise every layer projection takes the precision's recipe, and the lm_head the unquantized
+  float recipe of that precision (FP32 for fp32, else BF16) unless it is quantized too.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from roofline.calc.shapes import GemmList
-from roofline.spec.precision import RECIPES, PrecisionRecipe
+from roofline.spec.gguf_mix import average_recipe, cell_recipes as mix_cells, tensor_types
+from roofline.spec.model import ModelSpec
+from roofline.spec.precision import RECIPES, PrecisionRecipe, get_recipe
+
+#: precisions that are per-tensor mixes rather than one recipe
+MIXES = ("q4_k_m", "gguf")
+
+
+def precision_recipe(name: str, model: ModelSpec, group_size: int | None = None) -> PrecisionRecipe:
+    """The recipe a precision is reported under: its own, or for a mix the element-weighted average of
+    the model's weights (the rows still get their own, :func:`cell_recipes`)."""
+    if name in MIXES:
+        return average_recipe(name, tensor_types(name, model))
+    return get_recipe(name, group_size)
 
 
 def lm_head_recipe(recipe: PrecisionRecipe, quantize: bool) -> PrecisionRecipe:
@@ -17,7 +33,11 @@ def lm_head_recipe(recipe: PrecisionRecipe, quantize: bool) -> PrecisionRecipe:
 
 
 def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray | None = None,
-                 quantize_lm_head: bool = False) -> list[PrecisionRecipe]:
+                 quantize_lm_head: bool = False, model: ModelSpec | None = None) -> list[PrecisionRecipe]:
     """``recipes[j]`` for GEMM row ``j``; ``lm_head`` marks the lm_head rows."""
+    if model is not None and recipe.name in MIXES:
+        mixed = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
+        if mixed is not None:
+            return mixed
     mask = np.zeros(len(gemms), dtype=bool) if lm_head is None else lm_head
     return [lm_head_recipe(recipe, quantize_lm_head) if is_lm else recipe for is_lm in mask]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,11 +59,26 @@ def step_split(step: StepEval) -> StepSplit:
     )
 
 
-def compute_bound_batch(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList) -> int | None:
+def compute_bound_batch(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
+                        gemms_at: Callable[[int], GemmList] | None = None) -> int | None:
     """The smallest batch at which the decode GEMMs, taken together, spend at least as long computing as
     streaming: ``sum_j t_compute,j >= sum_j t_memory,j``, all GEMMs at ``M = batch``. None when no batch
     up to 65536 gets there. (Attention over the KV cache grows with the batch too and never turns
-    compute-bound; it is not part of this figure.)"""
+    compute-bound; it is not part of this figure.) ``gemms_at``: the step's GEMMs at a batch, when they
+    change with it beyond M (a mixture of experts reads more experts): a bisection over the batch."""
+    if gemms_at is not None:
+        def turned(b: int) -> bool:
+            g = gemms_at(b)
+            e = evaluate_step(res, cells, g).gemm
+            return bool((e.count * e.t_compute).sum() >= (e.count * e.t_memory).sum())
+
+        lo, hi = 1, int(BATCH_SWEEP[-1])
+        if not turned(hi):
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if turned(mid) else (mid + 1, hi)
+        return lo
     m = np.broadcast_to(BATCH_SWEEP[:, None], (len(BATCH_SWEEP), len(gemms))).astype(float)
     step = evaluate_step(res, cells, gemms, m=m)
     count = np.asarray(gemms.count, dtype=float)

@@ -8,6 +8,7 @@ where every input came from.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from roofline.estimate.amdahl_inputs import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
-from roofline.estimate.cells import cell_recipes
+from roofline.estimate.cells import cell_recipes, precision_recipe
 from roofline.estimate.decode import compute_bound_batch, step_split
 from roofline.estimate.efficiency import efficiency_for
 from roofline.estimate.realistic import Realistic, realistic_speedup, realistic_step
@@ -137,13 +138,15 @@ def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | No
     res = Resources(platform, layout, memory_model, bandwidth)
     baseline = baseline or default_baseline(platform, model)
     names = list(dict.fromkeys([baseline, *(precisions or default_precisions(platform, model))]))
-    recipes = [get_recipe(n, group_size) for n in names]
+    recipes = [precision_recipe(n, model, group_size) for n in names]
     gemms, lm_head = work.gemms()
     ops = work.ops()
+    set_count = work.weight_set_counts(gemms)
     evaluated = []
     for r in recipes:
-        cells = cell_recipes(r, gemms, lm_head, quantize_lm_head)
-        step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=r.non_gemm_mode, kv_dtype=kv_dtype)
+        cells = cell_recipes(r, gemms, lm_head, quantize_lm_head, model)
+        step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=r.non_gemm_mode, kv_dtype=kv_dtype,
+                             set_count=set_count)
         eff = efficiency_for(calibration, r.name, r.non_gemm_mode, calibration_name or "", stack=stack, res=res,
                              cells=cells, gemms=gemms)
         real = realistic_step(res, r, gemms, step, mode=r.non_gemm_mode, eff=eff)
@@ -172,7 +175,8 @@ def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", *
             native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
             gemms=[_gemm_result(gemms, e, j) for j in range(len(gemms))],
             aggregate_ops_per_s=float(step.aggregate), gemm_time_s=float(step.gemm_time),
-            weight_bytes=float(step.weight_bytes), llc_fraction=float(step.weight_bytes / res.llc_domain),
+            weight_bytes=float(step.weight_read_bytes), weight_set_bytes=float(step.weight_bytes),
+            llc_fraction=float(step.weight_bytes / res.llc_domain),
             llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode,
             non_gemm_time_s=float(step.non_gemm_time), step_time_s=t_step,
             decode=_decode(res, work, e, gemms, kw.get("kv_dtype")) if work.phase == "decode" else None,
@@ -232,8 +236,9 @@ def _decode(res: Resources, work: Workload, e: Evaluated, gemms, kv_dtype: str |
     kv = kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]
     return DecodeResult(
         token_latency_s=latency, tokens_per_s=work.batch / latency, bound=split.bound, bound_detail=split.detail(),
-        weight_bytes=float(e.step.weight_bytes), kv_cache_bytes=work.kv_cache_elements() * DTYPE_BYTES[kv],
-        kv_dtype=kv, compute_bound_batch=compute_bound_batch(res, e.cells, gemms),
+        weight_bytes=float(e.step.weight_read_bytes), kv_cache_bytes=work.kv_cache_elements() * DTYPE_BYTES[kv],
+        kv_dtype=kv, compute_bound_batch=compute_bound_batch(
+            res, e.cells, gemms, (lambda b: dataclasses.replace(work, batch=b).gemms()[0]) if work.model.is_moe else None),
     )
 
 
@@ -268,8 +273,8 @@ def _gemm_result(gemms, e: Evaluated, j: int) -> GemmResult:
     g = e.step.gemm
     resident = e.step.weight_level.item() != LEVELS.index("DRAM")
     return GemmResult(
-        name=gemms.names[j], recipe=e.cells[j].name, m=int(gemms.m[j]), n=int(gemms.n[j]),
-        k=int(gemms.k[j]), count=float(gemms.count[j]) if float(gemms.count[j]) % 1 else int(gemms.count[j]),
+        name=gemms.names[j], recipe=e.cells[j].name, m=_whole(gemms.m[j]), n=int(gemms.n[j]),
+        k=int(gemms.k[j]), count=_whole(gemms.count[j]),
         flops=float(g.flops[j]), bytes=float(g.nbytes[j]),
         x_bytes=float(g.d_x[j]), w_bytes=float(g.d_w[j]), y_bytes=float(g.d_y[j]),
         arithmetic_intensity=float(g.flops[j] / g.nbytes[j]),
@@ -282,6 +287,12 @@ def _gemm_result(gemms, e: Evaluated, j: int) -> GemmResult:
         bound_by=BOUNDS[int(g.bound[j])],
         levels={"weights": LEVELS[int(e.step.weight_level)], "activations": LEVELS[int(g.xy_level[j])]},
     )
+
+
+def _whole(x: float) -> int | float:
+    """An integer where the value is whole (expected expert counts and rows are not)."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
 
 
 def _platform_result(res: Resources, file: str) -> PlatformResult:

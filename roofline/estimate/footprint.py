@@ -3,7 +3,11 @@
 Tensor groups, from the architecture alone:
 
 - attention projections: q, k, v (GQA: k and v use the key-value heads), o; per layer
-- MLP projections: up and down (and gate for a gated MLP); per layer
+- MLP projections: up and down (and gate for a gated MLP); per layer (per dense layer of a mixture of experts)
+- expert projections (mixture of experts): every routed expert of every MoE layer, all counted
+- shared experts: the always-active expert(s) of each MoE layer (Qwen2-MoE, DeepSeek)
+- routers: the router of each MoE layer (and a shared expert's gate); kept in the base dtype, as
+  llama.cpp keeps ``ffn_gate_inp`` unquantized
 - embeddings: the token table (plus learned positions and token types for encoders)
 - lm_head: decoders with untied embeddings have their own; a tied one is the embedding table,
   counted once (``count_tied_lm_head_copy`` counts a separate copy, as a runtime that unties it does)
@@ -24,7 +28,7 @@ from roofline.calc.gemm import weight_meta_bytes
 from roofline.errors import UserError
 from roofline.results.footprint import FootprintGroup, FootprintResult
 from roofline.spec.model import ModelSpec
-from roofline.spec.precision import PrecisionRecipe, get_recipe
+from roofline.spec.precision import MIX_NAMES, PrecisionRecipe, get_recipe
 from roofline.units import DTYPE_BYTES
 
 
@@ -40,7 +44,9 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
     attn = [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)]
     up = 2 if m.gated_mlp else 1
-    mlp = [_Tensor(m.intermediate_size, h, up * layers), _Tensor(h, m.intermediate_size, layers)]
+    dense = m.dense_mlp_layers
+    mlp = [_Tensor(m.intermediate_size, h, up * dense), _Tensor(h, m.intermediate_size, dense)] if dense else []
+    experts, shared, routers = _moe_tensors(m, m.num_experts or 0)
     emb = [_Tensor(m.vocab_size, h, 1)]
     if m.family == "encoder":
         emb.append(_Tensor(m.max_position_embeddings, h, 1))
@@ -49,7 +55,34 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     lm_head = []
     if m.family == "decoder" and (not m.tie_word_embeddings or count_tied_copy):
         lm_head = [_Tensor(m.vocab_size, h, 1)]
-    return {"attention projections": attn, "MLP projections": mlp, "embeddings": emb, "lm_head": lm_head}
+    return {"attention projections": attn, "MLP projections": mlp, "expert projections": experts,
+            "shared experts": shared, "routers": routers, "embeddings": emb, "lm_head": lm_head}
+
+
+def _moe_tensors(m: ModelSpec, experts: int) -> tuple[list[_Tensor], list[_Tensor], list[_Tensor]]:
+    """(routed experts, shared experts, routers) of the MoE layers; ``experts`` routed experts each."""
+    if not m.is_moe:
+        return [], [], []
+    h, n, up = m.hidden_size, m.moe_layers, 2 if m.gated_mlp else 1
+    e = m.expert_intermediate
+    routed = [_Tensor(e, h, up * experts * n), _Tensor(h, e, experts * n)] if experts else []
+    s = m.shared_expert_intermediate_size
+    shared = [_Tensor(s, h, up * n), _Tensor(h, s, n)] if s else []
+    routers = [_Tensor(m.num_experts + int(m.shared_expert_gate), h, n)]
+    return routed, shared, routers
+
+
+def active_params(m: ModelSpec) -> int:
+    """Parameters one token uses: every parameter except the routed experts it is not sent to,
+    ``total - (E - k) x expert x MoE layers``. Embeddings and lm_head are counted, as the published
+    "active parameter" figures do (Mixtral-8x7B 12.9B, Qwen3-30B-A3B 3.3B). Dense models: all."""
+    total = sum(t.rows * t.cols * t.count for ts in _groups(m, False).values() for t in ts)
+    (_, norm_params), (_, bias_params) = _vector_params(m)
+    total += norm_params + bias_params
+    if not m.is_moe:
+        return total
+    idle, _, _ = _moe_tensors(m, m.num_experts - m.num_experts_per_tok)
+    return total - sum(t.rows * t.cols * t.count for t in idle)
 
 
 def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -68,10 +101,10 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
         bias_tensors += layers * (3 + int(o_bias))
         bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
-    if m.mlp_bias:
-        up = 2 if m.gated_mlp else 1
-        bias_tensors += layers * (up + 1)
-        bias_params += layers * (up * m.intermediate_size + h)
+    if m.mlp_bias:  # on the dense MLPs (no MoE model in the catalog has MLP biases)
+        up, dense = 2 if m.gated_mlp else 1, m.dense_mlp_layers
+        bias_tensors += dense * (up + 1)
+        bias_params += dense * (up * m.intermediate_size + h)
     return (norm_tensors, norm_params), (bias_tensors, bias_params)
 
 
@@ -81,9 +114,11 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
     base_dtype = base_dtype or ("bf16" if model.family == "decoder" else "fp32")
     if base_dtype not in ("fp32", "bf16", "fp16"):
         raise UserError(f"--base-dtype {base_dtype}: one of fp32, bf16, fp16")
+    if precision in MIX_NAMES:
+        return _mix_footprint(model, precision, base_dtype)
     recipe = get_recipe(precision, group_size)
     e_base = DTYPE_BYTES[base_dtype]
-    quantized_groups = {"attention projections", "MLP projections"}
+    quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts"}
     if quantize_lm_head:
         quantized_groups.add("lm_head")
     if quantize_embeddings:
@@ -123,10 +158,11 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
     total = sum(g.bytes for g in groups)
     return FootprintResult(
         model=model.name, precision=recipe.name, base_dtype=base_dtype,
-        policy=_policy(recipe, quantized_groups, model, count_tied_lm_head_copy),
+        policy=_policy(recipe, {g.name for g in groups if g.quantized}, model, count_tied_lm_head_copy),
         groups=groups, params=sum(g.params for g in groups), total_bytes_base=total_base, total_bytes=total,
         quantized_bytes_base=q_base, quantized_bytes=q_after,
         quantized_ratio=q_base / q_after if q_after else 1.0, total_ratio=total_base / total,
+        active_params=active_params(model),
     )
 
 
@@ -141,6 +177,12 @@ def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> s
     if not quantized:
         return f"nothing quantized ({recipe.name}); every tensor in the base dtype" + (
             " (BF16)" if recipe.name == "bf16" else "")
+    if recipe.block is not None:
+        b = recipe.block
+        return (f"{', '.join(sorted(quantized))} in llama.cpp {b.name} blocks ({b.weights_per_block} weights in "
+                f"{b.bytes_per_block:g} bytes, {b.bits_per_weight:g} bits per weight: values "
+                f"{recipe.e_w * 8:g} bits, scales and mins under 'scales / zero points'); everything else in the "
+                f"base dtype")
     scales = {"per-channel": "per-channel scales", "per-group": f"group-{recipe.w_group_size} scales"}[recipe.w_scale]
     zp = " and zero points" if recipe.w_zero_point else ""
     tied = ""
@@ -149,3 +191,72 @@ def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> s
                 else "; lm_head counted as its own tensor")
     return (f"{', '.join(sorted(quantized))} in {recipe.w_dtype.upper()} with {scales}{zp} "
             f"({recipe.scale_dtype}); everything else in the base dtype{tied}")
+
+
+# ------------------------------------------------------------------ llama.cpp per-tensor mixes
+
+_ROLE_GROUP = {"token_embd": "embeddings", "output": "lm_head", "ffn_gate_inp": "routers"}
+
+
+def _role_group(role: str) -> str:
+    if role in _ROLE_GROUP:
+        return _ROLE_GROUP[role]
+    if role.startswith("attn_"):
+        return "attention projections"
+    if role.endswith("_exps"):
+        return "expert projections"
+    if role.endswith("_shexp"):
+        return "shared experts"
+    return "MLP projections"
+
+
+def _mix_footprint(model: ModelSpec, precision: str, base_dtype: str) -> FootprintResult:
+    """A GGUF per-tensor mix: every weight matrix in its own type (scales and mins inside the
+    block bytes), as llama.cpp stores it: embeddings and lm_head included, the router, norms and
+    biases in F32 (GGUF keeps 1-D tensors in F32). ``gguf``: the bytes of the file's tensors."""
+    from roofline.spec.gguf_mix import tensor_types
+
+    e_base = DTYPE_BYTES[base_dtype]
+    tensors = tensor_types(precision, model)
+    groups: dict[str, list] = {}
+    for t in tensors:
+        groups.setdefault(_role_group(t.role), []).append(t)
+    out: list[FootprintGroup] = []
+    for name in ("attention projections", "MLP projections", "expert projections", "shared experts", "routers",
+                 "embeddings", "lm_head"):
+        ts = groups.get(name, [])
+        if not ts:
+            continue
+        params = sum(t.elements for t in ts)
+        out.append(FootprintGroup(name=name, count=len(ts), params=params, bytes_base=params * e_base,
+                                  bytes=float(sum(t.bytes for t in ts)), quantized=any(t.type != "f32" for t in ts)))
+    if precision == "gguf":
+        rest = [t for t in model.gguf_tensors if not t.name.endswith(".weight") or t.name.endswith("_norm.weight")
+                or t.name not in {x.name for x in tensors}]
+        params = sum(t.elements for t in rest)
+        out.append(FootprintGroup(name="norms and biases", count=len(rest), params=params, bytes_base=params * e_base,
+                                  bytes=float(sum(t.nbytes for t in rest)), quantized=False))
+    else:
+        (nt, npar), (bt, bpar) = _vector_params(model)
+        out.append(FootprintGroup(name="norms", count=nt, params=npar, bytes_base=npar * e_base, bytes=npar * 4.0,
+                                  quantized=False))
+        if bt:
+            out.append(FootprintGroup(name="biases", count=bt, params=bpar, bytes_base=bpar * e_base, bytes=bpar * 4.0,
+                                      quantized=False))
+    types: dict[str, int] = {}
+    for t in tensors:
+        types[t.type] = types.get(t.type, 0) + t.elements
+    total_el = sum(types.values())
+    mix = ", ".join(f"{k} {v / total_el:.0%}" for k, v in sorted(types.items(), key=lambda kv: -kv[1]))
+    what = ("as stored in the file (types: " if precision == "gguf" else "llama.cpp's Q4_K_M rule (types: ") + mix + ")"
+    q = [g for g in out if g.quantized]
+    q_base, q_after = sum(g.bytes_base for g in q), sum(g.bytes for g in q)
+    total_base, total = sum(g.bytes_base for g in out), sum(g.bytes for g in out)
+    return FootprintResult(
+        model=model.name, precision=precision, base_dtype=base_dtype,
+        policy=f"every weight matrix in its GGUF type, {what}; block scales and mins are inside each type's bytes; "
+               "router, norms and biases in F32",
+        groups=out, params=sum(g.params for g in out), total_bytes_base=total_base, total_bytes=total,
+        quantized_bytes_base=q_base, quantized_bytes=q_after, quantized_ratio=q_base / q_after if q_after else 1.0,
+        total_ratio=total_base / total, active_params=active_params(model),
+    )

@@ -20,14 +20,13 @@ import math
 import numpy as np
 
 from roofline.errors import UserError
-from roofline.estimate.cells import cell_recipes
+from roofline.estimate.cells import cell_recipes, precision_recipe
 from roofline.estimate.resources import Resources, make_layout
 from roofline.estimate.step import BOUNDS, evaluate_step
 from roofline.estimate.workload import make_workload
 from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.precision import get_recipe
 
 
 #: layouts whose throughput is within this fraction of the best count as a tie
@@ -45,15 +44,15 @@ def plan_cpu(platform: Platform, model: ModelSpec, precision: str, *, batch: int
              memory_model: str = "levels", cores: int | None = None, target_rps: float | None = None,
              latency_s: float | None = None, utilization: float = 0.7, price_per_hour: float | None = None) -> CpuPlan:
     work = make_workload(model, phase, batch, seq_len, context)
-    recipe = get_recipe(precision)
+    recipe = precision_recipe(precision, model)
     cores = int(platform.cores_per_socket.value) if cores is None else cores
     sockets = int(platform.sockets.value)
     layout = make_layout(platform, cores=cores, instance_cores=np.array(layouts(cores), dtype=float),
                          socket_busy=True)
     res = Resources(platform, layout, memory_model, bandwidth)
     gemms, lm = work.gemms()
-    step = evaluate_step(res, cell_recipes(recipe, gemms, lm), gemms, ops=work.ops(),
-                         non_gemm_mode=recipe.non_gemm_mode)
+    step = evaluate_step(res, cell_recipes(recipe, gemms, lm, model=model), gemms, ops=work.ops(),
+                         non_gemm_mode=recipe.non_gemm_mode, set_count=work.weight_set_counts(gemms))
     # one instance's latency: the amortised step time times the instances sharing the platform
     latency = step.step_time * layout.total_instances
     split = step.time_by_bound() * layout.total_instances[:, None]

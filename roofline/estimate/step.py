@@ -111,7 +111,9 @@ class StepEval:
     gemm: GemmEval
     ops: OpsEval
     weight_bytes: np.ndarray
-    """the weight set: every GEMM weight and its scales, one copy"""
+    """the weight set: every GEMM weight and its scales, one copy (every expert of a mixture of experts)"""
+    weight_read_bytes: np.ndarray
+    """the weights and scales one step reads (a mixture of experts: the experts its tokens chose)"""
     weight_level: np.ndarray
     """index into LEVELS"""
     fits_llc: np.ndarray
@@ -174,11 +176,12 @@ class StepEval:
 
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
                   ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
-                  weight_set_bytes: float | None = None) -> StepEval:
+                  set_count: np.ndarray | None = None) -> StepEval:
     """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
     M with an array ``(..., S)`` (a sweep); ``ops`` are the non-GEMM operations, priced in
     ``non_gemm_mode`` with the KV cache in ``kv_dtype`` (default: the activation dtype);
-    ``weight_set_bytes`` replaces the weight set (default: the rows' weights times their counts)."""
+    ``set_count``: the distinct weight matrices of each row in the whole model (default: its count),
+    e.g. every expert of a mixture of experts, whose steps read only some of them."""
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     lead = np.broadcast_shapes(m.shape[:-1], np.shape(res.layout.instance_cores))
     m = np.broadcast_to(m, (*lead, m.shape[-1]))  # a layout axis (plan) and a sweep axis are the same leading axis
@@ -201,7 +204,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     extra = per_cell(lambda j, r, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
                                                        r.w_group_size, r.compute_dtype == "int8"))
 
-    w_set = (count * d_w).sum(axis=-1) if weight_set_bytes is None else np.asarray(weight_set_bytes, dtype=float)
+    w_set = ((count if set_count is None else np.asarray(set_count, dtype=float)) * d_w).sum(axis=-1)
     fits = w_set <= res.llc_domain
     resident = fits & (res.b_llc is not None)
     w_level = np.where(resident, LLC, DRAM)
@@ -222,7 +225,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
     )
     return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, flops.shape[:-1]),
-                    weight_bytes=w_set, weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
+                    weight_bytes=w_set, weight_read_bytes=(count * d_w).sum(axis=-1), weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
                     l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
 
 

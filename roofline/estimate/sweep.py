@@ -7,19 +7,19 @@ array, so a million points take seconds.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.estimate.cells import cell_recipes
+from roofline.estimate.cells import cell_recipes, precision_recipe
 from roofline.estimate.resources import Resources, make_layout
 from roofline.estimate.step import BOUNDS, evaluate_step
 from roofline.estimate.workload import make_workload
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.precision import get_recipe
 
 COLUMNS = ("model", "cpu", "precision", "phase", "batch", "seq_len", "context", "m", "gemm_time_s", "step_time_s",
            "throughput_per_s", "aggregate_ops_per_s", "bound", "weight_bytes", "llc_resident")
@@ -64,7 +64,7 @@ def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[in
           memory_model: str = "levels", cores: int | None = None, instance_cores: int | None = None) -> Plane:
     # checks every combination's limits once, on the largest
     work = make_workload(model, phase, max(batches), max(seq_lens), context)
-    recipe = get_recipe(precision)
+    recipe = precision_recipe(precision, model)
     b, s = (a.ravel().astype(float) for a in np.meshgrid(batches, seq_lens, indexing="ij"))
     decode = work.phase == "decode"
     tokens = b if decode else b * s
@@ -72,12 +72,25 @@ def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[in
     m = np.where(lm, b[:, None], tokens[:, None])  # (points, shapes)
     res = Resources(platform, make_layout(platform, cores=cores, instance_cores=instance_cores), memory_model,
                     bandwidth)
-    step = evaluate_step(res, cell_recipes(recipe, gemms, lm), gemms, m=m, ops=work.ops(batch=b, seq_len=s),
-                         non_gemm_mode=recipe.non_gemm_mode)
+    cells = cell_recipes(recipe, gemms, lm, model=model)
+    if model.is_moe:  # the experts a step reads change with its tokens: one step per point
+        steps = [evaluate_step(res, cells, g, ops=w.ops(), non_gemm_mode=recipe.non_gemm_mode,
+                               set_count=w.weight_set_counts(g))
+                 for w in (dataclasses.replace(work, batch=int(bi), seq_len=int(si)) for bi, si in zip(b, s))
+                 for g in (w.gemms()[0],)]
+        col = lambda f: np.array([float(f(x)) for x in steps])  # noqa: E731
+        gemm_time, step_time, aggregate = col(lambda x: x.gemm_time), col(lambda x: x.step_time), col(lambda x: x.aggregate)
+        bound = np.asarray(BOUNDS)[[int(x.bound) for x in steps]]
+        step = steps[0]
+    else:
+        step = evaluate_step(res, cells, gemms, m=m, ops=work.ops(batch=b, seq_len=s),
+                             non_gemm_mode=recipe.non_gemm_mode, set_count=work.weight_set_counts(gemms))
+        gemm_time, step_time, aggregate = step.gemm_time, step.step_time, step.aggregate
+        bound = np.asarray(BOUNDS)[step.bound]
     resident = bool(step.fits_llc) and res.b_llc is not None
     return Plane(model.name, platform.name, precision, work.phase, b.astype(int), s.astype(int),
-                 work.context if decode else None, tokens.astype(int), step.gemm_time, step.step_time,
-                 step.aggregate, np.asarray(BOUNDS)[step.bound], float(step.weight_bytes), resident)
+                 work.context if decode else None, tokens.astype(int), gemm_time, step_time, aggregate, bound,
+                 float(step.weight_bytes), resident)
 
 
 def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: list[int],

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc import ops as op
-from roofline.calc.shapes import GemmList, gemm_list, transformer_gemms
+from roofline.calc.shapes import GemmList, decoder_gemms, gemm_list, transformer_gemms
 from roofline.errors import UserError
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import cost
@@ -46,14 +46,15 @@ class Workload:
     def gemms(self) -> tuple[GemmList, np.ndarray]:
         """The GEMMs of one step, and a mask marking the lm_head."""
         m = self.model
-        layers = transformer_gemms(
+        shape = dict(
             tokens=self.tokens, hidden=m.hidden_size, intermediate=m.intermediate_size, layers=m.num_hidden_layers,
             heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, gated_mlp=m.gated_mlp,
             fused_qkv=self.fused_qkv,
         )
+        layers = decoder_gemms(**shape, **self._moe()) if m.is_moe else transformer_gemms(**shape)
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
-        rows = [(n, int(a), int(b), int(c), int(d)) for n, a, b, c, d in
+        rows = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
                 zip(layers.names, layers.m, layers.n, layers.k, layers.count)]
         rows.append(("lm_head", self.batch, m.vocab_size, m.hidden_size, 1))
         return gemm_list(rows), np.array([False] * len(layers) + [True])
@@ -63,6 +64,24 @@ class Workload:
         arrays (a sweep); ``embeddings=False`` leaves out the lookup (a harness fed hidden states)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
                         self.seq_len if seq_len is None else seq_len, self.context, embeddings)
+
+    def _moe(self) -> dict:
+        """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
+        m = self.model
+        return dict(moe_layers=m.moe_layers, experts=m.num_experts, top_k=m.num_experts_per_tok,
+                    expert_intermediate=m.expert_intermediate, shared_intermediate=m.shared_expert_intermediate_size,
+                    shared_gate=m.shared_expert_gate)
+
+    def weight_set_counts(self, gemms: GemmList) -> np.ndarray:
+        """The distinct weight matrices behind each GEMM row in the whole model: its count, but every
+        expert of a mixture-of-experts layer (a step reads only the experts its tokens choose; the set
+        that must stay cached is all of them)."""
+        counts = np.asarray(gemms.count, dtype=float).copy()
+        if self.model.is_moe:
+            for j, name in enumerate(gemms.names):
+                if name.startswith("expert_"):
+                    counts[j] = self.model.moe_layers * self.model.num_experts
+        return counts
 
     def kv_cache_elements(self) -> float:
         """Cached K and V entries read by one decode step (all layers, all sequences)."""
@@ -88,7 +107,8 @@ def step_ops(model: ModelSpec, phase: str, batch, seq_len, context, embeddings: 
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=2 * layers + (0 if encoder else 1), ops_per_element=norm_ops,
                 name="layer_norm" if encoder else "rms_norm"),
-        op.activation(tokens=tokens, intermediate=m.intermediate_size, layers=layers, gated=m.gated_mlp,
+        # the MLP activation runs on the width each token goes through (k experts + shared in MoE layers)
+        op.activation(tokens=tokens, intermediate=m.mlp_intermediate_per_token, layers=layers, gated=m.gated_mlp,
                       ops_per_element=cost("silu_gated_ops_per_element" if m.gated_mlp else "gelu_ops_per_element")),
         op.residual_add(tokens=tokens, hidden=m.hidden_size, calls=2 * layers,
                         ops_per_element=cost("residual_add_ops_per_element")),

@@ -33,4 +33,9 @@ def render_footprint(r: FootprintResult, mib: bool = False) -> RenderableType:
                    f"{r.quantized_ratio:.2f}x")
     ratios.add_row(Text("whole model", style="bold"), fmt(r.total_bytes_base), fmt(r.total_bytes),
                    Text(f"{r.total_ratio:.2f}x", style="bold"))
-    return Group(t, ratios, Text(f"policy: {r.policy}"))
+    lines = [Text(f"policy: {r.policy}")]
+    if r.active_params is not None and r.active_params != r.params:
+        lines.append(Text(f"mixture of experts: {r.active_params:,} of the {r.params:,} parameters active per token "
+                          f"({r.active_params / r.params:.1%}; embeddings and lm_head counted); every expert is "
+                          f"in the footprint"))
+    return Group(t, ratios, *lines)

@@ -117,7 +117,8 @@ class GemmResult:
     name: str
     recipe: str
     """the precision this GEMM runs in (the lm_head stays unquantized unless asked)"""
-    m: int
+    m: int | float
+    """rows (fractional for the expected rows of a mixture-of-experts expert)"""
     n: int
     k: int
     count: int | float
@@ -191,9 +192,9 @@ class PrecisionResult:
     gemm_time_s: float
     """roofline time of all GEMMs in one forward pass"""
     weight_bytes: float
-    """GEMM weights and their scales, one copy"""
+    """GEMM weights and their scales one step reads (a mixture of experts: the experts its tokens choose)"""
     llc_fraction: float
-    """weight_bytes / LLC domain size"""
+    """weight_set_bytes / LLC domain size"""
     llc_resident: bool
     """the weights fit the LLC and the platform gives an LLC bandwidth"""
     non_gemm_mode: str
@@ -217,6 +218,8 @@ class PrecisionResult:
     realistic_throughput_per_s: float
     decode: DecodeResult | None = None
     """decode phase only"""
+    weight_set_bytes: float = 0.0
+    """every GEMM weight and its scales, one copy (every expert): what must fit a cache level to stay there"""
     notes: list[str] = field(default_factory=list)
 
 

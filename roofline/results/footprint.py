@@ -47,4 +47,7 @@ class FootprintResult:
     """quantized_bytes_base / quantized_bytes: the compression of the quantized matrices alone"""
     total_ratio: float
     """total_bytes_base / total_bytes: the compression of the whole model"""
+    active_params: int | None = None
+    """parameters one token uses (a mixture of experts: all but the routed experts it is not sent to;
+    embeddings and lm_head counted, as published figures do); the total for a dense model"""
     schema_version: int = SCHEMA_VERSION

@@ -16,11 +16,12 @@ def _models():
     from roofline.results.check import CheckResult
     from roofline.results.estimate import EstimateResult
     from roofline.results.footprint import FootprintResult
+    from roofline.results.llamacpp import LlamaCppResult
     from roofline.results.plan import PlanResult
     from roofline.results.validate import ValidateResult
 
     return {"estimate": EstimateResult, "validate": ValidateResult, "footprint": FootprintResult, "plan": PlanResult,
-            "check": CheckResult}
+            "check": CheckResult, "validate-llamacpp": LlamaCppResult}
 
 
 def schema_text(which: str) -> str:

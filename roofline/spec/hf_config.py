@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+#: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"}
+
 ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert", "ernie", "mpnet"}
-DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2"}
+DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2",
+                 *MOE_TYPES}
 
 # DistilBERT spells the usual keys its own way.
 _ALIASES = {
@@ -52,9 +56,81 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     if family == "decoder":
         act = str(cfg.get("hidden_act", "silu"))
         fields["gated_mlp"] = act in {"silu", "swiglu", "gelu_pytorch_tanh"} or model_type in DECODER_TYPES
-        fields["qk_norm"] = model_type == "qwen3"
+        fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe"}
         fields["attention_bias"] = bool(cfg.get("attention_bias", model_type == "qwen2"))
         if model_type == "qwen2":
             fields["o_proj_bias"] = False
         fields["mlp_bias"] = bool(cfg.get("mlp_bias", False))
+        fields.update(moe_fields(cfg, model_type))
     return fields
+
+
+# ------------------------------------------------------------------ mixture of experts
+
+#: config.json keys of a mixture of experts that :func:`moe_fields` reads, or that do not change
+#: the shapes (router losses and options, top-k normalisation, grouped routing of DeepSeek)
+MOE_KEYS = {
+    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "shared_expert_intermediate_size", "n_shared_experts", "decoder_sparse_step", "mlp_only_layers",
+    "first_k_dense_replace", "moe_layer_freq",
+    "output_router_logits", "router_aux_loss_coef", "norm_topk_prob", "router_jitter_noise", "routed_scaling_factor",
+    "topk_method", "n_group", "topk_group", "scoring_func", "aux_loss_alpha", "seq_aux", "ep_size",
+}
+
+
+def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """The mixture-of-experts fields of ModelSpec from a decoder's config.json; {} for a dense model.
+
+    - routed experts ``E``: ``num_local_experts`` (Mixtral), ``num_experts`` (Qwen2/3-MoE, OLMoE),
+      ``n_routed_experts`` (DeepSeek); top-k: ``num_experts_per_tok``
+    - one expert's width: ``moe_intermediate_size``, else ``intermediate_size`` (Mixtral, OLMoE)
+    - shared experts: ``shared_expert_intermediate_size`` (Qwen2-MoE, with its sigmoid gate), or
+      ``n_shared_experts x moe_intermediate_size`` (DeepSeek)
+    - dense layers among the MoE ones: Qwen2/3-MoE make layer ``i`` sparse when ``(i + 1) %
+      decoder_sparse_step == 0`` and ``i`` is not in ``mlp_only_layers``; DeepSeek when ``i >=
+      first_k_dense_replace`` and ``i % moe_layer_freq == 0``. Dense layers use ``intermediate_size``.
+
+    A key that names experts but is none of these is refused (one line naming it) rather than
+    silently modelled as a dense MLP.
+    """
+    _refuse_unknown_moe_keys(cfg)
+    experts = next((cfg[k] for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
+    if not experts:
+        return {}
+    top_k = cfg.get("num_experts_per_tok")
+    if top_k is None:
+        raise ValueError("num_experts_per_tok: a mixture of experts needs its top-k (num_experts_per_tok)")
+    layers = int(cfg.get("num_hidden_layers") or 0)
+    out: dict[str, Any] = {"num_experts": experts, "num_experts_per_tok": top_k}
+    if cfg.get("moe_intermediate_size") is not None:
+        out["moe_intermediate_size"] = cfg["moe_intermediate_size"]
+    if cfg.get("shared_expert_intermediate_size"):
+        out["shared_expert_intermediate_size"] = cfg["shared_expert_intermediate_size"]
+        out["shared_expert_gate"] = model_type == "qwen2_moe"
+    elif cfg.get("n_shared_experts"):
+        width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size")
+        out["shared_expert_intermediate_size"] = int(cfg["n_shared_experts"]) * int(width)
+    out["dense_layers"] = tuple(i for i in range(layers) if not _is_moe_layer(cfg, i))
+    return out
+
+
+def _is_moe_layer(cfg: dict[str, Any], i: int) -> bool:
+    if i in (cfg.get("mlp_only_layers") or []):
+        return False
+    step = cfg.get("decoder_sparse_step") or 1
+    if (i + 1) % step:
+        return False
+    first_dense = cfg.get("first_k_dense_replace") or 0
+    freq = cfg.get("moe_layer_freq") or 1
+    return i >= first_dense and i % freq == 0
+
+
+def _refuse_unknown_moe_keys(cfg: dict[str, Any], where: str = "") -> None:
+    for key, value in cfg.items():
+        if isinstance(value, dict):
+            _refuse_unknown_moe_keys(value, f"{where}{key}.")
+            continue
+        low = key.lower()
+        if ("expert" in low or low.startswith("moe_")) and key not in MOE_KEYS and value not in (None, 0, False, [], ""):
+            raise ValueError(f"{where}{key}: a mixture-of-experts key this tool does not model "
+                             f"(known: {', '.join(sorted(MOE_KEYS))})")

@@ -46,6 +46,23 @@ class MeasuredBaseline:
 
 
 @dataclass(frozen=True)
+class StoredTensor:
+    """One tensor as a .gguf file stores it (its metadata only; the data is never read)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """llama.cpp tensor name, e.g. blk.0.attn_q.weight"""
+    type: str
+    """GGML type name, e.g. q4_K, f32"""
+    shape: tuple[int, ...]
+    """GGUF dimension order: the row length (K) first"""
+    elements: int
+    nbytes: int
+    """bytes of the tensor's data in the file (from the type's block size and bytes)"""
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """A transformer's architecture hyper-parameters."""
 
@@ -78,6 +95,24 @@ class ModelSpec:
     o_proj_bias: bool | None = None
     """bias on the attention output projection; default: attention_bias (Qwen2 has q/k/v biases only)"""
     mlp_bias: bool = True
+    num_experts: int | None = None
+    """mixture of experts: routed experts per MoE layer (config.json ``num_local_experts``,
+    ``num_experts`` or ``n_routed_experts``); None: a dense model"""
+    num_experts_per_tok: int | None = None
+    """mixture of experts: experts each token is routed to (top-k)"""
+    moe_intermediate_size: int | None = None
+    """mixture of experts: intermediate size of one routed expert; default: intermediate_size (Mixtral)"""
+    shared_expert_intermediate_size: int = 0
+    """mixture of experts: intermediate size of the always-active shared expert(s), all together
+    (Qwen2-MoE ``shared_expert_intermediate_size``; DeepSeek ``n_shared_experts x moe_intermediate_size``);
+    0: none"""
+    shared_expert_gate: bool = False
+    """mixture of experts: a sigmoid gate (hidden -> 1) scales the shared expert's output (Qwen2-MoE)"""
+    dense_layers: tuple[int, ...] = ()
+    """mixture of experts: indices of the layers that keep a dense MLP of intermediate_size instead of
+    experts (config.json ``decoder_sparse_step``, ``mlp_only_layers``, ``first_k_dense_replace``)"""
+    gguf_tensors: tuple[StoredTensor, ...] = ()
+    """a model read from a .gguf file: every tensor with the type it is stored in (precision ``gguf``)"""
     measured: tuple[MeasuredBaseline, ...] = ()
     """measured Amdahl inputs, used when platform, baseline and workload match"""
     schema_version: int = 1
@@ -102,6 +137,35 @@ class ModelSpec:
             raise ValueError(
                 f"num_key_value_heads: {self.kv_heads} must divide num_attention_heads {self.num_attention_heads}"
             )
+        self._check_moe()
+
+    def _check_moe(self) -> None:
+        if (self.num_experts is None) != (self.num_experts_per_tok is None):
+            raise ValueError("num_experts_per_tok: give num_experts and num_experts_per_tok together (or neither)")
+        if self.num_experts is None:
+            for f in ("moe_intermediate_size", "dense_layers"):
+                if getattr(self, f):
+                    raise ValueError(f"{f}: only for a mixture of experts (give num_experts)")
+            if self.shared_expert_intermediate_size or self.shared_expert_gate:
+                raise ValueError("shared_expert_intermediate_size: only for a mixture of experts (give num_experts)")
+            return
+        if self.num_experts < 2:
+            raise ValueError(f"num_experts: a mixture needs at least 2 experts, got {self.num_experts}")
+        if not 1 <= self.num_experts_per_tok <= self.num_experts:
+            raise ValueError(f"num_experts_per_tok: between 1 and num_experts {self.num_experts}, "
+                             f"got {self.num_experts_per_tok}")
+        if self.moe_intermediate_size is not None and self.moe_intermediate_size < 1:
+            raise ValueError(f"moe_intermediate_size: must be a positive whole number, got {self.moe_intermediate_size}")
+        if self.shared_expert_intermediate_size < 0:
+            raise ValueError(f"shared_expert_intermediate_size: must be 0 or more, got "
+                             f"{self.shared_expert_intermediate_size}")
+        if self.shared_expert_gate and not self.shared_expert_intermediate_size:
+            raise ValueError("shared_expert_gate: needs a shared expert (shared_expert_intermediate_size)")
+        layers = self.num_hidden_layers
+        if any(not 0 <= i < layers for i in self.dense_layers) or len(set(self.dense_layers)) != len(self.dense_layers):
+            raise ValueError(f"dense_layers: distinct layer indices in [0, {layers}), got {list(self.dense_layers)}")
+        if len(self.dense_layers) == layers:
+            raise ValueError("dense_layers: every layer is dense; drop num_experts for a dense model")
 
     @property
     def all_names(self) -> tuple[str, ...]:
@@ -114,3 +178,31 @@ class ModelSpec:
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden_size // self.num_attention_heads
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts is not None
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is the mixture of experts (0 for a dense model)."""
+        return self.num_hidden_layers - len(self.dense_layers) if self.is_moe else 0
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        """Layers with a dense MLP of intermediate_size (all of them for a dense model)."""
+        return self.num_hidden_layers - self.moe_layers
+
+    @property
+    def expert_intermediate(self) -> int:
+        """Intermediate size of one routed expert."""
+        return self.moe_intermediate_size or self.intermediate_size
+
+    @property
+    def mlp_intermediate_per_token(self) -> float:
+        """MLP width one token goes through, averaged over the layers: ``intermediate_size`` in a dense
+        layer, ``k x expert + shared`` in an MoE layer (what the token's activation function runs on)."""
+        if not self.is_moe:
+            return float(self.intermediate_size)
+        moe = self.num_experts_per_tok * self.expert_intermediate + self.shared_expert_intermediate_size
+        return (self.dense_mlp_layers * self.intermediate_size + self.moe_layers * moe) / self.num_hidden_layers

@@ -15,6 +15,7 @@ from typing import Literal
 
 from roofline.errors import UnknownNameError, UserError
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.gguf_types import BlockFormat, gguf_recipe_fields
 from roofline.spec.model import NonGemmMode
 from roofline.spec.op_costs import OP_COSTS, cost
 from roofline.spec.platform import ComputeDtype
@@ -50,6 +51,12 @@ class PrecisionRecipe:
     scale); priced on the FP32 vector path"""
     activation_sum: bool = False
     """the kernel sums each activation row (the compensation term of unsigned-offset INT4 weights)"""
+    block: BlockFormat | None = None
+    """a block format (llama.cpp GGUF): e_w is its quantized values' bytes per weight and the per-group
+    metadata its scales' and mins' bytes, so e_w + meta is the layout's exact bytes per weight"""
+    x_block: BlockFormat | None = None
+    """the block format activations are quantized to for an integer dot product (llama.cpp's
+    vec_dot_type): e_x is its bytes per element, block scales included"""
 
     def __post_init__(self) -> None:
         if (self.w_scale == "per-group") != (self.w_group_size is not None):
@@ -58,18 +65,28 @@ class PrecisionRecipe:
             raise ValueError(f"w_group_size: must be positive, got {self.w_group_size}")
         if self.dequant_cost is not None and self.dequant_cost not in OP_COSTS:
             raise ValueError(f"dequant_cost: '{self.dequant_cost}' is not a modelling constant")
+        if self.block is not None and (self.w_scale != "per-group" or self.w_group_size != self.block.scale_group
+                                       or self.w_zero_point):
+            raise ValueError(f"block: a {self.block.name} recipe has per-group scales of {self.block.scale_group} "
+                             "weights and no separate zero points")
+        if self.x_block is not None and self.x_scale != "none":
+            raise ValueError("x_block: the activation block's scales are in e_x; x_scale must be none")
 
     @property
     def dequant_ops_per_weight(self) -> float:
+        """Vector ops per weight to turn stored weights into compute operands: the block format's own count
+        (llama.cpp's x86 kernels), else the recipe's modelling constant, else 0."""
+        if self.block is not None:
+            return self.block.dequant_ops_per_weight
         return cost(self.dequant_cost) if self.dequant_cost else 0.0
 
     @property
     def e_x(self) -> float:
-        return DTYPE_BYTES[self.x_dtype]
+        return self.x_block.bytes_per_weight if self.x_block else DTYPE_BYTES[self.x_dtype]
 
     @property
     def e_w(self) -> float:
-        return DTYPE_BYTES[self.w_dtype]
+        return self.block.quant_bytes_per_weight if self.block else DTYPE_BYTES[self.w_dtype]
 
     @property
     def e_y(self) -> float:
@@ -77,7 +94,15 @@ class PrecisionRecipe:
 
     @property
     def scale_bytes(self) -> float:
-        return DTYPE_BYTES[self.scale_dtype]
+        """Bytes of one weight group's metadata: a scale (and zero point), or a block's scales and mins."""
+        return self.block.meta_bytes_per_group if self.block else DTYPE_BYTES[self.scale_dtype]
+
+    @property
+    def bytes_per_weight(self) -> float:
+        """Stored bytes per weight, scales included, for K a multiple of the group."""
+        meta = 0.0 if self.w_scale != "per-group" else self.scale_bytes * (2 if self.w_zero_point else 1) / (
+            self.w_group_size or 1)
+        return self.e_w + meta
 
     @property
     def quantized(self) -> bool:
@@ -154,12 +179,25 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
 )
 
 
+#: precisions that are per-tensor mixes of recipes (roofline.spec.gguf_mix), not one recipe
+MIX_NAMES: dict[str, str] = {"q4_k_m": "llama.cpp Q4_K_M", "gguf": "the weight types stored in a .gguf file"}
+
+RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
+
+
 def get_recipe(name: str, group_size: int | None = None) -> PrecisionRecipe:
     """A recipe by name; ``group_size`` replaces the group size of per-group recipes."""
     try:
         recipe = RECIPES[name]
     except KeyError:
-        raise UnknownNameError("precision", name, RECIPES) from None
+        if name in MIX_NAMES:
+            raise UserError(f"--precision {name}: a per-tensor mix ({MIX_NAMES[name]}); this command prices one "
+                            f"recipe for every GEMM; `roofline footprint` prices the mix, and roofline.spec.gguf_mix."
+                            f"cell_recipes gives its recipe per GEMM") from None
+        raise UnknownNameError("precision", name, [*RECIPES, *MIX_NAMES]) from None
+    if recipe.block is not None and group_size is not None:
+        raise UserError(f"--group-size {group_size}: {name} is a block format with fixed {recipe.w_group_size}-weight "
+                        "groups")
     if group_size is not None and recipe.w_scale == "per-group":
         if group_size < 1:
             raise UserError(f"--group-size {group_size}: must be positive")

@@ -1,0 +1,298 @@
+"""Per-tensor GGUF type mixes: llama.cpp's Q4_K_M rule, and the types stored in a .gguf file, as
+one recipe per GEMM row.
+
+**Q4_K_M** (llama.cpp ``src/llama-quant.cpp``, ``llama_tensor_get_type_impl`` for
+``LLAMA_FTYPE_MOSTLY_Q4_K_M``, default type Q4_K, no imatrix, no overrides; Falcon's own branch
+is not modelled; read in the llama.cpp that llama-cpp-python 0.3.36 vendors, commit 0c1e570. Older
+llama.cpp gave Mixtral's expert ffn_down Q4_K throughout, so its early Q4_K_M files are ~2 GB
+smaller than this rule's):
+
+- ``output.weight`` (and ``token_embd.weight`` when the embeddings are tied): Q6_K;
+- ``attn_v`` (and a fused ``attn_qkv``): Q6_K in the layers where ``use_more_bits(i, n)``, else
+  Q4_K; Q5_K instead of Q4_K in llama.cpp's 70B type (an 80-layer dense Llama);
+  Q8_0 in every layer of an 8-expert model;
+- ``attn_k``: Q8_0 in an 8-expert model, else Q4_K; ``attn_output``: Q5_K in an 8-expert model,
+  else Q4_K;
+- ``ffn_down`` (dense, routed ``_exps`` and shared ``_shexp``): Q6_K where ``use_more_bits(i, n)``,
+  else Q4_K;
+- everything else that is quantized (attn_q, ffn_gate, ffn_up, their _exps/_shexp, an untied
+  token_embd): Q4_K;
+- not quantized: norms, biases, the router ``ffn_gate_inp`` (F32);
+- a tensor whose row length (K) is not a multiple of 256 falls back (``tensor_type_fallback``):
+  Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0 (Qwen1.5-MoE's experts of 1408).
+
+``use_more_bits(i, n) = i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2`` (integer division), over the
+``n`` layers: the first and last eighth of the layers and every third one between.
+
+**A GEMM row** of the estimate (``qkv``, ``ffn_down``, ``expert_up``, ...) gathers tensors of
+several layers and roles, which may have different types. Its recipe here is their
+element-weighted average: bytes per weight (so the row's weight bytes, and hence its memory
+time, are exact), dequantization ops and activation bytes per element; the rescale granularity
+is the most common type's. The compute side is therefore an average, the memory side exact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from roofline.errors import UserError
+from roofline.spec.gguf_types import BLOCKS, FLOAT_BYTES, VEC_DOT_TYPE, BlockFormat, block_recipe_fields
+from roofline.spec.model import ModelSpec, StoredTensor
+from roofline.spec.precision import RECIPES, PrecisionRecipe
+
+#: llama.cpp tensor roles (``blk.N.<role>.weight``) of each GEMM row of the estimate.
+ROW_ROLES: dict[str, tuple[str, ...]] = {
+    "qkv": ("attn_q", "attn_k", "attn_v", "attn_qkv"),
+    "q/k/v": ("attn_q", "attn_k", "attn_v", "attn_qkv"),
+    "q": ("attn_q",),
+    "k/v": ("attn_k", "attn_v"),
+    "attn_out": ("attn_output",),
+    "ffn_up": ("ffn_gate", "ffn_up"),
+    "ffn_down": ("ffn_down",),
+    "router": ("ffn_gate_inp",),
+    "expert_up": ("ffn_gate_exps", "ffn_up_exps"),
+    "expert_down": ("ffn_down_exps",),
+    "shared_up": ("ffn_gate_shexp", "ffn_up_shexp"),
+    "shared_down": ("ffn_down_shexp",),
+    "lm_head": ("output",),
+}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """One weight tensor with its GGML type."""
+
+    name: str
+    role: str
+    layer: int | None
+    elements: int
+    cols: int
+    """K: the row length, which a block must divide"""
+    type: str
+    bytes: float
+
+
+def use_more_bits(i_layer: int, n_layers: int) -> bool:
+    """llama.cpp's ``use_more_bits`` (integer division, as in C++ for non-negative operands)."""
+    return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
+
+
+_FALLBACK = {"q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
+
+
+def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
+    """The GGML type llama.cpp's Q4_K_M gives a tensor (module docstring)."""
+    n_expert, n = model.num_experts or 0, model.num_hidden_layers
+    if role == "ffn_gate_inp":
+        return "f32"
+    if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
+        return "q6_K" if cols % 256 == 0 else "q8_0"
+    t = "q4_K"
+    if role in ("attn_v", "attn_qkv"):
+        t = "q6_K" if use_more_bits(layer, n) else "q4_K"
+        if n == 80 and not model.is_moe and t == "q4_K":  # llama.cpp's LLM_TYPE_70B
+            t = "q5_K"
+        if n_expert == 8:
+            t = "q8_0"
+    elif role == "attn_k" and n_expert == 8:
+        t = "q8_0"
+    elif role == "attn_output" and n_expert == 8:
+        t = "q5_K"
+    elif role.startswith("ffn_down"):
+        t = "q6_K" if use_more_bits(layer, n) else "q4_K"
+    if cols % BLOCKS[t].weights_per_block:
+        t = _FALLBACK.get(t, t)
+    return t
+
+
+def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int]]:
+    """The weight matrices of a decoder as llama.cpp names them: ``(name, role, layer, elements, K)``;
+    an expert tensor holds all its layer's experts (GGUF stores them as one 3-D tensor)."""
+    h, hd = model.hidden_size, model.head_size
+    q_out, kv_out = model.num_attention_heads * hd, model.kv_heads * hd
+    dense = set(model.dense_layers) if model.is_moe else set(range(model.num_hidden_layers))
+    out: list[tuple[str, str, int | None, int, int]] = [("token_embd.weight", "token_embd", None, model.vocab_size * h, h)]
+    for i in range(model.num_hidden_layers):
+        def add(role: str, rows: int, cols: int, copies: int = 1) -> None:
+            out.append((f"blk.{i}.{role}.weight", role, i, rows * cols * copies, cols))
+        add("attn_q", q_out, h)
+        add("attn_k", kv_out, h)
+        add("attn_v", kv_out, h)
+        add("attn_output", h, q_out)
+        if i in dense:
+            if model.gated_mlp:
+                add("ffn_gate", model.intermediate_size, h)
+            add("ffn_up", model.intermediate_size, h)
+            add("ffn_down", h, model.intermediate_size)
+            continue
+        e, n_exp = model.expert_intermediate, model.num_experts
+        add("ffn_gate_inp", n_exp, h)
+        if model.gated_mlp:
+            add("ffn_gate_exps", e, h, n_exp)
+        add("ffn_up_exps", e, h, n_exp)
+        add("ffn_down_exps", h, e, n_exp)
+        s = model.shared_expert_intermediate_size
+        if s:
+            if model.gated_mlp:
+                add("ffn_gate_shexp", s, h)
+            add("ffn_up_shexp", s, h)
+            add("ffn_down_shexp", h, s)
+    if not model.tie_word_embeddings:
+        out.append(("output.weight", "output", None, model.vocab_size * h, h))
+    return out
+
+
+def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
+    """Every weight matrix with its type under ``precision``: ``q4_k_m`` by llama.cpp's rule, ``gguf``
+    as stored in the file the model was read from, or a single-type precision (``q4_k``) for all."""
+    if precision == "gguf":
+        if not model.gguf_tensors:
+            raise UserError(f"--precision gguf: the weight types stored in a .gguf file; {model.name} was not read "
+                            "from one (give --model FILE.gguf)")
+        return [_stored(t) for t in model.gguf_tensors if _role(t.name) is not None]
+    out = []
+    single = RECIPES.get(precision)
+    if precision != "q4_k_m" and (single is None or single.block is None):
+        raise UserError(f"--precision {precision}: not a GGUF type or mix (q4_k_m, gguf, "
+                        f"{', '.join(n for n, r in RECIPES.items() if r.block)})")
+    for name, role, layer, elements, cols in model_tensors(model):
+        if precision == "q4_k_m":
+            t = q4_k_m_type(role, layer, cols, model)
+        else:
+            t = "f32" if role == "ffn_gate_inp" else single.block.name
+        out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
+    return out
+
+
+def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
+                 quantize_lm_head: bool = True) -> list[PrecisionRecipe] | None:
+    """One recipe per GEMM row (``gemm_names`` as the workload lists them) for a per-tensor mix.
+
+    - ``q4_k_m``: llama.cpp's Q4_K_M rule on ``model``;
+    - ``gguf``: the types stored in the .gguf file ``model`` was read from;
+    - anything else (one recipe for every row, e.g. ``q4_k``, ``int8-dynamic``): None, and the
+      estimate's own rule applies (the lm_head unquantized unless asked).
+
+    A row whose tensors have different types gets their element-weighted average (module
+    docstring): exact weight bytes, so exact memory time. ``quantize_lm_head=False`` keeps the
+    lm_head in F16 (llama-quantize ``--leave-output-tensor`` on an F16 source); for ``gguf`` the file
+    decides.
+    """
+    if precision not in ("q4_k_m", "gguf"):
+        return None
+    tensors = tensor_types(precision, model)
+    by_role: dict[str, list[TensorType]] = {}
+    for t in tensors:
+        by_role.setdefault(t.role, []).append(t)
+    if "output" not in by_role and "token_embd" in by_role:  # tied: the lm_head reads the embedding table
+        by_role["output"] = by_role["token_embd"]
+    out = []
+    for name in gemm_names:
+        roles = ROW_ROLES.get(name)
+        if roles is None:
+            raise ValueError(f"GEMM row {name!r}: no GGUF tensor role known for it")
+        members = [t for r in roles for t in by_role.get(r, [])]
+        if not members:
+            raise UserError(f"{model.name}: no GGUF tensor for the {name} GEMM (looked for {', '.join(roles)})")
+        if name == "lm_head" and not quantize_lm_head and precision != "gguf":
+            members = [dataclasses.replace(t, type="f16", bytes=t.elements * 2.0) for t in members]
+        out.append(average_recipe(f"{precision}:{name}", members))
+    return out
+
+
+# ------------------------------------------------------------------ recipes of types and averages
+
+
+def type_recipe(type_name: str, name: str | None = None) -> PrecisionRecipe:
+    """The llama.cpp x86 recipe of one GGML type (a block type, or a float type f32/f16/bf16)."""
+    if type_name in FLOAT_BYTES:
+        dtype = {"f32": "fp32", "f16": "fp16", "bf16": "bf16"}[type_name]
+        return PrecisionRecipe(
+            name=name or f"gguf-{type_name}",
+            description=f"llama.cpp {type_name} weights: activations converted to {type_name} (vec_dot_type), "
+                        f"FMA in {'BF16 dot products' if dtype == 'bf16' else 'FP32'}, FP32 output",
+            compute_dtype="bf16" if dtype == "bf16" else "fp32", x_dtype=dtype, w_dtype=dtype, y_dtype="fp32",
+            non_gemm_mode="fp32")
+    b = BLOCKS.get(type_name)
+    if b is None:
+        raise UserError(f"GGML type {type_name}: not priced by this tool (known: "
+                        f"{', '.join([*BLOCKS, *FLOAT_BYTES])})")
+    a = BLOCKS[VEC_DOT_TYPE.get(type_name, "q8_0")]
+    return PrecisionRecipe(**block_recipe_fields(name or type_name, b, a, f"llama.cpp {type_name} (GGUF)"))
+
+
+def average_recipe(name: str, tensors: Sequence[TensorType]) -> PrecisionRecipe:
+    """One recipe for tensors of possibly different types: their element-weighted average."""
+    total = float(sum(t.elements for t in tensors))
+    shares: dict[str, float] = {}
+    for t in tensors:
+        shares[t.type] = shares.get(t.type, 0.0) + t.elements / total
+    exact = {t.type for t in tensors}
+    if len(exact) == 1 and all(_known(t.type) for t in tensors):
+        return dataclasses.replace(type_recipe(tensors[0].type), name=name)
+    label = " + ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+    bytes_pw = sum(t.bytes for t in tensors) / total
+    quant_pw = sum(t.elements * _quant_bytes_per_weight(t) for t in tensors) / total
+    ops = sum(t.elements * _dequant_ops(t.type) for t in tensors) / total
+    x_pw = sum(t.elements * _activation_bytes(t.type) for t in tensors) / total
+    main = max(shares, key=shares.get)
+    group = BLOCKS[main].scale_group if main in BLOCKS else 32
+    block = BlockFormat(name=label, ggml_type=-1, weights_per_block=256, bytes_per_block=256 * bytes_pw,
+                        quant_bytes_per_block=256 * min(quant_pw, bytes_pw), scale_group=group,
+                        layout=f"element-weighted mix of {label}", source="roofline.spec.gguf_mix.average_recipe",
+                        dequant_ops_per_weight=ops)
+    x_block = BlockFormat(name="q8 activations", ggml_type=-1, weights_per_block=256, bytes_per_block=256 * x_pw,
+                          quant_bytes_per_block=256.0, scale_group=256, layout="q8_0/q8_K activations, weighted",
+                          source="roofline.spec.gguf_mix.average_recipe")
+    return PrecisionRecipe(**{**block_recipe_fields(name, block, x_block, f"llama.cpp mix of {label} (GGUF)"),
+                              "w_dtype": "int4" if bytes_pw < 0.75 else "int8"})
+
+
+def _known(type_name: str) -> bool:
+    return type_name in BLOCKS or type_name in FLOAT_BYTES
+
+
+def _bytes_per_weight(type_name: str) -> float:
+    if type_name in FLOAT_BYTES:
+        return FLOAT_BYTES[type_name]
+    return BLOCKS[type_name].bytes_per_weight
+
+
+def _quant_bytes_per_weight(t: TensorType) -> float:
+    if t.type in BLOCKS:
+        return BLOCKS[t.type].quant_bytes_per_weight
+    return t.bytes / t.elements  # float types and blocks this tool does not know: all bytes are values
+
+
+def _dequant_ops(type_name: str) -> float:
+    return BLOCKS[type_name].dequant_ops_per_weight if type_name in BLOCKS else 0.0
+
+
+def _activation_bytes(type_name: str) -> float:
+    if type_name in FLOAT_BYTES:
+        return FLOAT_BYTES[type_name]
+    return BLOCKS[VEC_DOT_TYPE.get(type_name, "q8_0")].bytes_per_weight
+
+
+# ------------------------------------------------------------------ tensors stored in a file
+
+_BLK = re.compile(r"^blk\.(\d+)\.([a-z_]+)\.weight$")
+
+
+def _role(name: str) -> str | None:
+    if name in ("token_embd.weight", "output.weight"):
+        return name.removesuffix(".weight")
+    m = _BLK.match(name)
+    if m and not m.group(2).endswith("_norm"):
+        return m.group(2)
+    return None
+
+
+def _stored(t: StoredTensor) -> TensorType:
+    m = _BLK.match(t.name)
+    cols = t.shape[0] if t.shape else 0
+    return TensorType(t.name, _role(t.name) or "", int(m.group(1)) if m else None, t.elements, cols, t.type,
+                      float(t.nbytes))

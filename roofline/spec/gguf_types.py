@@ -1,0 +1,191 @@
+"""llama.cpp's GGUF block formats: their byte layouts and what their CPU dot products cost.
+
+A block format stores ``weights_per_block`` values in ``bytes_per_block`` bytes: the quantized
+values (``quant_bytes_per_block``, all their bits) and the block's scales and mins. Layouts are
+the structs of llama.cpp's ``ggml/src/ggml-common.h`` (QK4_0 = QK8_0 = 32, QK_K = 256,
+K_SCALE_SIZE = 12); the sizes equal the ``gguf`` package's ``GGML_QUANT_SIZES`` (a test checks).
+
+Bits per weight ``= 8 bytes_per_block / weights_per_block``:
+
+==========  ======  =====  ==================================================  =====
+type        values  bytes  layout                                              bits
+==========  ======  =====  ==================================================  =====
+q8_0        32      34     fp16 d, int8 qs[32]                                 8.5
+q4_0        32      18     fp16 d, 4-bit qs[16]                                4.5
+q5_0        32      22     fp16 d, qh[4] (5th bits), qs[16]                    5.5
+q5_1        32      24     fp16 d, fp16 m, qh[4], qs[16]                       6.0
+q4_K        256     144    fp16 d, fp16 dmin, 6-bit scales+mins[12], qs[128]   4.5
+q5_K        256     176    fp16 d, fp16 dmin, scales[12], qh[32], qs[128]      5.5
+q6_K        256     210    ql[128], qh[64], int8 scales[16], fp16 d            6.5625
+q8_K        256     292    fp32 d, int8 qs[256], int16 bsums[16] (activations) 9.125
+==========  ======  =====  ==================================================  =====
+
+On x86, llama.cpp's CPU backend (``ggml/src/ggml-cpu``) never widens weights to float: it
+quantizes each activation row to the weight type's ``vec_dot_type`` (``q8_0`` for the 32-blocks,
+``q8_K`` for the k-quants; ``type_traits_cpu`` in ``ggml-cpu.c``) and takes integer dot products
+(``vpmaddubsw``/``vpmaddwd`` under AVX2, ``vpdpbusd`` under VNNI) block by block, then scales each
+block's integer sum (``ggml_vec_dot_<w>_<a>`` in ``ggml-cpu/arch/x86/quants.c``). So a GGUF recipe
+computes in INT8 and reads activations of ``q8_0``/``q8_K`` bytes per element.
+
+``dequant_ops_per_weight`` comes from the vector instructions per 32 weights that the AVX2 branch
+of each ``ggml_vec_dot_*`` spends turning stored bits into INT8 operands, besides loads and the
+multiply-add pair itself (counted in the source, each count's reading beside it). The ops are
+priced on the FP32 vector path's peak, which counts an 8-lane FMA instruction as 16 ops; one
+256-bit instruction over 32 byte lanes issues at the same rate, so it counts 16 ops over 32
+weights: ``ops per weight = 0.5 x instructions per 32 weights`` (integer ops often issue on more
+ports: still an upper bound on speed). At one token (decode) the count is per weight read; the
+ceiling amortizes it over a call's rows, as a kernel that unpacks each block once would (llama.cpp's
+``vec_dot`` redoes it per activation row; its REPACK GEMMs for q4_0 and q4_K share it over 4).
+The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
+in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline.spec import PYDANTIC_CONFIG
+
+GGML_COMMON = "llama.cpp ggml/src/ggml-common.h"
+X86_QUANTS = "llama.cpp ggml/src/ggml-cpu/arch/x86/quants.c"
+
+
+@dataclass(frozen=True)
+class BlockFormat:
+    """A block-quantized storage format (a GGML type)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """GGML type name, e.g. q4_K"""
+    ggml_type: int
+    """GGMLQuantizationType value in GGUF files"""
+    weights_per_block: int
+    bytes_per_block: float
+    """all bytes of one block: quantized values, scales, mins"""
+    quant_bytes_per_block: float
+    """the quantized values alone (all their bits, low and high)"""
+    scale_group: int
+    """weights per (sub-)block scale"""
+    layout: str
+    source: str
+    dequant_ops_per_weight: float = 0.0
+    """FP32-peak ops per weight to turn the stored bits into INT8 dot-product operands (from the AVX2 kernel's
+    instructions per 32 weights, x 0.5)"""
+    dequant_source: str = ""
+    quantize_ops_per_element: float = 0.0
+    """activation formats: FP32 vector ops per element to quantize an FP32 activation into this format
+    (quantize_row_q8_0/q8_K, AVX2: abs, max, multiply, round, convert; q8_K also the 16-sums)"""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.quant_bytes_per_block <= self.bytes_per_block:
+            raise ValueError(f"{self.name}: quant bytes {self.quant_bytes_per_block} must be in (0, "
+                             f"{self.bytes_per_block}]")
+        if self.weights_per_block % self.scale_group:
+            raise ValueError(f"{self.name}: scale group {self.scale_group} must divide the block")
+
+    @property
+    def bits_per_weight(self) -> float:
+        return 8.0 * self.bytes_per_block / self.weights_per_block
+
+    @property
+    def bytes_per_weight(self) -> float:
+        return self.bytes_per_block / self.weights_per_block
+
+    @property
+    def quant_bytes_per_weight(self) -> float:
+        return self.quant_bytes_per_block / self.weights_per_block
+
+    @property
+    def meta_bytes_per_group(self) -> float:
+        """Scale and min bytes per group of ``scale_group`` weights (a super-block's share included)."""
+        return (self.bytes_per_block - self.quant_bytes_per_block) * self.scale_group / self.weights_per_block
+
+
+#: FP32-peak ops per weight of one 256-bit instruction per 32 weights (module docstring)
+OPS_PER_INSTRUCTION_PER_32 = 0.5
+
+
+def _fmt(name, ggml_type, weights, nbytes, quant, group, layout, instructions=0.0, ops_source="", quantize_ops=0.0):
+    """``instructions``: vector instructions per 32 weights in the AVX2 dot product."""
+    return BlockFormat(name=name, ggml_type=ggml_type, weights_per_block=weights, bytes_per_block=nbytes,
+                       quant_bytes_per_block=quant, scale_group=group, layout=layout,
+                       source=f"{GGML_COMMON}: {layout}",
+                       dequant_ops_per_weight=OPS_PER_INSTRUCTION_PER_32 * instructions,
+                       dequant_source=f"{X86_QUANTS}: {ops_source}" if ops_source else "",
+                       quantize_ops_per_element=quantize_ops)
+
+
+#: The block formats this tool prices, by GGML type name.
+BLOCKS: dict[str, BlockFormat] = {b.name: b for b in (
+    _fmt("q8_0", 8, 32, 34, 32, 32, "block_q8_0 {ggml_half d; int8_t qs[QK8_0]}", 2.0,
+         "ggml_vec_dot_q8_0_q8_0, AVX2: mul_sum_i8_pairs_float signs both operands (2 x vpsignb) for the "
+         "u8 x s8 multiply", quantize_ops=5.0),
+    _fmt("q4_0", 2, 32, 18, 16, 32, "block_q4_0 {ggml_half d; uint8_t qs[QK4_0/2]}", 6.0,
+         "ggml_vec_dot_q4_0_q8_0, AVX2: bytes_from_nibbles_32 (shift, insert, and), the -8 offset "
+         "(vpsubb), 2 x vpsignb"),
+    _fmt("q5_0", 6, 32, 22, 20, 32, "block_q5_0 {ggml_half d; uint8_t qh[4]; uint8_t qs[QK5_0/2]}", 11.0,
+         "ggml_vec_dot_q5_0_q8_0, AVX2: bytes_from_nibbles_32 (3), bytes_from_bits_32 (broadcast, shuffle, "
+         "or, compare: 4), andnot and or of the 5th bit (2), 2 x vpsignb"),
+    _fmt("q5_1", 7, 32, 24, 20, 32, "block_q5_1 {ggml_half d; ggml_half m; uint8_t qh[4]; uint8_t qs[QK5_1/2]}",
+         9.0, "ggml_vec_dot_q5_1_q8_1, AVX2: nibbles (3), 5th bits (4), and-or (2); unsigned: no vpsignb"),
+    _fmt("q4_K", 12, 256, 144, 128, 32,
+         "block_q4_K {ggml_half d; ggml_half dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qs[QK_K/2]}", 1.5,
+         "ggml_vec_dot_q4_K_q8_K, AVX2: per 64 weights and, shift, and (3) to split the nibbles; unsigned "
+         "values, the mins through q8_K's bsums"),
+    _fmt("q5_K", 13, 256, 176, 160, 32,
+         "block_q5_K {ggml_half d; ggml_half dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_K/8]; "
+         "uint8_t qs[QK_K/2]}", 6.5,
+         "ggml_vec_dot_q5_K_q8_K, AVX2: per 64 weights 13 (nibbles: and, shift-and; high bits: and, shift, "
+         "shift, add twice; the mask shifted twice)"),
+    _fmt("q6_K", 14, 256, 210, 192, 16,
+         "block_q6_K {uint8_t ql[QK_K/2]; uint8_t qh[QK_K/4]; int8_t scales[QK_K/16]; ggml_half d}", 4.25,
+         "ggml_vec_dot_q6_K_q8_K, AVX2: per 128 weights 17 (high bits: 4 ands, 3 shifts; low nibbles: "
+         "4 ands, 2 shifts; 4 ors)"),
+    _fmt("q8_K", 15, 256, 292, 256, 256,
+         "block_q8_K {float d; int8_t qs[QK_K]; int16_t bsums[QK_K/16]}", 0.0, "", quantize_ops=6.0),
+)}
+
+#: GGML type id -> name, for the types above and the float ones.
+FLOAT_TYPES: dict[int, str] = {0: "f32", 1: "f16", 30: "bf16"}
+FLOAT_BYTES: dict[str, float] = {"f32": 4.0, "f16": 2.0, "bf16": 2.0}
+
+#: Activation format of each weight type's dot product (``vec_dot_type`` in ggml-cpu.c's
+#: ``type_traits_cpu``; q5_1 and q4_1 use q8_1, which has the same bytes as q8_0 plus a sum:
+#: 36 bytes per 32, priced here as q8_0's 34).
+VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q5_0": "q8_0", "q5_1": "q8_0",
+                                "q4_K": "q8_K", "q5_K": "q8_K", "q6_K": "q8_K"}
+
+#: The precisions named after a GGML type (``--precision q4_k``), lower case.
+RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q5_0": "q5_0", "q4_k": "q4_K", "q5_k": "q5_K",
+                                "q6_k": "q6_K"}
+
+_W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q5_0": "int8", "q5_1": "int8", "q4_K": "int4", "q5_K": "int8",
+            "q6_K": "int8"}
+
+
+def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat, description: str) -> dict:
+    """The PrecisionRecipe fields of a block format on llama.cpp's x86 CPU path: INT8 dot products
+    on activations quantized to ``x_block``, FP32 output, FP32 non-GEMM work (ggml's activations are
+    FP32). ``w_dtype`` is nominal (the storage class); the bytes come from the block."""
+    return dict(
+        name=precision, description=description, compute_dtype="int8", x_dtype="int8",
+        w_dtype=_W_DTYPE.get(block.name, "int8"), y_dtype="fp32", non_gemm_mode="fp32", x_scale="none",
+        w_scale="per-group", w_group_size=block.scale_group, scale_dtype="fp16",
+        block=block, x_block=x_block,
+    )
+
+
+def gguf_recipe_fields() -> list[dict]:
+    """Fields of the recipes named after GGML types (registered in :mod:`roofline.spec.precision`)."""
+    out = []
+    for precision, t in RECIPE_TYPES.items():
+        b = BLOCKS[t]
+        a = BLOCKS[VEC_DOT_TYPE[t]]
+        out.append(block_recipe_fields(
+            precision, b, a,
+            f"llama.cpp {t} (GGUF): {b.weights_per_block}-weight blocks of {b.bytes_per_block:g} bytes, "
+            f"{b.bits_per_weight:g} bits per weight; activations quantized to {a.name} "
+            f"({a.bits_per_weight:g} bits), INT8 dot products (VNNI/AVX2), FP32 output",
+        ))
+    return out

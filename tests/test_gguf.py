@@ -1,0 +1,261 @@
+"""GGUF: block-format recipes against the gguf package's constants, llama.cpp's Q4_K_M rule, per-row
+cell recipes, a GGUF file written by the suite and read back (--model FILE.gguf, --precision gguf),
+and a tiny functional llama.cpp run when llama-cpp-python is installed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roofline.catalog import load_model, load_model_file, load_platform
+from roofline.errors import UserError
+from roofline.estimate.footprint import footprint
+from roofline.estimate.workload import make_workload
+from roofline.spec.gguf_mix import cell_recipes, q4_k_m_type, tensor_types, use_more_bits
+from roofline.spec.gguf_types import BLOCKS, VEC_DOT_TYPE
+from roofline.spec.model import ModelSpec
+from roofline.spec.precision import RECIPES, get_recipe
+from clitools import REPO, run_cli
+
+gguf = pytest.importorskip("gguf")
+
+
+def test_block_layouts_match_the_gguf_package():
+    for b in BLOCKS.values():
+        t = gguf.GGMLQuantizationType(b.ggml_type)
+        assert t.name.lower() == b.name.lower()
+        assert gguf.GGML_QUANT_SIZES[t] == (b.weights_per_block, b.bytes_per_block), b.name
+
+
+@pytest.mark.parametrize("name,bits,x_bytes", [("q8_0", 8.5, 34 / 32), ("q4_0", 4.5, 34 / 32), ("q5_0", 5.5, 34 / 32),
+                                               ("q4_k", 4.5, 292 / 256), ("q5_k", 5.5, 292 / 256),
+                                               ("q6_k", 6.5625, 292 / 256)])
+def test_gguf_recipes_bytes_per_weight(name, bits, x_bytes):
+    r = get_recipe(name)
+    assert r.bytes_per_weight * 8 == pytest.approx(bits)
+    assert r.e_x == pytest.approx(x_bytes) and r.compute_dtype == "int8" and r.quantized
+    # the grid's formula (e_w N K + per-group metadata) gives the layout's bytes exactly
+    from roofline.calc.gemm import weight_meta_bytes
+
+    n, k = 4096, 14336
+    total = r.e_w * n * k + float(weight_meta_bytes(n, k, r.w_scale, r.w_group_size, r.scale_bytes, r.w_zero_point))
+    assert total == pytest.approx(n * k * bits / 8)
+
+
+def test_existing_recipes_unchanged():
+    assert (RECIPES["int8-dynamic"].e_w, RECIPES["int8-dynamic"].e_x, RECIPES["int8-dynamic"].scale_bytes) == (1, 1, 4)
+    r = RECIPES["int4-weight-only"]
+    assert (r.e_w, r.e_x, r.scale_bytes, r.w_group_size) == (0.5, 2, 2, 128)
+    assert get_recipe("int4-weight-only", 32).w_group_size == 32
+
+
+def test_block_recipes_refuse_a_group_size_and_mixes_are_not_one_recipe():
+    with pytest.raises(UserError, match="block format"):
+        get_recipe("q4_k", 64)
+    with pytest.raises(UserError, match="per-tensor mix"):
+        get_recipe("q4_k_m")
+    # the estimate gives each GEMM row of a mix its own recipe: Q4_K_M's ffn_down mixes Q6_K layers in
+    data = json.loads(run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", "genoa", "--phase", "decode",
+                              "--precision", "q4_k,q4_k_m,q6_k", "--baseline", "bf16", "--json").stdout)
+    rows = {p: {g["name"]: g for g in data["precisions"][p]["gemms"]} for p in ("q4_k", "q4_k_m", "q6_k")}
+    down = {p: r["ffn_down"]["w_bytes"] for p, r in rows.items()}
+    assert rows["q4_k_m"]["ffn_down"]["recipe"] == "q4_k_m:ffn_down"
+    assert down["q4_k"] < down["q4_k_m"] < down["q6_k"]
+
+
+def test_dequantization_work_orders_the_types():
+    """Q8_0 only signs its bytes; nibbles cost more; Q5's fifth bit more still (AVX2 instruction counts)."""
+    ops = {n: b.dequant_ops_per_weight for n, b in BLOCKS.items()}
+    assert ops["q4_K"] < ops["q8_0"] < ops["q4_0"] < ops["q5_0"]
+    assert VEC_DOT_TYPE["q4_K"] == "q8_K" and VEC_DOT_TYPE["q4_0"] == "q8_0"
+
+
+# ------------------------------------------------------------------ Q4_K_M
+
+
+def test_use_more_bits_matches_llama_cpp():
+    # 32 layers: the first 4, the last 4, and every third from layer 6
+    more = [i for i in range(32) if use_more_bits(i, 32)]
+    assert more == [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
+
+
+def test_q4_k_m_rule():
+    llama = load_model("llama-3.1-8b")
+    assert q4_k_m_type("output", None, 4096, llama) == "q6_K"
+    assert q4_k_m_type("token_embd", None, 4096, llama) == "q4_K"
+    assert q4_k_m_type("attn_v", 0, 4096, llama) == "q6_K" and q4_k_m_type("attn_v", 4, 4096, llama) == "q4_K"
+    assert q4_k_m_type("ffn_down", 6, 14336, llama) == "q6_K" and q4_k_m_type("attn_q", 0, 4096, llama) == "q4_K"
+    tied = load_model("qwen3-0.6b")
+    assert q4_k_m_type("token_embd", None, 1024, tied) == "q6_K"
+    mixtral = load_model("mixtral-8x7b")  # 8 experts: attn_v and attn_k in Q8_0, attn_output in Q5_K
+    assert {q4_k_m_type(r, 5, 4096, mixtral) for r in ("attn_v", "attn_k")} == {"q8_0"}
+    assert q4_k_m_type("attn_output", 5, 4096, mixtral) == "q5_K"
+    assert q4_k_m_type("ffn_gate_inp", 5, 4096, mixtral) == "f32"
+    qwen_moe = load_model("qwen1.5-moe-a2.7b")  # experts of 1408: not a multiple of 256, fall back
+    assert q4_k_m_type("ffn_down_exps", 0, 1408, qwen_moe) == "q8_0"
+    assert q4_k_m_type("ffn_down_exps", 4, 1408, qwen_moe) == "q5_0"
+
+
+def test_q4_k_m_footprint_of_llama_3_1_8b():
+    r = footprint(load_model("llama-3.1-8b"), "q4_k_m")
+    assert r.params == 8_030_261_248
+    # about 4.9 bits per weight overall (Q4_K with Q6_K for output, half the ffn_down and attn_v)
+    assert 4.8 < 8 * r.total_bytes / r.params < 5.0
+    lm = next(g for g in r.groups if g.name == "lm_head")
+    assert lm.bytes == pytest.approx(lm.params * 210 / 256)
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "mixtral-8x7b", "qwen1.5-moe-a2.7b", "qwen3-0.6b"])
+def test_cell_recipes_give_exact_weight_bytes_per_row(name):
+    """Summed over the GEMM rows (all layers, prefill: every expert), the row recipes' bytes equal the
+    tensors' own: the average per row is exact for the memory time."""
+    m = load_model(name)
+    gemms, _ = make_workload(m, "prefill", 1, 4096 if m.max_position_embeddings >= 4096 else 512, None).gemms()
+    cells = cell_recipes("q4_k_m", gemms.names, model=m)
+    row_bytes = sum(float(c) * r.bytes_per_weight * n * k for c, r, n, k in zip(gemms.count, cells, gemms.n, gemms.k))
+    tensors = [t for t in tensor_types("q4_k_m", m) if t.role != "token_embd" or m.tie_word_embeddings]
+    assert row_bytes == pytest.approx(sum(t.bytes for t in tensors), rel=1e-3)
+    assert cell_recipes("q4_k", gemms.names, model=m) is None
+
+
+def test_cell_recipes_lm_head_flag():
+    m = load_model("llama-3.2-1b")
+    names = make_workload(m, "decode", 1, 1, 16).gemms()[0].names
+    q = cell_recipes("q4_k_m", names, model=m)
+    f = cell_recipes("q4_k_m", names, model=m, quantize_lm_head=False)
+    assert q[-1].bytes_per_weight == pytest.approx(210 / 256) and f[-1].e_w == 2 and f[-1].name == "q4_k_m:lm_head"
+
+
+# ------------------------------------------------------------------ a GGUF file written and read back
+
+
+def _tiny(**kw) -> ModelSpec:
+    base = dict(name="tiny", source="test", family="decoder", hidden_size=256, intermediate_size=512,
+                num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, vocab_size=512,
+                max_position_embeddings=512, hidden_act="silu", gated_mlp=True, tie_word_embeddings=False,
+                attention_bias=False, mlp_bias=False)
+    base.update(kw)
+    return ModelSpec(**base)
+
+
+@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"])
+def test_written_gguf_reads_back_with_its_types_and_bytes(tmp_path, precision):
+    from roofline.validation.gguf_writer import write_random_gguf
+
+    m = _tiny()
+    w = write_random_gguf(tmp_path / "m.gguf", m, precision)
+    back = load_model_file((tmp_path / "m.gguf").resolve())
+    for f in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "kv_heads", "head_size",
+              "vocab_size", "tie_word_embeddings", "qk_norm", "attention_bias", "gated_mlp"):
+        assert getattr(back, f) == getattr(m, f), f
+    stored = {t.name: t for t in back.gguf_tensors}
+    for t in w.tensors:
+        s = stored[t.name]
+        assert s.type == t.type and s.elements == t.elements
+        assert s.nbytes == t.bytes == t.elements * BLOCKS[t.type].bytes_per_weight
+    # norms are F32 and the file holds nothing but the listed tensors plus the norms
+    assert {t.type for t in back.gguf_tensors if t.name.endswith("_norm.weight")} == {"f32"}
+    assert len(back.gguf_tensors) == len(w.tensors) + 2 * m.num_hidden_layers + 1
+    # the file's own types are its precision: the footprint is the file's tensor bytes
+    fp = footprint(back, "gguf")
+    assert fp.total_bytes == sum(t.nbytes for t in back.gguf_tensors)
+    assert fp.total_bytes < w.nbytes < fp.total_bytes + 64 * 1024  # plus the header and alignment
+    # and the per-row recipes reproduce the same rule's
+    names = make_workload(back, "decode", 1, 1, 16).gemms()[0].names
+    from_file = cell_recipes("gguf", names, model=back)
+    if precision == "q4_k_m":
+        by_rule = cell_recipes("q4_k_m", names, model=m)
+        assert [r.bytes_per_weight for r in from_file] == pytest.approx([r.bytes_per_weight for r in by_rule])
+    else:
+        assert {r.bytes_per_weight for r in from_file} == {get_recipe(precision).bytes_per_weight}
+
+
+def test_written_moe_gguf_reads_back(tmp_path):
+    from roofline.validation.gguf_writer import write_random_gguf
+
+    m = _tiny(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256)
+    write_random_gguf(tmp_path / "moe.gguf", m, "q8_0")
+    back = load_model_file((tmp_path / "moe.gguf").resolve())
+    assert (back.num_experts, back.num_experts_per_tok, back.expert_intermediate) == (4, 2, 256)
+    exps = next(t for t in back.gguf_tensors if t.name == "blk.0.ffn_down_exps.weight")
+    assert exps.shape == (256, 256, 4) and exps.type == "q8_0"
+    assert next(t for t in back.gguf_tensors if t.name == "blk.0.ffn_gate_inp.weight").type == "f32"
+
+
+def test_writer_refuses_what_llama_arch_cannot_hold():
+    from roofline.validation.gguf_writer import check_writable
+
+    with pytest.raises(UserError, match="q/k norms"):
+        check_writable(load_model("qwen3-0.6b"))
+
+
+def test_gguf_model_on_the_cli(tmp_path):
+    from roofline.validation.gguf_writer import write_random_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_random_gguf(path, _tiny(), "q4_k_m")
+    proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
+                   "--precision", "q4_k", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["workload"]["layers"] == 4
+    fp = json.loads(run_cli("footprint", "--model", str(path), "--precision", "gguf", "--json").stdout)
+    assert "as stored in the file" in fp["policy"] and "q6_K" in fp["policy"]
+    bad = run_cli("footprint", "--model", "llama-3.2-1b", "--precision", "gguf")
+    assert bad.returncode == 2 and "FILE.gguf" in bad.stderr
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a gguf file at all")
+    proc = run_cli("footprint", "--model", str(junk), "--precision", "gguf")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "GGUF" in proc.stderr
+
+
+def test_core_never_imports_llama_cpp():
+    import ast
+
+    for path in (REPO / "roofline").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            assert not any(n.split(".")[0] == "llama_cpp" for n in names), path
+
+
+# ------------------------------------------------------------------ llama.cpp itself (the llamacpp extra)
+
+
+def test_tiny_llama_cpp_run_produces_rates_and_fractions(tmp_path):
+    pytest.importorskip("llama_cpp")
+    from roofline.validation.llamacpp import LlamaCppOptions, run_llamacpp
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(dict(model_type="llama", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=512,
+                                   max_position_embeddings=256, tie_word_embeddings=True)))
+    probe = str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml")
+    r = run_llamacpp(LlamaCppOptions(model=str(cfg), cpu=probe, precisions=["q8_0", "q4_k"], threads=1, pp=16, tg=4,
+                                     reps=1, gguf_dir=str(tmp_path)))
+    assert [x.precision for x in r.runs] == ["q8_0", "q4_k"] and not list(tmp_path.glob("*.gguf"))
+    for run in r.runs:
+        for rate in (run.pp, run.tg):
+            assert rate.tokens_per_s > 0 and rate.ceiling_tokens_per_s > 0
+            assert np.isfinite(rate.achieved_fraction) and rate.achieved_fraction > 0
+        # tied embeddings: token_embd (read by the lm_head too) and 7 matrices per layer, all in the one type
+        assert run.ggml_types == {run.precision.replace("_k", "_K"): 1 + 2 * 7}
+    assert r.comparisons[0].baseline == "q8_0" and r.comparisons[0].bytes_ratio == pytest.approx(8.5 / 4.5, rel=0.05)
+    from roofline.cli.output import json_text
+
+    data = json.loads(json_text(r))
+    import jsonschema
+
+    from roofline.schema import schema_path
+
+    jsonschema.validate(data, json.loads(schema_path("validate-llamacpp").read_text()))
+
+
+def test_llama_cpp_engine_flags_are_checked():
+    proc = run_cli("validate", "--model", "llama-3.2-1b", "--pp", "8")
+    assert proc.returncode == 2 and "--engine llama.cpp" in proc.stderr
+    proc = run_cli("validate", "--engine", "llama.cpp", "--model", "qwen3-0.6b", "--precision", "int8-dynamic",
+                   "--cpu", str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1

@@ -1,0 +1,273 @@
+"""``roofline validate --engine llama.cpp``: token rates of llama.cpp itself against the ceilings.
+
+For each GGUF precision (``q8_0``, ``q4_0``, ``q4_k``, ...):
+
+1. write the model with random weights in that type (:mod:`roofline.validation.gguf_writer`);
+2. load it with ``llama_cpp`` (llama-cpp-python, the ``llamacpp`` extra), ``n_threads`` and
+   ``n_threads_batch`` = N, the process pinned to N CPUs;
+3. measure as ``llama-bench`` does: a warm-up, then ``pp N`` (a prompt of N random tokens decoded
+   in batches of ``n_batch``, cache cleared first) and ``tg N`` (N tokens decoded one at a time from
+   an empty cache), each repeated, median and spread;
+4. compare tg with the decode ceiling (``estimate(phase='decode')`` at the tg test's mean context:
+   the weights read per token plus the KV cache, f16 as llama.cpp keeps it, over the measured
+   bandwidth) and pp with the prefill ceiling (``estimate(phase='prefill')``), both on the
+   measured platform, and on the datasheet platform scaled to the threads when the host matches one.
+
+The lm_head is quantized in the file (llama.cpp quantizes output.weight) and in the ceilings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roofline import __version__
+from roofline.catalog import find_file, load_model_file
+from roofline.errors import UserError
+from roofline.results.llamacpp import Comparison, LlamaCppHost, LlamaCppResult, LlamaCppRun, RateResult
+from roofline.results.validate import PlatformRef
+from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
+from roofline.spec.precision import RECIPES
+
+DEFAULT_PRECISIONS = ("q8_0", "q4_0", "q4_k")
+
+
+@dataclass
+class LlamaCppOptions:
+    model: str
+    cpu: str = "host"
+    precisions: list[str] = field(default_factory=lambda: list(DEFAULT_PRECISIONS))
+    threads: int | None = None
+    layers: int | None = None
+    pp: int = 512
+    tg: int = 128
+    reps: int = 5
+    n_batch: int = 512
+    gguf_dir: str | None = None
+    """where to write the GGUF files (default: a temporary folder); they are deleted after each run
+    unless ``keep_gguf``"""
+    keep_gguf: bool = False
+    seed: int = 0
+    command: str = ""
+
+
+def require_llama_cpp():
+    try:
+        import llama_cpp
+    except ImportError:
+        raise UserError("--engine llama.cpp needs llama-cpp-python and gguf: pip install 'roofline[llamacpp]' "
+                        "(it compiles llama.cpp: about 7 minutes on 2 cores)") from None
+    return llama_cpp
+
+
+def check_options(o: LlamaCppOptions) -> None:
+    for p in o.precisions:
+        r = RECIPES.get(p)
+        if r is None or r.block is None:
+            raise UserError(f"--precision {p}: the llama.cpp validation writes single-type GGUF files; one of "
+                            f"{', '.join(n for n, x in RECIPES.items() if x.block)}")
+    for flag, v in (("--pp", o.pp), ("--tg", o.tg), ("--reps", o.reps), ("--n-batch", o.n_batch)):
+        if v < 1:
+            raise UserError(f"{flag} {v}: must be at least 1")
+
+
+def validation_model(name: str, layers: int | None) -> ModelSpec:
+    from roofline.validation.gguf_writer import check_writable
+
+    spec = load_model_file(find_file("models", name))
+    if layers is not None:
+        if layers > spec.num_hidden_layers:
+            raise UserError(f"--layers {layers}: {spec.name} has {spec.num_hidden_layers}")
+        spec = dataclasses.replace(spec, name=f"{spec.name}-{layers}l", num_hidden_layers=layers,
+                                   dense_layers=tuple(i for i in spec.dense_layers if i < layers))
+    check_writable(spec)
+    return spec
+
+
+def resolve_platforms(cpu: str, threads: int) -> tuple[Platform, Path, tuple[Platform, str] | None, list[str]]:
+    """The measured platform (a probe: ``host`` = this host's cached probe at ``threads``, or a file)
+    and the datasheet platform scaled to the threads, if the host matches one."""
+    from roofline.validation.host import detect_host
+    from roofline.validation.platforms import datasheet_for, probe_path, resolve_measured
+
+    notes = []
+    if cpu == "host" and not probe_path(threads).is_file():
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise UserError(f"--cpu host: no probe of this host at {threads} threads yet ({probe_path(threads)}); "
+                            f"run `roofline probe --threads {threads}` (validate extra) or give a probe file with "
+                            "--cpu FILE") from None
+    measured, path, fresh = resolve_measured(cpu, threads, False, False, lambda s: None)
+    cores = int(measured.sockets.value * measured.cores_per_socket.value)
+    if cores != threads:
+        notes.append(f"the measured platform {path.name} has {cores} cores; llama.cpp ran {threads} threads")
+    if cpu == "host":
+        notes.append(f"measured platform: {'a fresh' if fresh else 'the cached'} probe of this host, {path}")
+    sheet = datasheet_for(detect_host(), threads, measured)
+    return measured, path, sheet, notes
+
+
+def ceilings(platform: Platform, model: ModelSpec, precision: str, *, pp: int, tg: int) -> dict:
+    """Decode ceiling at the tg test's mean context (it starts from an empty cache) and prefill
+    ceiling of a pp prompt, with the lm_head quantized and an f16 KV cache, as llama.cpp runs."""
+    from roofline.estimate.engine import estimate
+
+    dec = estimate(platform, model, precisions=[precision], baseline=precision, phase="decode", batch=1,
+                   context=tg // 2, quantize_lm_head=True, kv_dtype="fp16").precisions[precision]
+    pre = estimate(platform, model, precisions=[precision], baseline=precision, phase="prefill", batch=1,
+                   seq_len=pp, quantize_lm_head=True, kv_dtype="fp16").precisions[precision]
+    pre_bound = "compute" if sum(g.time_s for g in pre.gemms if g.bound == "compute") > pre.gemm_time_s / 2 \
+        else "memory"
+    return dict(tg=dec.decode.tokens_per_s, tg_bound=dec.decode.bound, weight_bytes=dec.decode.weight_bytes,
+                kv_bytes=dec.decode.kv_cache_bytes, pp=pp / pre.step_time_s, pp_bound=pre_bound)
+
+
+def _pin(threads: int) -> list[int]:
+    """Pin this process to ``threads`` of the CPUs it may run on (the first ones)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return []
+    cpus = sorted(os.sched_getaffinity(0))
+    if threads > len(cpus):
+        raise UserError(f"--threads {threads}: this process may run on {len(cpus)} CPUs")
+    chosen = cpus[:threads]
+    os.sched_setaffinity(0, chosen)
+    return chosen
+
+
+def _rate(test: str, tokens: int, seconds: list[float], ceiling: float, bound: str,
+          sheet_ceiling: float | None) -> RateResult:
+    rates = [tokens / s for s in seconds]
+    med = statistics.median(rates)
+    return RateResult(
+        test=test, tokens=tokens, samples_tokens_per_s=rates, tokens_per_s=med,
+        spread=(max(rates) - min(rates)) / med, ceiling_tokens_per_s=ceiling, ceiling_bound=bound,
+        achieved_fraction=med / ceiling, ceiling_datasheet_tokens_per_s=sheet_ceiling,
+        achieved_fraction_datasheet=med / sheet_ceiling if sheet_ceiling else None,
+    )
+
+
+def bench(llm, vocab: int, *, pp: int, tg: int, reps: int, seed: int) -> tuple[list[float], list[float]]:
+    """llama-bench's pp and tg tests on a loaded ``llama_cpp.Llama``: (pp seconds, tg seconds) per repetition."""
+    import random
+
+    rnd = random.Random(seed)
+    token = lambda: rnd.randrange(259, vocab)  # noqa: E731  (past the special and byte tokens)
+    # warm-up, as llama-bench does: a short prompt and one generated token
+    llm.reset()
+    llm.eval([token() for _ in range(min(pp, 32))])
+    llm.eval([token()])
+    pp_s, tg_s = [], []
+    for _ in range(reps):
+        prompt = [token() for _ in range(pp)]
+        llm.reset()
+        t0 = time.perf_counter()
+        llm.eval(prompt)
+        pp_s.append(time.perf_counter() - t0)
+        gen = [token() for _ in range(tg)]
+        llm.reset()
+        t0 = time.perf_counter()
+        for t in gen:
+            llm.eval([t])
+        tg_s.append(time.perf_counter() - t0)
+    return pp_s, tg_s
+
+
+def run_llamacpp(o: LlamaCppOptions, progress: Callable[[str], None] = lambda s: None) -> LlamaCppResult:
+    llama_cpp = require_llama_cpp()
+    from roofline.validation.gguf_writer import write_random_gguf
+    from roofline.validation.host import detect_host
+
+    check_options(o)
+    host = detect_host()
+    threads = o.threads or host.cores
+    model = validation_model(o.model, o.layers)
+    if o.pp + o.tg > model.max_position_embeddings:
+        raise UserError(f"--pp {o.pp} + --tg {o.tg}: {model.name} has {model.max_position_embeddings} positions")
+    measured, measured_file, sheet, notes = resolve_platforms(o.cpu, threads)
+    pinned = _pin(threads)
+    n_ctx = o.pp + o.tg + 64
+    settings = {"n_ctx": str(n_ctx), "n_batch": str(min(o.n_batch, o.pp)), "n_ubatch": str(min(o.n_batch, o.pp)),
+                "flash_attn": "off", "kv_type": "f16", "use_mmap": "on", "repetitions": str(o.reps),
+                "warm-up": "a prompt of min(pp, 32) tokens and one generated token", "seed": str(o.seed),
+                "pinned_cpus": ",".join(map(str, pinned)) or "not pinned"}
+    runs: list[LlamaCppRun] = []
+    folder = Path(o.gguf_dir) if o.gguf_dir else Path(tempfile.mkdtemp(prefix="roofline-gguf-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for precision in o.precisions:
+        path = folder / f"{model.name}-{precision}.gguf"
+        progress(f"{precision}: writing {path.name}")
+        written = write_random_gguf(path, model, precision, seed=o.seed)
+        try:
+            progress(f"{precision}: loading")
+            t0 = time.perf_counter()
+            llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=min(o.n_batch, o.pp),
+                                  n_ubatch=min(o.n_batch, o.pp), n_threads=threads, n_threads_batch=threads,
+                                  use_mmap=True, flash_attn=False, verbose=False, seed=o.seed)
+            load_s = time.perf_counter() - t0
+            progress(f"{precision}: pp{o.pp} and tg{o.tg} x {o.reps}")
+            pp_s, tg_s = bench(llm, model.vocab_size, pp=o.pp, tg=o.tg, reps=o.reps, seed=o.seed)
+            llm.close()
+        finally:
+            if not o.keep_gguf:
+                path.unlink(missing_ok=True)
+        c = ceilings(measured, model, precision, pp=o.pp, tg=o.tg)
+        cs = ceilings(sheet[0], model, precision, pp=o.pp, tg=o.tg) if sheet else None
+        pp_r = _rate(f"pp{o.pp}", o.pp, pp_s, c["pp"], c["pp_bound"], cs["pp"] if cs else None)
+        tg_r = _rate(f"tg{o.tg}", o.tg, tg_s, c["tg"], c["tg_bound"], cs["tg"] if cs else None)
+        runs.append(LlamaCppRun(
+            precision=precision, ggml_types=dict(Counter(t.type for t in written.tensors)),
+            file_bytes=written.nbytes, write_s=written.seconds, load_s=load_s,
+            weight_bytes_per_token=c["weight_bytes"], kv_bytes_per_token=c["kv_bytes"], pp=pp_r, tg=tg_r,
+            tg_weight_bytes_per_s=tg_r.tokens_per_s * c["weight_bytes"],
+        ))
+    if not o.gguf_dir and not o.keep_gguf:
+        folder.rmdir()
+    comparisons = _comparisons(runs)
+    llc = measured.llc_domain_bytes
+    smallest = min(r.weight_bytes_per_token for r in runs)
+    if smallest < 4 * llc:
+        notes.append(f"the smallest weight set read per token ({smallest / 1e6:.0f} MB) is under 4x the LLC "
+                     f"({llc / 2**20:.0f} MiB): part of it may stay cached between tokens")
+    return LlamaCppResult(
+        tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), command=o.command,
+        engine="llama.cpp", model=model.name, layers=model.num_hidden_layers,
+        host=LlamaCppHost(cpu_model=host.cpu_model, microarchitecture=host.microarchitecture, flags=host.flags,
+                          threads=threads, cores=host.cores, llama_cpp_python=llama_cpp.__version__,
+                          gguf=_version("gguf"), system_info=llama_cpp.llama_print_system_info().decode().strip()),
+        platform=PlatformRef(name=measured.name, file=str(measured_file),
+                             kind="measured" if measured.sockets.kind == "measured" else "catalog",
+                             date=measured.sockets.date if measured.sockets.kind == "measured" else None),
+        datasheet=PlatformRef(name=sheet[0].name, file=sheet[1], kind="datasheet") if sheet else None,
+        settings=settings, runs=runs, comparisons=comparisons, notes=notes,
+    )
+
+
+def _comparisons(runs: list[LlamaCppRun]) -> list[Comparison]:
+    """Each precision against the widest one that ran (q8_0 when present)."""
+    if len(runs) < 2:
+        return []
+    base = max(runs, key=lambda r: r.weight_bytes_per_token)
+    return [Comparison(precision=r.precision, baseline=base.precision, tg_speedup=r.tg.tokens_per_s / base.tg.tokens_per_s,
+                       ceiling_speedup=r.tg.ceiling_tokens_per_s / base.tg.ceiling_tokens_per_s,
+                       bytes_ratio=base.weight_bytes_per_token / r.weight_bytes_per_token,
+                       pp_speedup=r.pp.tokens_per_s / base.pp.tokens_per_s)
+            for r in runs if r is not base]
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"
