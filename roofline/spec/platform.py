@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check, check_schema_version, check_sourced
 from roofline.spec.sourced import UNMEASURED, Sourced
 from roofline.units import GIGA, MIB
 
@@ -19,6 +20,9 @@ ComputeDtype = Literal["fp32", "bf16", "fp16", "int8"]
 #: dtypes every platform must have a compute path for (bf16 and fp16 may be absent:
 #: the estimate then says the precision runs on the FP32 path).
 REQUIRED_DTYPES: tuple[str, ...] = ("fp32", "int8")
+
+#: the newest platform file layout this version reads
+SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Llc:
     def __post_init__(self) -> None:
         if self.domains_per_socket < 1:
             raise ValueError(f"domains_per_socket: must be at least 1, got {self.domains_per_socket}")
+        check("platform.llc.domains_per_socket", self.domains_per_socket, "domains_per_socket")
 
 
 @dataclass(frozen=True)
@@ -92,14 +97,19 @@ class Platform:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        check_schema_version(self.schema_version, SCHEMA_VERSION)
         _positive("sockets", self.sockets, integer=True)
         _positive("cores_per_socket", self.cores_per_socket, integer=True)
+        check_sourced("platform.sockets", self.sockets)
+        check_sourced("platform.cores_per_socket", self.cores_per_socket)
         for isa_class, f in self.frequency_ghz.items():
             _positive(f"frequency_ghz.{isa_class}", f)
             if f.value > 10:
                 raise ValueError(f"frequency_ghz.{isa_class}: {f.value:g} GHz is not a CPU frequency")
+            check_sourced("platform.frequency_ghz.*", f, f"frequency_ghz.{isa_class}")
         for name, path in self.compute.items():
             _positive(f"compute.{name}.ops_per_cycle", path.ops_per_cycle)
+            check_sourced("platform.compute.*.ops_per_cycle", path.ops_per_cycle, f"compute.{name}.ops_per_cycle")
             if path.isa_class not in self.frequency_ghz:
                 raise ValueError(
                     f"compute.{name}.isa_class: '{path.isa_class}' has no frequency_ghz entry "
@@ -113,16 +123,20 @@ class Platform:
             raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
         if theoretical.known:
             _positive("dram.theoretical_gb_per_s", theoretical)
+            check_sourced("platform.dram.theoretical_gb_per_s", theoretical)
         if measured.known:
             _positive("dram.measured_gb_per_s", measured)
+            check_sourced("platform.dram.measured_gb_per_s", measured)
             if theoretical.known and measured.value > 1.05 * theoretical.value:
                 raise ValueError(
                     f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
                 )
         _positive("llc.size_mib", self.llc.size_mib)
+        check_sourced("platform.llc.size_mib", self.llc.size_mib)
         if self.llc.read_gb_per_s.known:
             _positive("llc.read_gb_per_s", self.llc.read_gb_per_s)
+            check_sourced("platform.llc.read_gb_per_s", self.llc.read_gb_per_s)
             dram = self.dram_gb_per_s("measured")
             if self.llc.read_gb_per_s.value < dram:
                 raise ValueError(
