@@ -9,8 +9,13 @@ from roofline.cli.progress import progress_reporter
 
 
 def run(args: argparse.Namespace) -> int:
+    from roofline.catalog import find_file, load_model_file, load_platform_file
     from roofline.validation.torch_env import require_torchao
 
+    # the user's own input first: a misspelt model or CPU is reported before a missing torch
+    load_model_file(find_file("models", args.model))
+    if args.cpu != "host":
+        load_platform_file(find_file("platforms", args.cpu))
     require_torchao()
     from roofline.validation.report import render_validate
     from roofline.validation.run import ValidateOptions, run_validate

@@ -173,7 +173,7 @@ def fit_calibration(reports: list[tuple[ValidateResult, ModelSpec, str]], platfo
     gemm = group("gemm", "the encoder's GEMM time at the roofline ceiling over its measured linear-block time")
     if not gemm:
         raise UserError(f"{reports[0][2]}: no timed encoder runs with a profiler breakdown to fit from "
-                        "(a report from roofline validate without --skip-encoder)")
+                        "(a report from roofline validate without --skip-end-to-end)")
     r0 = reports[0][0]
     partial = Calibration(
         platform=r0.platform.name, gemm_efficiency=gemm,

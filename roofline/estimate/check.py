@@ -20,7 +20,7 @@ import dataclasses
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
 from roofline.estimate.calibrate import realistic_encoder, realistic_shape
-from roofline.estimate.engine import estimate
+from roofline.estimate.engine import calibration_notes, estimate
 from roofline.estimate.overheads import Term, named_terms
 from roofline.estimate.workload import make_workload
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
@@ -48,7 +48,8 @@ def _terms(terms: list[Term], t_base: float, gap_s: float) -> list[CheckTerm]:
 def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: str, *, throughput_speedup: float,
                 linear_speedup: float | None = None, batch: int = 1, seq_len: int = 256,
                 overrides: Overrides = Overrides(), calibration: Calibration | None = None,
-                calibration_name: str | None = None) -> CheckResult:
+                calibration_name: str | None = None, calibration_any_platform: bool = False) -> CheckResult:
+    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
     _positive("--throughput-speedup", throughput_speedup)
     _positive("--linear-speedup", linear_speedup)
     if precision == baseline:
@@ -79,7 +80,7 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
         realistic_lin = f / (f / s + lin)
         rows.append(CheckRow("linear block", linear_speedup, s, linear_speedup / s, realistic_lin,
                              linear_speedup / realistic_lin))
-    notes = [] if calibration else [UNCALIBRATED]
+    notes = applied + ([] if calibration else [UNCALIBRATED])
     if gap <= 0:
         notes.append("the measurement meets or beats the ceiling: the ceiling's inputs (f, s_non, peaks, bandwidth) "
                      "are conservative here, not a real breakthrough")
@@ -93,9 +94,10 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
 
 def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *, calibration: Calibration | None,
                  source: str, calibration_name: str | None = None, precision: str | None = None,
-                 baseline: str | None = None) -> CheckResult:
+                 baseline: str | None = None, calibration_any_platform: bool = False) -> CheckResult:
     """The INT8 comparisons of a validate report (all, or one precision and baseline), and its
     latencies against the ceiling and the realistic estimate."""
+    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
     bad = [s for s in report.shapes if not s.numerics_ok] + [e for e in report.encoder if not e.numerics_ok]
     if bad:
         what = ", ".join(sorted({f"{getattr(b, 'name', 'encoder')} {b.precision}" for b in bad}))
@@ -142,7 +144,7 @@ def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *,
             terms=_terms(mine.terms, t_base, gap_s), explained_gap=min(total / gap_s, 1.0) if gap_s > 0 else 0.0,
             unexplained=max(gap_s - total, 0.0) / t_base,
         ))
-    notes = [] if calibration else [UNCALIBRATED]
+    notes = applied + ([] if calibration else [UNCALIBRATED])
     for c in comparisons:
         if c.explained_gap >= 1.0 and c.rows[0].fraction_of_realistic > 1:
             notes.append(f"{c.precision} vs {c.baseline}: the terms exceed the measured gap (shares above 100%): the "

@@ -94,7 +94,9 @@ def estimate(
     platform_file: str = "",
     calibration: Calibration | None = None,
     calibration_name: str | None = None,
+    calibration_any_platform: bool = False,
 ) -> EstimateResult:
+    result_notes = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
     work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
     n_sockets = int(platform.sockets.value)
@@ -145,8 +147,23 @@ def estimate(
         ),
         baseline=base.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(platform, ev.paths + [choose_path(platform, "fp32", sockets)], bandwidth),
-        left_out=left_out, calibration=calibration_name,
+        left_out=left_out, calibration=calibration_name, notes=result_notes,
     )
+
+
+def calibration_notes(calibration: Calibration | None, platform: Platform, name: str | None,
+                      any_platform: bool) -> list[str]:
+    """A calibration applies to the platform it was fitted on: another platform is refused, unless
+    ``any_platform`` (``--calibration-any-platform``), and then the result says so (the returned notes)."""
+    if calibration is None or calibration.platform.lower() in {n.lower() for n in platform.all_names}:
+        return []
+    label = f"--calibration {name}" if name else "the calibration"
+    if not any_platform:
+        raise UserError(f"{label}: fitted on platform '{calibration.platform}', not on '{platform.name}'; calibrate "
+                        f"this platform (roofline validate, then roofline calibrate), or give "
+                        "--calibration-any-platform to apply it anyway")
+    return [f"{label} was fitted on '{calibration.platform}' and is applied to '{platform.name}' "
+            "(--calibration-any-platform): its kernel efficiencies and dispatch costs are another platform's"]
 
 
 # ------------------------------------------------------------------------------- pieces

@@ -241,4 +241,6 @@ class EstimateResult:
     """what the estimate does not count, and why"""
     calibration: str | None = None
     """the calibration file the realistic estimate used, if any"""
+    notes: list[str] = field(default_factory=list)
+    """what a reader must know about the whole result (e.g. a calibration applied to another platform)"""
     schema_version: int = SCHEMA_VERSION
