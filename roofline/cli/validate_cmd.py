@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from roofline.cli.output import emit
 from roofline.cli.progress import progress_reporter
@@ -28,4 +29,8 @@ def run(args: argparse.Namespace) -> int:
     )
     with progress_reporter(f"validate {args.model}") as progress:
         result = run_validate(options, progress)
+    if result.contention is not None and result.contention.unresolved:
+        from roofline.validation.report import contention_line
+
+        sys.stderr.write(f"roofline validate: {contention_line(result)}\n")
     return emit(result, args, lambda: render_validate(result))

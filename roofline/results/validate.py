@@ -187,6 +187,42 @@ class EncoderRun:
 
 
 @dataclass(frozen=True)
+class ContentionResult:
+    """The contention canary of a run (a fixed small GEMM timed at the start and after every timing round)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    canary: str
+    """what the canary runs"""
+    reference_s: Positive
+    """the canary's fastest time per GEMM (the start's, lowered by any faster sample)"""
+    slow_threshold: Positive
+    """a round whose canary runs more than this many times the reference is contended"""
+    min_cpu_share: NonNegative
+    """a round whose canary got less than this share of the CPU its threads asked for is contended"""
+    max_steal: NonNegative
+    """a round in which the hypervisor stole more than this share of the CPU time is contended"""
+    samples: int
+    """canary samples taken (one per timing round)"""
+    contended_samples: int
+    worst_ratio: Positive
+    lowest_cpu_share: NonNegative | None
+    worst_steal: NonNegative | None
+    """null when the kernel does not report steal time"""
+    steal_reported: bool
+    reruns: int
+    """timing rounds run again because they were contended"""
+    unresolved: int
+    """measurements that had to keep contended rounds after every re-run allowed"""
+    flagged_rows: int
+    """rows of this report carrying a contention flag"""
+
+    @property
+    def clean(self) -> bool:
+        return self.unresolved == 0
+
+
+@dataclass(frozen=True)
 class ValidateResult:
     """Output of ``roofline validate --json``."""
 
@@ -214,6 +250,8 @@ class ValidateResult:
     dispatch: dict[str, NonNegative] | None = None
     """measured on this host: call_s, one call of a compiled graph; per_op_s, one more extern op inside it"""
     notes: list[str] = field(default_factory=list)
+    contention: ContentionResult | None = None
+    """the contention canary: whether the host gave this run the CPU it gave at the start (null: not checked)"""
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
