@@ -202,19 +202,19 @@ class ContentionResult:
     """a round whose canary got less than this share of the CPU its threads asked for is contended"""
     max_steal: NonNegative
     """a round in which the hypervisor stole more than this share of the CPU time is contended"""
-    samples: int
+    samples: Annotated[int, Ge(0)]
     """canary samples taken (one per timing round)"""
-    contended_samples: int
+    contended_samples: Annotated[int, Ge(0)]
     worst_ratio: Positive
     lowest_cpu_share: NonNegative | None
     worst_steal: NonNegative | None
     """null when the kernel does not report steal time"""
     steal_reported: bool
-    reruns: int
+    reruns: Annotated[int, Ge(0)]
     """timing rounds run again because they were contended"""
-    unresolved: int
+    unresolved: Annotated[int, Ge(0)]
     """measurements that had to keep contended rounds after every re-run allowed"""
-    flagged_rows: int
+    flagged_rows: Annotated[int, Ge(0)]
     """rows of this report carrying a contention flag"""
 
     @property

@@ -36,14 +36,18 @@ LIMITS: dict[str, Limit] = {
     "platform.cores_per_socket": Limit(1, 4096, "cores", "the largest CPUs have a few hundred cores",
                                        low_open=False),
     "platform.frequency_ghz.*": Limit(0.1, 10, "GHz", "no CPU core clocks outside 0.1-10 GHz", low_open=False),
-    "platform.compute.*.ops_per_cycle": Limit(0, 65536, "ops/cycle/core",
-                                              "AMX INT8 does 2048; 32x that is no CPU core"),
-    "platform.dram.theoretical_gb_per_s": Limit(0, 100_000, "GB/s", "100 TB/s per socket is beyond any memory"),
-    "platform.dram.measured_gb_per_s": Limit(0, 100_000, "GB/s", "100 TB/s per socket is beyond any memory"),
-    "platform.llc.size_mib": Limit(0, 65536, "MiB", "64 GiB of last-level cache per socket is beyond any CPU"),
+    "platform.compute.*.ops_per_cycle": Limit(0.01, 65536, "ops/cycle/core",
+                                              "AMX INT8 does 2048 and scalar code about 1", low_open=False),
+    "platform.dram.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
+                                                "socket is beyond any memory", low_open=False),
+    "platform.dram.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
+                                             "socket is beyond any memory", low_open=False),
+    "platform.llc.size_mib": Limit(0.01, 65536, "MiB", "64 GiB of last-level cache per socket is beyond any CPU",
+                                   low_open=False),
     "platform.llc.domains_per_socket": Limit(1, 1024, "domains", "at most one LLC slice per core",
                                              low_open=False),
-    "platform.llc.read_gb_per_s": Limit(0, 1_000_000, "GB/s", "1 PB/s per socket is beyond any cache"),
+    "platform.llc.read_gb_per_s": Limit(0.1, 1_000_000, "GB/s", "1 PB/s per socket is beyond any cache",
+                                        low_open=False),
     # ------------------------------------------------------------------ model files and config.json
     "model.hidden_size": Limit(1, 1 << 20, "", "a million-wide hidden state is no transformer", low_open=False),
     "model.intermediate_size": Limit(1, 1 << 22, "", "beyond any transformer's MLP", low_open=False),
@@ -86,7 +90,7 @@ def check(key: str, value: float | None, field: str | None = None) -> None:
     try:
         v = float(value)
     except OverflowError:  # a whole number too large for a float
-        v = math.copysign(math.inf, value)
+        v = math.inf if value > 0 else -math.inf
     low_ok = v > limit.low if limit.low_open else v >= limit.low
     if math.isfinite(v) and low_ok and v <= limit.high:
         return
