@@ -22,6 +22,12 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USER_ERROR)
 
+    def _get_values(self, action, arg_strings):  # type: ignore[override]
+        # `--f-gemm=--`: argparse drops the '--' and hands the flag an empty list, never calling its type
+        if arg_strings == ["--"] and action.nargs in (None, argparse.OPTIONAL):
+            self.error(f"argument {'/'.join(action.option_strings) or action.dest}: '--' is not a value")
+        return super()._get_values(action, arg_strings)
+
 
 # ------------------------------------------------------------------ flag values, each with a stated range
 
@@ -406,7 +412,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     from roofline.outputs import check_target
 
     for value in (getattr(args, "json", None), getattr(args, "output", None)):
-        if value and value != "-":
+        if value is not None and value != "-":
             check_target(value, force=getattr(args, "force", False))
 
 
