@@ -18,11 +18,12 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, label: str | None = None) -> bytes:
+    """The file's bytes; an unreadable file is a SpecError naming ``label`` (default: the path)."""
     try:
         return Path(path).read_bytes()
     except OSError as e:
-        raise SpecError(str(path), "", f"cannot read: {e.strerror or e}") from None
+        raise SpecError(label or str(path), "", f"cannot read: {e.strerror or e}") from None
 
 
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
@@ -32,7 +33,9 @@ def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
         raise SpecError(str(path), "", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), "", f"not valid TOML: {e}") from None
-    except (ValueError, RecursionError) as e:  # a number of thousands of digits; nesting deeper than Python's stack
+    except RecursionError:
+        raise SpecError(str(path), "", "not usable TOML: nested deeper than any real file") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits
         raise SpecError(str(path), "", f"not usable TOML: {_short(e)}") from None
 
 

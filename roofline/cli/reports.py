@@ -16,7 +16,7 @@ def load_report(path: str, flag: str = ""):
     from roofline.results.validate import ValidateResult
 
     where = f"{flag} {path}" if flag else path
-    data = load_json(read_bytes(Path(path)), where)
+    data = load_json(read_bytes(Path(path), where), where)
     if not isinstance(data, dict) or "shapes" not in data or "host" not in data:
         raise UserError(f"{where}: not a `roofline validate --json` report (a JSON object with host, shapes, ...)")
     return validate(ValidateResult, data, where)

@@ -26,8 +26,13 @@ class Limit:
     """the low end itself is not allowed (a bandwidth of 0); False: it is (a count from 0)"""
 
     def describe(self) -> str:
-        lo = f"above {self.low:g}" if self.low_open else f"{self.low:g}"
-        return f"{lo} to {self.high:g} {self.unit}".rstrip()
+        lo = f"above {_num(self.low)}" if self.low_open else _num(self.low)
+        return f"{lo} to {_num(self.high)} {self.unit}".rstrip()
+
+
+def _num(v: float) -> str:
+    """1048576 -> '1,048,576'; 0.01 -> '0.01'; 1e300 -> '1e+300'."""
+    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
 LIMITS: dict[str, Limit] = {
@@ -95,7 +100,8 @@ def check(key: str, value: float | None, field: str | None = None) -> None:
     if math.isfinite(v) and low_ok and v <= limit.high:
         return
     unit = f" {limit.unit}" if limit.unit else ""
-    raise ValueError(f"{field}: {v:g}{unit} is outside the possible range, {limit.describe()} ({limit.why})")
+    raise ValueError(f"{field}: {_num(v) if math.isfinite(v) else v}{unit} is outside the possible range, "
+                     f"{limit.describe()} ({limit.why})")
 
 
 def check_sourced(key: str, sourced, field: str | None = None) -> None:
