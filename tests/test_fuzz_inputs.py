@@ -383,18 +383,18 @@ INT_FLAGS = [  # (command line before the flag, flag, lowest, highest)
     (["probe"], "--threads", 1, 4096),
     (["sweep", "--model", "bert-base", "--cpu", "icx", "-o", "keep.csv"], "--context", 0, 1 << 27),
 ]
-FLOAT_FLAGS = [  # (command line, flag, lowest, highest, lowest excluded)
-    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json"], "--f-gemm", 0.0, 1.0, False),
-    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json", "out.json"], "--gemm-speedup", 1e-3, 1e4, False),
-    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json"], "--non-gemm-speedup", 1e-3, 1e4, False),
+FLOAT_FLAGS = [  # (command line, flag, lowest, highest)
+    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json"], "--f-gemm", 0.0, 1.0),
+    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json", "out.json"], "--gemm-speedup", 1e-3, 1e4),
+    (["estimate", "--model", "bert-base", "--cpu", "icx", "--json"], "--non-gemm-speedup", 1e-3, 1e4),
     (["check", "--model", "bert-large", "--cpu", "icx", "--precision", "int8-static", "--json"],
-     "--throughput-speedup", 1e-3, 1e4, False),
+     "--throughput-speedup", 1e-3, 1e4),
     (["check", "--model", "bert-large", "--cpu", "icx", "--precision", "int8-static", "--throughput-speedup", "2"],
-     "--linear-speedup", 1e-3, 1e4, False),
-    (["plan", "--model", "bert-base", "--cpu", "icx", "--json"], "--utilization", 0.0, 1.0, True),
-    (["plan", "--model", "bert-base", "--cpu", "icx"], "--p99-ms", 0.0, 1e9, True),
-    (["plan", "--model", "bert-base", "--cpu", "icx"], "--target-rps", 0.0, 1e12, True),
-    (["plan", "--model", "bert-base", "--cpu", "icx,gnr", "--json", "out.json"], "--price-per-hour", 0.0, 1e7, False),
+     "--linear-speedup", 1e-3, 1e4),
+    (["plan", "--model", "bert-base", "--cpu", "icx", "--json"], "--utilization", 0.01, 1.0),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--p99-ms", 1e-6, 1e9),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--target-rps", 1e-6, 1e12),
+    (["plan", "--model", "bert-base", "--cpu", "icx,gnr", "--json", "out.json"], "--price-per-hour", 0.0, 1e7),
 ]
 JUNK = st.sampled_from(["", "abc", "nan", "inf", "-inf", "1e", "0x10", "--", " ", "1;2", "1 2"])
 
@@ -410,8 +410,8 @@ def bad_int_flag(draw):
 
 @st.composite
 def bad_float_flag(draw):
-    before, flag, lo, hi, lo_open = draw(st.sampled_from(FLOAT_FLAGS))
-    below = st.floats(max_value=lo, exclude_max=not lo_open, allow_nan=False)
+    before, flag, lo, hi = draw(st.sampled_from(FLOAT_FLAGS))
+    below = st.floats(max_value=lo, exclude_max=True, allow_nan=False)
     above = st.floats(min_value=hi, exclude_min=True, allow_nan=False)
     tiny = ["1e-320"] if lo > 0 else []  # positive but below the range (at a low end of 0 it is in range)
     value = draw(st.one_of(below.map(repr), above.map(repr), st.sampled_from([*tiny, "1e400", "-1e400"]), JUNK))
@@ -429,6 +429,108 @@ SWEEP_AXIS_JUNK = st.sampled_from(["1:10:0", "0:5", "5:1", "a:b", "1:2:3:4", "",
 @fuzz(300)
 def test_out_of_range_flags(argv, cases_root):
     assert_refused(argv, new_folder(cases_root), kind="generated")
+
+
+# ------------------------------------------------------------------ values that pass validation never trace
+
+LIMITED_PLATFORM = re.compile(r"(?m)^((?:sockets|cores_per_socket|avx512|avx2|amx|measured|ops_per_cycle|"
+                              r"theoretical_gb_per_s|measured_gb_per_s|size_mib|read_gb_per_s) = \{ value = )"
+                              r"([0-9.e+-]+)")
+PLATFORM_LIMIT_KEYS = {"sockets": "platform.sockets", "cores_per_socket": "platform.cores_per_socket",
+                       "avx512": "platform.frequency_ghz.*", "avx2": "platform.frequency_ghz.*",
+                       "amx": "platform.frequency_ghz.*", "measured": "platform.frequency_ghz.*",
+                       "ops_per_cycle": "platform.compute.*.ops_per_cycle",
+                       "theoretical_gb_per_s": "platform.dram.theoretical_gb_per_s",
+                       "measured_gb_per_s": "platform.dram.measured_gb_per_s", "size_mib": "platform.llc.size_mib",
+                       "read_gb_per_s": "platform.llc.read_gb_per_s"}
+
+
+def _in_range(draw, key: str, integer: bool = False):
+    from roofline.spec.limits import LIMITS
+
+    lim = LIMITS[key]
+    lo = lim.low if not lim.low_open else lim.low * 1.001 + 1e-9
+    v = draw(st.one_of(st.sampled_from([lo, lim.high]), st.floats(lo, lim.high)))
+    return int(max(round(v), 1)) if integer else v
+
+
+@st.composite
+def extreme_platform(draw):
+    text = PLATFORMS[draw(st.sampled_from(sorted(PLATFORMS)))]
+
+    def repl(m):
+        name = m.group(1).split(" = ")[0].strip()
+        integer = name in ("sockets", "cores_per_socket")
+        if not draw(st.booleans()):
+            return m.group(0)
+        return m.group(1) + repr(_in_range(draw, PLATFORM_LIMIT_KEYS[name], integer))
+
+    return LIMITED_PLATFORM.sub(repl, text)
+
+
+@st.composite
+def extreme_model(draw):
+    heads = 2 ** draw(st.integers(0, 12))
+    head_dim = draw(st.sampled_from([1, 8, 64, 128, 256]))
+    kv = 2 ** draw(st.integers(0, int(heads).bit_length() - 1))
+    positions = draw(st.sampled_from([1, 512, 131072, 1 << 27]))
+    family = draw(st.sampled_from(["encoder", "decoder"]))
+    return "\n".join([
+        "schema_version = 1", 'name = "extreme"', 'source = "fuzz"', f'family = "{family}"',
+        f"hidden_size = {heads * head_dim}", f"intermediate_size = {draw(st.sampled_from([1, 3072, 1 << 22]))}",
+        f"num_hidden_layers = {draw(st.sampled_from([1, 24, 10_000]))}", f"num_attention_heads = {heads}",
+        f"num_key_value_heads = {kv}", f"head_dim = {head_dim}",
+        f"vocab_size = {draw(st.sampled_from([1, 30522, 1 << 24]))}", f"max_position_embeddings = {positions}",
+        f"gated_mlp = {draw(st.sampled_from(['true', 'false']))}", ""])
+
+
+def _finite(obj) -> bool:
+    import math
+
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, dict):
+        return all(_finite(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_finite(v) for v in obj)
+    return True
+
+
+@given(platform=extreme_platform(), model=extreme_model(),
+       batch=st.sampled_from(["1", "1000000"]), seq=st.sampled_from(["1", "512", "134217728"]),
+       command=st.sampled_from(["estimate", "estimate-decode", "plan", "footprint", "sweep"]))
+@fuzz(40)
+def test_values_in_range_never_trace(platform, model, batch, seq, command, cases_root):
+    """Every value at or inside its stated range: the result is a number (finite JSON) or a one-line refusal
+    of the combination (a sequence past the model's positions, say), never a traceback."""
+    folder = new_folder(cases_root)
+    (folder / "p.toml").write_text(platform)
+    (folder / "m.toml").write_text(model)
+    argv = {
+        "estimate": ["estimate", "--model", "m.toml", "--cpu", "p.toml", "--batch", batch, "--seq-len", seq, "--json"],
+        "estimate-decode": ["estimate", "--model", "m.toml", "--cpu", "p.toml", "--phase", "decode", "--batch", batch,
+                            "--context", str(int(seq) - 1), "--json"],
+        "plan": ["plan", "--model", "m.toml", "--cpu", "p.toml", "--batch", batch, "--seq-len", seq,
+                 "--target-rps", "1e12", "--utilization", "0.01", "--price-per-hour", "1e7", "--p99-ms", "1e-6",
+                 "--json"],
+        "footprint": ["footprint", "--model", "m.toml", "--precision", "int4-weight-only", "--group-size", "1",
+                      "--json"],
+        "sweep": ["sweep", "--model", "m.toml", "--cpu", "p.toml", "--batch", f"{batch}", "--seq-len", seq,
+                  "--format", "jsonl"],
+    }[command]
+    outcome = run_in_process(argv, folder, {})
+    STATS["cases"] += 1
+    STATS["generated"] += 1
+    if outcome.traceback is not None:
+        STATS["tracebacks"] += 1
+        pytest.fail(f"traceback for {argv}:\n{outcome.traceback}")
+    assert outcome.code in (0, 2), (argv, outcome.code, outcome.stderr)
+    if outcome.code == 2:
+        assert len(outcome.stderr.splitlines()) == 1, outcome.stderr
+        return
+    text = outcome.stdout
+    data = [json.loads(line) for line in text.splitlines()] if command == "sweep" else json.loads(text)
+    assert _finite(data), argv
 
 
 # ------------------------------------------------------------------ the closing count

@@ -77,12 +77,12 @@ def _float_value(text: str) -> float:
     return v
 
 
-def _float_in(lo: float, hi: float, what: str = "", lo_open: bool = False):
-    """A finite number in [lo, hi] (or (lo, hi] with ``lo_open``)."""
+def _float_in(lo: float, hi: float, what: str = ""):
+    """A finite number in [lo, hi]."""
     def parse(text: str) -> float:
         v = _float_value(text)
-        if not ((lo < v) if lo_open else (lo <= v)) or v > hi:
-            raise _range_error(text, lo, hi, what + (" (above the lower end)" if lo_open else ""))
+        if not lo <= v <= hi:
+            raise _range_error(text, lo, hi, what)
         return v
 
     return parse
@@ -243,14 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--model", required=True)
     pl.add_argument("--cpu", required=True, action="append", help="one or more, comma-separated or repeated")
     pl.add_argument("--precision", default="int8-static")
-    pl.add_argument("--target-rps", type=_float_in(0, 1e12, "requests per second", lo_open=True),
-                    help="load to serve, requests per second (up to 1e12)")
-    pl.add_argument("--p99-ms", type=_float_in(0, 1e9, "milliseconds", lo_open=True),
-                    help="latency target in ms (up to 1e9); the roofline latency (no queueing) must meet it")
+    pl.add_argument("--target-rps", type=_float_in(1e-6, 1e12, "requests per second"),
+                    help="load to serve, requests per second (1e-6 to 1e12)")
+    pl.add_argument("--p99-ms", type=_float_in(1e-6, 1e9, "milliseconds"),
+                    help="latency target in ms (1e-6 to 1e9); the roofline latency (no queueing) must meet it")
     pl.add_argument("--price-per-hour", action="append", type=_float_list_in(0, 1e7),
                     help="per server, one per CPU, comma-separated (0 to 1e7 each)")
-    pl.add_argument("--utilization", type=_float_in(0, 1, "a fraction", lo_open=True), default=0.7,
-                    help="planned utilization of a server, above 0 up to 1 (default 0.7)")
+    pl.add_argument("--utilization", type=_float_in(0.01, 1, "a fraction"), default=0.7,
+                    help="planned utilization of a server, 0.01 to 1 (default 0.7)")
     _add_workload(pl, batch_help="requests per instance call (default 1)")
     pl.add_argument("--best-only", action="store_true", help="only the summary table")
     _add_json(pl)
