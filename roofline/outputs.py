@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +90,8 @@ def replacing(given: str | os.PathLike, *, force: bool = False) -> Iterator[Path
     if target.special:
         yield target.path
         return
+    import tempfile
+
     path = target.path
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)

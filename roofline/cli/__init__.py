@@ -409,10 +409,10 @@ def _catalog_argv(argv: list[str]) -> list[str]:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before any work is done."""
-    from roofline.outputs import check_target
-
     for value in (getattr(args, "json", None), getattr(args, "output", None)):
         if value is not None and value != "-":
+            from roofline.outputs import check_target
+
             check_target(value, force=getattr(args, "force", False))
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from roofline.outputs import write_text
-
 
 def json_text(result) -> str:
     """A dataclass tree as JSON; NaN or infinity anywhere is a bug and raises ValueError."""
@@ -25,6 +23,8 @@ def write_json(result, dest: str, force: bool = False) -> None:
     if dest == "-":
         sys.stdout.write(text)
         return
+    from roofline.outputs import write_text
+
     write_text(dest, text, force=force)
 
 
