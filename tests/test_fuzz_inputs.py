@@ -370,7 +370,8 @@ INT_FLAGS = [  # (command line before the flag, flag, lowest, highest)
     (["estimate", "--model", "bert-base", "--cpu", "icx"], "--batch", 1, 1_000_000),
     (["estimate", "--model", "bert-base", "--cpu", "icx"], "--seq-len", 1, 1 << 27),
     (["estimate", "--model", "bert-base", "--cpu", "icx"], "--sockets", 1, 64),
-    (["estimate", "--model", "llama-3.2-1b", "--cpu", "icx", "--precision", "int4-weight-only"], "--group-size", 1, 65536),
+    (["estimate", "--model", "llama-3.2-1b", "--cpu", "icx", "--precision", "int4-weight-only"],
+     "--group-size", 1, 65536),
     (["estimate", *DECODE], "--context", 0, 1 << 27),
     (["footprint", "--model", "llama-3.2-1b", "--precision", "int4-weight-only"], "--group-size", 1, 65536),
     (["plan", "--model", "bert-base", "--cpu", "icx"], "--batch", 1, 1_000_000),
@@ -403,7 +404,8 @@ JUNK = st.sampled_from(["", "abc", "nan", "inf", "-inf", "1e", "0x10", "--", " "
 def bad_int_flag(draw):
     before, flag, lo, hi = draw(st.sampled_from(INT_FLAGS))
     value = draw(st.one_of(st.integers(max_value=lo - 1).map(str), st.integers(min_value=hi + 1).map(str),
-                           st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer()).map(repr),
+                           st.floats(allow_nan=False, allow_infinity=False)
+                           .filter(lambda f: not f.is_integer()).map(repr),
                            st.sampled_from(["1e23", "100000000000000000000000", "2.0", "1e3"]), JUNK))
     return [*before, f"{flag}={value}"]
 

@@ -81,7 +81,8 @@ def _fake_hf_cache(root: Path, repo: str, config: dict, commit: str = "0123abcd"
 
 
 def _gemms(data: dict) -> list:
-    return [{k: g[k] for k in ("name", "m", "n", "k", "count")} for p in data["precisions"].values() for g in p["gemms"]]
+    return [{k: g[k] for k in ("name", "m", "n", "k", "count")}
+            for p in data["precisions"].values() for g in p["gemms"]]
 
 
 def test_a_hugging_face_id_from_the_local_cache_offline(tmp_path):
@@ -228,7 +229,8 @@ def test_impossible_platform_values_name_file_and_field(tmp_path, old, new, fiel
     with pytest.raises(SpecError) as info:
         load_platform(str(path))
     assert info.value.field == field and info.value.path.endswith("huge.toml"), str(info.value)
-    assert "newer roofline" in str(info.value) if field == "schema_version" else "outside the possible range" in str(info.value)
+    expected = "newer roofline" if field == "schema_version" else "outside the possible range"
+    assert expected in str(info.value), str(info.value)
 
 
 def test_limits_table_api():

@@ -23,7 +23,7 @@ marks what it could not get clean. The API is generic so any measurement loop ca
     mark = canary.mark()                     # before a round
     ...                                      # the round
     sample = canary.sample(mark)             # after it; sample.reason is None when clean
-    canary.summary(flagged_rows=...)         # plain numbers for a report
+    canary.summary(flagged_rows=...)         # a ContentionResult for a report
 
 No roofline core module imports this one (it needs torch).
 """
@@ -34,6 +34,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from roofline.results.validate import ContentionResult
 
 #: a round whose canary runs more than this much slower than the reference is contended
 SLOW = 1.25
@@ -96,26 +98,6 @@ class CanarySample:
     @property
     def contended(self) -> bool:
         return self.reason is not None
-
-
-@dataclass
-class ContentionSummary:
-    """Plain numbers for a report (see :class:`roofline.results.validate.ContentionResult`)."""
-
-    canary: str
-    reference_s: float
-    slow_threshold: float
-    min_cpu_share: float
-    max_steal: float
-    samples: int
-    contended_samples: int
-    worst_ratio: float
-    lowest_cpu_share: float | None
-    worst_steal: float | None
-    steal_reported: bool
-    reruns: int
-    unresolved: int
-    """measurements that kept contended rounds after every re-run allowed"""
 
 
 @dataclass
@@ -191,17 +173,19 @@ class Canary:
         self.reference_s = min(self.reference_s, seconds)  # contention only slows: the fastest is the truth
         return s
 
-    def summary(self) -> ContentionSummary:
+    def summary(self, flagged_rows: int = 0) -> ContentionResult:
+        """Plain numbers for a report; ``flagged_rows``: how many of its rows carry a contention flag."""
         h = self.history
         shares = [s.cpu_share for s in h if s.cpu_share is not None]
         steals = [s.steal for s in h if s.steal is not None]
-        return ContentionSummary(
+        stat = CpuTimes.read()
+        return ContentionResult(
             canary=self.describe(), reference_s=self.reference_s, slow_threshold=self.slow,
             min_cpu_share=self.min_cpu_share, max_steal=self.max_steal, samples=len(h),
             contended_samples=sum(s.contended for s in h), worst_ratio=max((s.ratio for s in h), default=1.0),
             lowest_cpu_share=min(shares) if shares else None, worst_steal=max(steals) if steals else None,
-            steal_reported=CpuTimes.read() is not None and CpuTimes.read().steal is not None,
-            reruns=self.reruns, unresolved=self.unresolved,
+            steal_reported=stat is not None and stat.steal is not None,
+            reruns=self.reruns, unresolved=self.unresolved, flagged_rows=flagged_rows,
         )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from roofline.validation.host import detect_host
 from roofline.validation.kernels import Shape, TimingSettings, run_shape
 from roofline.validation.platforms import datasheet_for, resolve_measured
 from roofline.validation.prepare import MISCOMPILE, TOLERANCE
-from roofline.results.validate import ContentionResult, HostResult, PlatformRef, ValidateResult
+from roofline.results.validate import HostResult, PlatformRef, ValidateResult
 from roofline.validation.canary import Canary
 from roofline.validation.torch_env import inductor_cache, require_torchao, versions
 from roofline.validation.variants import VARIANTS
@@ -123,7 +122,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     v = versions()
     rows = [*shapes, *decode, *encoder, *end_to_end]
     flagged = sum(any(f.startswith("contention:") for f in r.flags) for r in rows)
-    contention = ContentionResult(**dataclasses.asdict(canary.summary()), flagged_rows=flagged)
+    contention = canary.summary(flagged_rows=flagged)
     return ValidateResult(
         tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), model=spec.name,
         quick=o.quick, batch=o.batch, seq_len=seq_len, layers=layers,

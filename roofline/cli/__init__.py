@@ -39,15 +39,13 @@ MAX_TOKENS = 1 << 27
 SPEEDUP = (1e-3, 1e4)
 
 
-
-
 def _fmt(v: float) -> str:
     return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
 def _int_value(text: str) -> int:
     try:
-        return int(text.strip().replace("_", ""))
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
@@ -161,7 +159,8 @@ def _add_force(p: argparse.ArgumentParser) -> None:
 PHASES = ("forward", "prefill", "decode")
 
 
-def _add_workload(p: argparse.ArgumentParser, batch_help: str = f"sequences per step, 1 to {MAX_BATCH:,} (default 1)") -> None:
+def _add_workload(p: argparse.ArgumentParser,
+                  batch_help: str = f"sequences per step, 1 to {MAX_BATCH:,} (default 1)") -> None:
     """The workload and bandwidth flags shared by estimate, plan and plot."""
     p.add_argument("--batch", type=BATCH, default=1, help=batch_help)
     p.add_argument("--seq-len", type=TOKENS, default=256, help="tokens per request, or the prompt length "
@@ -195,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--baseline", help="precision the speedups are relative to (default: fp32; bf16 for "
                      "decoders on platforms with native BF16)")
     _add_workload(est)
-    est.add_argument("--group-size", type=GROUP_SIZE, help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
+    est.add_argument("--group-size", type=GROUP_SIZE,
+                     help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--precision", required=True, help="e.g. int8-weight-only, int4-weight-only, int8-dynamic, w4a8")
     fp.add_argument("--base-dtype", choices=("fp32", "bf16", "fp16"),
                     help="dtype of the unquantized model (default: bf16 for decoders, fp32 for encoders)")
-    fp.add_argument("--group-size", type=GROUP_SIZE, help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
+    fp.add_argument("--group-size", type=GROUP_SIZE,
+                    help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
     fp.add_argument("--quantize-lm-head", action="store_true", help="quantize the lm_head too")
     fp.add_argument("--quantize-embeddings", action="store_true", help="quantize the embedding table too")
     fp.add_argument("--count-tied-lm-head-copy", action="store_true",

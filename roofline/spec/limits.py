@@ -40,7 +40,8 @@ LIMITS: dict[str, Limit] = {
     "platform.sockets": Limit(1, 64, "sockets", "the largest servers have 32 sockets", low_open=False),
     "platform.cores_per_socket": Limit(1, 4096, "cores", "the largest CPUs have a few hundred cores",
                                        low_open=False),
-    "platform.frequency_ghz.*": Limit(0.1, 10, "GHz", "no CPU core clocks outside 0.1-10 GHz", low_open=False),
+    "platform.frequency_ghz.*": Limit(0.1, 10, "GHz", "not a CPU frequency: cores clock at 0.1-10 GHz",
+                                      low_open=False),
     "platform.compute.*.ops_per_cycle": Limit(0.01, 65536, "ops/cycle/core",
                                               "AMX INT8 does 2048 and scalar code about 1", low_open=False),
     "platform.dram.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
