@@ -122,3 +122,28 @@ def test_a_quiet_host_is_not_flagged():
                                rounds=2, min_run_time=0.02, threads=threads, canary=canary, max_reruns=4)
     assert timings["linear"].contention is None, canary.summary()
     assert canary.summary().unresolved == 0
+
+
+@pytest.mark.kernels
+def test_a_run_contended_from_the_start_is_caught_by_an_earlier_reference(tmp_path):
+    """The reference of earlier runs on this host is kept: a canary that was 3x faster before flags the
+    first round of a run that is slow from its first second; save() never keeps a slower reference."""
+    pytest.importorskip("torch")
+    import json
+
+    from roofline.validation.canary import Canary
+
+    history = tmp_path / "canary.json"
+    first = Canary(1, history_file=history)
+    first.save()
+    kept = json.loads(history.read_text())
+    assert kept["reference_s"] == first.reference_s and kept["key"].endswith("1 threads; mm 256^3")
+    history.write_text(json.dumps({**kept, "reference_s": first.reference_s / 3}))
+    second = Canary(1, history_file=history)
+    assert second.reference_s == pytest.approx(first.reference_s / 3)
+    sample = second.sample(second.mark())
+    assert sample.contended and "slower than its reference" in sample.reason
+    second.save()
+    assert json.loads(history.read_text())["reference_s"] == pytest.approx(first.reference_s / 3)
+    history.write_text(json.dumps({**kept, "key": "another CPU"}))  # another host's figures are ignored
+    assert Canary(1, history_file=history).reference_s > first.reference_s / 2

@@ -70,7 +70,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     if seq_len > spec.max_position_embeddings:
         raise UserError(f"--seq-len {seq_len}: {spec.name} has {spec.max_position_embeddings} positions")
     progress("contention canary")
-    canary = Canary(threads)
+    canary = Canary(threads, history_file=cache_dir() / "probes" / f"canary-{threads}t.json")
     settings = TimingSettings(threads=threads, rounds=o.rounds or (3 if o.quick else 5),
                               min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune,
                               canary=canary)
@@ -123,6 +123,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     rows = [*shapes, *decode, *encoder, *end_to_end]
     flagged = sum(any(f.startswith("contention:") for f in r.flags) for r in rows)
     contention = canary.summary(flagged_rows=flagged)
+    canary.save()
     return ValidateResult(
         tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), model=spec.name,
         quick=o.quick, batch=o.batch, seq_len=seq_len, layers=layers,

@@ -198,8 +198,10 @@ class ContentionResult:
     """the canary's fastest time per GEMM (the start's, lowered by any faster sample)"""
     slow_threshold: Positive
     """a round whose canary runs more than this many times the reference is contended"""
-    min_cpu_share: NonNegative
-    """a round whose canary got less than this share of the CPU its threads asked for is contended"""
+    cpu_share_drop: NonNegative
+    """a round whose canary got less than this fraction of the best CPU share seen is contended"""
+    best_cpu_share: NonNegative | None
+    """the best share of the CPU its threads asked for that the canary got (this run and, if kept, earlier ones)"""
     max_steal: NonNegative
     """a round in which the hypervisor stole more than this share of the CPU time is contended"""
     samples: Annotated[int, Ge(0)]
