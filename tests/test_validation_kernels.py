@@ -130,6 +130,12 @@ def test_validate_quick_end_to_end(tmp_path):
         assert row["fraction_of_ceiling"] == pytest.approx(row["realized_speedup"] / row["ceiling"])
         assert 0 < row["f_gemm"] < 1 and row["throughput_rps"] > 0
     assert "Per-shape kernels" in proc.stdout and "Table 14" in proc.stdout
+    c = data["contention"]  # the canary ran after every timing round
+    assert c["samples"] >= 3 and c["reference_s"] > 0 and c["canary"].startswith("torch.mm")
+    flagged = [r for group in ("shapes", "encoder", "end_to_end") for r in data[group]
+               if any(f.startswith("contention:") for f in r["flags"])]
+    assert c["flagged_rows"] == len(flagged)
+    assert (c["unresolved"] > 0) == bool(flagged) == ("the host was busy" in proc.stderr)
 
 
 def test_decode_kernels_stream_weights_from_dram():

@@ -77,7 +77,7 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
                 dram_bytes_per_s=b_mem, bandwidth_fraction=wbytes / t.seconds / b_mem if t else None,
                 measured_ops_per_s=flops / t.seconds if t else None, predicted_ops_per_s=ceiling.attainable_ops_per_s,
                 achieved_fraction=flops / t.seconds / ceiling.attainable_ops_per_s if t else None,
-                spread=t.spread if t else None, flags=list(p.flags),
+                spread=t.spread if t else None, flags=list(p.flags) + ([t.contention] if t and t.contention else []),
             ))
         del model
     return out

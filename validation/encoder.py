@@ -108,8 +108,9 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
                 continue
             p = prepared[name]
             t = timings.get(name)
+            contention = list(dict.fromkeys(x.contention for x in (timings[base], t) if x and x.contention))
             row = dict(precision=name, baseline=base, kernel=p.kernels.describe(), numerics_ok=p.numerics_ok,
-                       max_rel_error=p.rel_error, flags=list(p.flags), latency_s=None, throughput_rps=None,
+                       max_rel_error=p.rel_error, flags=list(p.flags) + contention, latency_s=None, throughput_rps=None,
                        linear_block_s=None, attention_s=None, other_s=None, f_gemm=f, non_gemm_speedup=None,
                        predicted_gemm_speedup=s_pred.get(RECIPE[name]), ceiling=None, realized_speedup=None,
                        fraction_of_ceiling=None, linear_block_speedup=None, linear_fraction_of_gemm_ceiling=None)
@@ -135,6 +136,7 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
             throughput_rps=batch / t.seconds if t else None,
             linear_block_s=bd.linear_s if bd else None, attention_s=bd.attention_s if bd else None,
             other_s=bd.other_s if bd else None, gemm_ops=bd.gemm_ops if bd else {},
-            compile_s=p.compile_s, non_gemm_mode="amp-bf16" if n == "bf16" else "fp32", flags=list(p.flags),
+            compile_s=p.compile_s, non_gemm_mode="amp-bf16" if n == "bf16" else "fp32",
+            flags=list(p.flags) + ([t.contention] if t and t.contention else []),
         ))
     return results, runs

@@ -9,6 +9,7 @@ from roofline.estimate.shape import shape_ceiling
 from roofline.spec.platform import Platform
 from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
+from roofline.validation.canary import Canary
 from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
 
 from roofline.results.validate import RECIPE_OF as RECIPE  # the recipe each variant is predicted with
@@ -29,6 +30,8 @@ class TimingSettings:
     min_run_time: float = 0.2
     max_autotune: bool = False
     profile_repeats: int = 3
+    canary: Canary | None = None
+    """checks every timing round for contention (None: no check)"""
 
 
 def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings,
@@ -43,7 +46,8 @@ def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: T
     before = {n: profile_breakdown(c, make_input, iters=3).dominant_gemm for n, c in usable.items()}
     torch._dynamo.config.error_on_recompile = True
     try:
-        timings = time_interleaved(usable, make_input, rounds=s.rounds, min_run_time=s.min_run_time, threads=s.threads)
+        timings = time_interleaved(usable, make_input, rounds=s.rounds, min_run_time=s.min_run_time, threads=s.threads,
+                                   canary=s.canary)
     except Exception as e:  # a recompile during timing: nothing timed can be trusted
         for p in prepared.values():
             p.flags.append(f"error while timing: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}")
@@ -87,7 +91,7 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
         sheet = shape_ceiling(datasheet, RECIPE[name], shape.m, shape.n, shape.k) if datasheet else None
         t = timings.get(name)
         measured = flops / t.seconds if t else None
-        flags = list(p.flags) + list((host_flags or {}).get(name, []))
+        flags = list(p.flags) + list((host_flags or {}).get(name, [])) + ([t.contention] if t and t.contention else [])
         if not ceiling.native:
             flags.append(f"no native {RECIPE[name]} path on {platform.name}: predicted on {ceiling.compute_path}")
         out.append(ShapeResult(

@@ -16,6 +16,8 @@ from pathlib import Path
 from roofline.catalog import find_file, host_probe_path, load_platform, load_platform_file
 from roofline.catalog.cache import cache_dir
 from roofline.catalog.write import platform_toml
+from roofline.errors import UserError
+from roofline.outputs import write_text
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
 from roofline.validation.host import HostInfo, catalog_match
@@ -27,12 +29,14 @@ def probe_path(threads: int) -> Path:
 
 def save_probe(text: str, threads: int, all_cores: bool) -> list[Path]:
     """Cache a probe's TOML as this host's probe at ``threads`` (and as `host` when it used all cores)."""
-    from roofline.cli.output import write_text_atomic
-
     paths = [probe_path(threads)] + ([host_probe_path()] if all_cores else [])
     for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot create the probe cache {path.parent} ({e.strerror or e}); "
+                            "set ROOFLINE_CACHE_DIR to a writable folder") from None
+        write_text(path, text)
     return paths
 
 

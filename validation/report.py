@@ -27,6 +27,21 @@ def short_kernel(described: str) -> str:
     return f"{label}{more}" if count == "1" else f"{label} x{count}{more}"
 
 
+def contention_line(r: ValidateResult) -> str:
+    """One line on the contention canary: a warning when rows had to keep contended rounds."""
+    c = r.contention
+    if c is None:
+        return "contention: not checked"
+    seen = f"worst canary {c.worst_ratio:.2f}x the reference" + (
+        f", lowest CPU share {c.lowest_cpu_share:.0%}" if c.lowest_cpu_share is not None else "") + (
+        f", worst steal {c.worst_steal:.0%}" if c.worst_steal is not None else "")
+    if c.unresolved:
+        return (f"warning: the host was busy: {c.flagged_rows} row(s) kept contended timing rounds after {c.reruns} "
+                f"re-run(s) and are flagged 'contention' ({seen}); rerun on a quiet machine")
+    rerun = f"; {c.reruns} contended round(s) re-run" if c.reruns else ""
+    return f"contention: none kept ({c.samples} canary samples, {seen}{rerun})"
+
+
 def _f(x: float | None, fmt=lambda v: f"{v:.2f}") -> str:
     return "-" if x is None else fmt(x)
 
@@ -101,6 +116,9 @@ def render_validate(r: ValidateResult) -> RenderableType:
                      "throughput ratio; linear: linear-block speedup, % of s_GEMM")
         t.caption_justify = "left"
         parts.append(t)
+    c = r.contention
+    if c is not None:
+        parts.append(Text(contention_line(r), style="yellow" if c.unresolved else "dim"))
     flags = [(f"{s.name} {s.precision}", f) for s in r.shapes for f in s.flags]
     flags += [(f"decode {d.precision} M={d.m}", f) for d in r.decode for f in d.flags]
     flags += [(f"encoder {e.precision}", f) for e in r.encoder for f in e.flags]

@@ -15,6 +15,7 @@ from roofline.validation.kernels import Shape, TimingSettings, run_shape
 from roofline.validation.platforms import datasheet_for, resolve_measured
 from roofline.validation.prepare import MISCOMPILE, TOLERANCE
 from roofline.results.validate import HostResult, PlatformRef, ValidateResult
+from roofline.validation.canary import Canary
 from roofline.validation.torch_env import inductor_cache, require_torchao, versions
 from roofline.validation.variants import VARIANTS
 
@@ -68,17 +69,22 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     seq_len = o.seq_len or (128 if o.quick else 256)
     if seq_len > spec.max_position_embeddings:
         raise UserError(f"--seq-len {seq_len}: {spec.name} has {spec.max_position_embeddings} positions")
+    progress("contention canary")
+    canary = Canary(threads, history_file=cache_dir() / "probes" / f"canary-{threads}t.json")
     settings = TimingSettings(threads=threads, rounds=o.rounds or (3 if o.quick else 5),
-                              min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune)
+                              min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune,
+                              canary=canary)
 
     progress("dispatch overhead")
     from roofline.validation.timing import measure_dispatch
 
-    dispatch = measure_dispatch(threads)
+    dispatch = measure_dispatch(threads, canary=canary)
     progress("probe")
     measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
     sheet = datasheet_for(host, threads, measured)
     notes = []
+    if canary.unresolved:
+        notes.append("contention: the dispatch overhead was measured while the host was busy")
     date = measured.sockets.date if measured.sockets.kind == "measured" else None
     if o.cpu == "host":
         notes.append(f"measured platform: {'a fresh' if fresh else 'the cached'} probe of this host ({date}), "
@@ -114,6 +120,10 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
         notes.append(f"--quick: {layers} of {spec.num_hidden_layers} layers, sequence {seq_len}, "
                      f"{settings.rounds} timing rounds")
     v = versions()
+    rows = [*shapes, *decode, *encoder, *end_to_end]
+    flagged = sum(any(f.startswith("contention:") for f in r.flags) for r in rows)
+    contention = canary.summary(flagged_rows=flagged)
+    canary.save()
     return ValidateResult(
         tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), model=spec.name,
         quick=o.quick, batch=o.batch, seq_len=seq_len, layers=layers,
@@ -125,5 +135,5 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
         datasheet=PlatformRef(name=sheet[0].name, file=sheet[1], kind="datasheet") if sheet else None,
         dispatch=dispatch,
         tolerances={**{f"{k}_per_layer": v for k, v in TOLERANCE.items()}, "compiled_vs_eager_floor": MISCOMPILE},
-        shapes=shapes, decode=decode, encoder=encoder, end_to_end=end_to_end, notes=notes,
+        shapes=shapes, decode=decode, encoder=encoder, end_to_end=end_to_end, notes=notes, contention=contention,
     )

@@ -3,6 +3,10 @@
 - Variants being compared are timed interleaved (every round runs each once, in rotated order),
   so a slow spell of a noisy machine hits all of them; the figure is the median over rounds of
   ``torch.utils.benchmark`` ``blocked_autorange`` medians, with the spread (max - min) / median.
+- A slow spell that lasts the whole measurement slows every round alike, which the spread cannot
+  see: with a :class:`~roofline.validation.canary.Canary`, every round is followed by a canary
+  sample, a contended round is run again (up to a bound), and timings that had to keep contended
+  rounds carry a ``contention: ...`` flag.
 - Inputs are cloned on every call (a fused residual add writes into its input), and the clone's
   own time, measured the same way, is subtracted.
 - The profiler splits self time into linear-block GEMMs, attention, and everything else; each
@@ -18,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from roofline.validation.canary import Canary, CanarySample, contention_flag
 from roofline.validation.compiled import PROFILER_ATTENTION, PROFILER_GEMM
 
 
@@ -28,28 +33,53 @@ class Timing:
     spread: float
     """(max - min) / median over rounds"""
     rounds: list[float] = field(default_factory=list)
+    contention: str | None = None
+    """a ``contention: ...`` flag when contended rounds had to be kept (None: clean, or no canary)"""
 
 
 def time_interleaved(fns: dict[str, Callable], make_input: Callable, *, rounds: int, min_run_time: float,
-                     threads: int) -> dict[str, Timing]:
+                     threads: int, canary: Canary | None = None, max_reruns: int | None = None) -> dict[str, Timing]:
+    """Median per call of each of ``fns`` over ``rounds`` interleaved rounds.
+
+    With a ``canary``, a round after which the canary says the host was contended is run again, up to
+    ``max_reruns`` extra rounds in all (default: as many as ``rounds``). If clean rounds are still
+    short, the least contended of the others fill in and every timing gets the same contention flag."""
     import torch.utils.benchmark as tb
 
     names = list(fns)
-    per: dict[str, list[float]] = {n: [] for n in names}
-    clone: list[float] = []
+    max_reruns = rounds if max_reruns is None else max_reruns
     identity = lambda x: x  # noqa: E731
-    for r in range(rounds):
-        order = names[r % len(names):] + names[: r % len(names)] if names else []
+    clean: list[tuple[dict, CanarySample | None]] = []
+    dirty: list[tuple[dict, CanarySample]] = []
+    attempt = 0
+    while len(clean) < rounds and attempt < rounds + max_reruns:
+        mark = canary.mark() if canary else None
+        order = names[attempt % len(names):] + names[: attempt % len(names)] if names else []
+        measured: dict[str | None, float] = {}
         for n in [*order, None]:
             f = fns[n] if n else identity
             t = tb.Timer(stmt="f(mk())", globals={"f": f, "mk": make_input}, num_threads=threads)
-            m = t.blocked_autorange(min_run_time=min_run_time).median
-            (per[n] if n else clone).append(m)
-    c = statistics.median(clone) if clone else 0.0
+            measured[n] = t.blocked_autorange(min_run_time=min_run_time).median
+        sample = canary.sample(mark) if canary else None
+        if sample is not None and sample.contended:
+            dirty.append((measured, sample))
+        else:
+            clean.append((measured, sample))
+        attempt += 1
+    kept_dirty = sorted(dirty, key=lambda r: r[1].ratio)[: max(rounds - len(clean), 0)]
+    kept = clean + kept_dirty
+    flag = None
+    if canary is not None:
+        canary.reruns += max(attempt - rounds, 0)
+        if kept_dirty:
+            canary.unresolved += 1
+            flag = contention_flag([s for _, s in kept if s is not None], len(kept), max(attempt - rounds, 0))
+    c = statistics.median(m[None] for m, _ in kept) if kept else 0.0
     out = {}
-    for n, v in per.items():
+    for n in names:
+        v = [m[n] for m, _ in kept]
         med = statistics.median(v)
-        out[n] = Timing(max(med - c, 1e-9), (max(v) - min(v)) / med, [x - c for x in v])
+        out[n] = Timing(max(med - c, 1e-9), (max(v) - min(v)) / med, [x - c for x in v], flag)
     return out
 
 
@@ -134,7 +164,7 @@ def _quiet_stderr():
         os.close(devnull)
 
 
-def measure_dispatch(threads: int, rounds: int = 5) -> dict[str, float]:
+def measure_dispatch(threads: int, rounds: int = 5, canary: Canary | None = None) -> dict[str, float]:
     """Fixed costs of running compiled code on this host: one call of a compiled graph holding one
     tiny linear (``call_s``), and each further extern op inside a graph (``per_op_s``: a graph of 17
     tiny linears against one of 1)."""
@@ -154,5 +184,5 @@ def measure_dispatch(threads: int, rounds: int = 5) -> dict[str, float]:
 
     x = torch.randn(4, 16)
     fns = {n: compile_module(Chain(n).eval(), x)[0] for n in (1, 17)}
-    t = time_interleaved(fns, lambda: x.clone(), rounds=rounds, min_run_time=0.1, threads=threads)
+    t = time_interleaved(fns, lambda: x.clone(), rounds=rounds, min_run_time=0.1, threads=threads, canary=canary)
     return {"call_s": t[1].seconds, "per_op_s": max((t[17].seconds - t[1].seconds) / 16, 0.0)}

@@ -4,18 +4,21 @@ Built-in catalogs are the repository's ``platforms/`` and ``models/`` folders
 (installed as ``roofline/catalog/_data/``). Users add their own without touching
 the package: pass a file path (``--cpu my-cpu.toml``), or put files in folders
 named by ``ROOFLINE_PLATFORMS`` / ``ROOFLINE_MODELS`` (``os.pathsep``-separated),
-which are searched first.
+which are searched first and win by name and alias. A model may also be a folder
+holding a ``config.json``, or a Hugging Face id (``org/name``) found in the local
+Hugging Face cache (:func:`find_file`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
 from roofline.catalog.files import parse_json, parse_toml
-from roofline.errors import SpecError, UnknownNameError
+from roofline.errors import SpecError, UnknownNameError, UserError
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 
@@ -48,41 +51,116 @@ def _looks_like_path(ref: str) -> bool:
 def _catalog_files(kind: str) -> list[Path]:
     files: list[Path] = []
     for d in search_dirs(kind):
-        if d.is_dir():
-            files.extend(sorted(d.glob("*.toml")))
+        files.extend(_folder_files(d))
     return files
+
+
+def _folder_files(d: Path) -> list[Path]:
+    try:
+        return sorted(d.glob("*.toml")) if d.is_dir() else []
+    except OSError:
+        return []
 
 
 # ---------------------------------------------------------------- lookup
 
+#: ``org/name``: a Hugging Face repository id
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
 
 def find_file(kind: str, ref: str) -> Path:
-    """The spec file for ``ref``: a path, a file named after it, or the file whose name or alias matches."""
-    if _looks_like_path(ref):
-        return _existing(ref, kind[:-1])
+    """The spec file for ``ref``, searched in this order:
+
+    1. ``host`` (platforms): this machine's probe; a name ending in ``.toml`` or ``.json``: that file;
+    2. each catalog folder in turn, user folders (``ROOFLINE_PLATFORMS`` / ``ROOFLINE_MODELS``) before
+       the built-in one: a file named after ``ref``, then any file whose name or alias is ``ref``
+       (aliases may hold a ``/``, e.g. ``meta-llama/Llama-3.2-1B``);
+    3. a file on disk, or (models) a folder holding a ``config.json``;
+    4. (models) a Hugging Face repository id ``org/name`` in the local Hugging Face cache (never downloaded).
+    """
+    what = "CPU" if kind == "platforms" else "model"
+    if not ref.strip():
+        raise UserError(f"an empty {what} name; give a catalog name (roofline {kind}) or a file path")
     if kind == "platforms" and ref == "host":
         return _host_probe()
-    for d in search_dirs(kind):  # fast path: the file is named after the entry
+    if ref.endswith((".toml", ".json")):
+        return _existing(ref, kind[:-1])
+    known: dict[str, Path] = {}
+    for d in search_dirs(kind):
         direct = d / f"{ref}.toml"
-        if direct.is_file():
+        if "/" not in ref and os.sep not in ref and direct.is_file():  # fast path: the file is named after the entry
             return direct.resolve()
-    index = _index(kind)
-    for name, path in index.items():
-        if name.lower() == ref.lower():
-            return path
-    what, hint = (("CPU", "or give a path to a platform .toml") if kind == "platforms"
-                  else ("model", "or give a path to a config.json or a .gguf file"))
-    raise UnknownNameError(what, ref, index, hint)
+        index, _ = _folder_index(kind, d)
+        for name, path in index.items():
+            if name.lower() == ref.lower():
+                return path
+        for name, path in index.items():
+            known.setdefault(name, path)
+    path = Path(ref).expanduser()
+    if path.is_file():
+        return path.resolve()
+    if kind == "models" and path.is_dir():
+        config = path.resolve() / "config.json"  # the folder resolved, not the file: a cache snapshot's
+        if not config.is_file():               # config.json links to a blob, and the name is the folder's
+            raise SpecError(ref, "", "the folder holds no config.json; give a folder with a Hugging Face "
+                                     "config.json, or the file itself")
+        return config
+    if kind == "models" and _REPO_ID.match(ref):
+        return _hf_cached_config(ref)
+    if os.sep in ref or "/" in ref:
+        raise SpecError(ref, "", f"no such {kind[:-1]} file" + (" or folder" if kind == "models" else ""))
+    hint = ("or give a path to a platform .toml" if kind == "platforms"
+            else "or give a path to a config.json or a .gguf file")
+    raise UnknownNameError(what, ref, known, hint)
 
 
-def _index(kind: str) -> dict[str, Path]:
-    """Every name and alias in the catalog folders -> its file (user folders first)."""
+def _folder_index(kind: str, d: Path) -> tuple[dict[str, Path], list[tuple[Path, str]]]:
+    """Every name and alias in one catalog folder -> its file, and the files skipped (unreadable or
+    invalid) with why: one bad file must not break the lookup of the others."""
     out: dict[str, Path] = {}
+    skipped: list[tuple[Path, str]] = []
     load = load_platform_file if kind == "platforms" else load_model_file
-    for f in _catalog_files(kind):
-        for n in load(f.resolve()).all_names:
+    for f in _folder_files(d):
+        try:
+            entry = load(f.resolve())
+        except UserError as e:
+            skipped.append((f, str(e)))
+            continue
+        for n in entry.all_names:
             out.setdefault(n, f.resolve())
-    return out
+    return out, skipped
+
+
+def _hf_cache_dir() -> Path:
+    """The Hugging Face hub cache, as huggingface_hub finds it (read at call time, not at import)."""
+    hub = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if hub:
+        return Path(hub).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def _hf_cached_config(repo_id: str) -> Path:
+    """``config.json`` of ``repo_id`` (its ``main`` revision) from the local Hugging Face cache; never downloads."""
+    cache = _hf_cache_dir()
+    found = None
+    if cache.is_dir():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+        except ImportError:
+            raise UserError(f"model '{repo_id}' is not in the catalog; reading the Hugging Face cache needs "
+                            "huggingface_hub (pip install huggingface_hub)") from None
+        try:
+            found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache)
+        except (ValueError, OSError):  # an id the hub would refuse; an unreadable cache
+            found = None
+    if isinstance(found, str) and Path(found).is_file():
+        return Path(found).absolute()
+    raise UserError(
+        f"model '{repo_id}' is not in the catalog (roofline models), not a local file or folder, and not in the "
+        f"Hugging Face cache ({cache}, from HF_HUB_CACHE / HF_HOME); fetch its config.json with "
+        f"`hf download {repo_id} config.json` (or huggingface-cli download), or give a path to a config.json")
 
 
 # ---------------------------------------------------------------- platforms
@@ -99,7 +177,20 @@ def load_platform(ref: str) -> Platform:
 
 
 def all_platforms() -> list[Platform]:
-    return _unique([load_platform_file(f.resolve()) for f in _catalog_files("platforms")])
+    return catalog_listing("platforms")[0]
+
+
+def catalog_listing(kind: str) -> tuple[list, list[tuple[Path, str]]]:
+    """Every entry of the catalog folders (the first of each name: user folders win), and the files
+    skipped because they could not be read or validated, with why."""
+    load = load_platform_file if kind == "platforms" else load_model_file
+    items, skipped = [], []
+    for f in _catalog_files(kind):
+        try:
+            items.append(load(f.resolve()))
+        except UserError as e:
+            skipped.append((f, str(e)))
+    return _unique(items), skipped
 
 
 # ---------------------------------------------------------------- models
@@ -120,10 +211,13 @@ def _hf_fields(raw: bytes, path: Path) -> dict:
     from roofline.spec.hf_config import hf_config_to_fields
 
     name = path.parent.name if path.name == "config.json" else path.stem
+    parts = path.parts
+    if len(parts) >= 4 and parts[-3] == "snapshots" and parts[-4].startswith("models--"):
+        name = parts[-4].removeprefix("models--").replace("--", "/")  # a Hugging Face cache snapshot
     try:
         return hf_config_to_fields(parse_json(raw, path), name=name, source=str(path))
     except ValueError as e:
-        raise SpecError(str(path), "model_type", str(e)) from None
+        raise SpecError(str(path), getattr(e, "key", "model_type"), str(e)) from None
 
 
 def load_model(ref: str) -> ModelSpec:
@@ -132,7 +226,7 @@ def load_model(ref: str) -> ModelSpec:
 
 
 def all_models() -> list[ModelSpec]:
-    return _unique([load_model_file(f.resolve()) for f in _catalog_files("models")])
+    return catalog_listing("models")[0]
 
 
 # ---------------------------------------------------------------- calibrations

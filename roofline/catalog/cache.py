@@ -4,9 +4,12 @@ Validating a spec file needs pydantic, whose import alone costs more than the
 whole cold-start budget of ``roofline estimate``. A file validated once is
 stored, already validated, under ``$ROOFLINE_CACHE_DIR`` (default
 ``$XDG_CACHE_HOME/roofline`` or ``~/.cache/roofline``) as JSON, named by the
-SHA-256 of the file's bytes, the spec type and the roofline version. Any change
-to the file, the type or the version misses the cache and validates again; a
-cache that cannot be read or written is skipped silently (it is only a cache).
+SHA-256 of everything the result depends on: the file's bytes, its path (a
+Hugging Face ``config.json`` takes its model name and source from the path, so
+two identical files in ``modelA/`` and ``modelB/`` are two different models),
+the spec type and the roofline version. Any change to one of them misses the
+cache and validates again; a cache that cannot be read or written is skipped
+silently (it is only a cache).
 ``ROOFLINE_NO_CACHE=1`` turns it off.
 """
 
@@ -40,7 +43,8 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     raw = read_bytes(path)
     if os.environ.get("ROOFLINE_NO_CACHE"):
         return validate(cls, parse(raw), path)
-    key = hashlib.sha256(raw + f"\0{cls.__module__}.{cls.__qualname__}\0{__version__}".encode()).hexdigest()
+    key = hashlib.sha256(raw + f"\0{cls.__module__}.{cls.__qualname__}\0{__version__}\0{path}".encode(
+        "utf-8", "surrogateescape")).hexdigest()
     entry = cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json"
     try:
         with open(entry, encoding="utf-8") as f:

@@ -18,11 +18,12 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, label: str | None = None) -> bytes:
+    """The file's bytes; an unreadable file is a SpecError naming ``label`` (default: the path)."""
     try:
         return Path(path).read_bytes()
     except OSError as e:
-        raise SpecError(str(path), "", f"cannot read: {e.strerror or e}") from None
+        raise SpecError(label or str(path), "", f"cannot read: {e.strerror or e}") from None
 
 
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
@@ -32,16 +33,36 @@ def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
         raise SpecError(str(path), "", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), "", f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise SpecError(str(path), "", "not usable TOML: nested deeper than any real file") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits
+        raise SpecError(str(path), "", f"not usable TOML: {_short(e)}") from None
 
 
 def parse_json(raw: bytes, path: Path | str) -> dict[str, Any]:
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise SpecError(str(path), "", f"not valid JSON: {e}") from None
+    data = load_json(raw, path)
     if not isinstance(data, dict):
         raise SpecError(str(path), "", "expected a JSON object at the top level")
     return data
+
+
+def load_json(raw: bytes, path: Path | str) -> Any:
+    """Any JSON value from ``raw``; text that is not JSON is a one-line SpecError."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SpecError(str(path), "", "not JSON: not UTF-8 text (a binary file?)") from None
+    except json.JSONDecodeError as e:
+        raise SpecError(str(path), "", f"not valid JSON: {e}") from None
+    except RecursionError:
+        raise SpecError(str(path), "", "not usable JSON: nested deeper than any real file") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits
+        raise SpecError(str(path), "", f"not usable JSON: {_short(e)}") from None
+
+
+def _short(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def read_toml(path: Path) -> dict[str, Any]:

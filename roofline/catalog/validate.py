@@ -29,10 +29,66 @@ def validate(cls: type[T], data: dict[str, Any], path: Path | str) -> T:
     """``cls`` built from ``data`` with pydantic's checks; the first problem becomes a one-line SpecError."""
     from pydantic import ValidationError
 
+    check_json_types(cls, data, path)
     try:
         return _adapter(cls).validate_python(data)
     except ValidationError as e:
         raise spec_error_from(e, path) from None
+    except RecursionError:
+        raise SpecError(str(path), "", "nested deeper than any real file") from None
+
+
+# ------------------------------------------------------------------ strict JSON / TOML types
+
+_TYPE_WORDS = {bool: "true or false", int: "a whole number", float: "a number"}
+
+
+def check_json_types(tp: Any, value: Any, path: Path | str, where: str = "") -> None:
+    """Numbers and booleans must have the type the field needs, as written in the file.
+
+    pydantic's lax mode would read ``true`` as 1, ``1.0`` and ``"8"`` as 8, and ``"false"`` as True;
+    in a spec file or a report those are mistakes, refused here with the field's dotted path. Other
+    problems (missing fields, wrong strings, shapes) are left to pydantic."""
+    if value is None:
+        return
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, dict):
+            hints = _hints(tp)
+            for k, v in value.items():
+                if k in hints:
+                    check_json_types(hints[k], v, path, f"{where}.{k}" if where else str(k))
+        return
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        arms = [a for a in args if a is not type(None)]
+        if len(arms) == 1:
+            check_json_types(arms[0], value, path, where)
+        return
+    if origin in (tuple, list):
+        if isinstance(value, (list, tuple)) and args:
+            for i, v in enumerate(value):
+                check_json_types(args[0], v, path, f"{where}.{i}")
+        return
+    if origin is dict:
+        if isinstance(value, dict) and len(args) == 2:
+            for k, v in value.items():
+                check_json_types(args[1], v, path, f"{where}.{k}")
+        return
+    if tp in _TYPE_WORDS and not _is(tp, value):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise SpecError(str(path), where, f"must be {_TYPE_WORDS[tp]}, got {shown} ({_json_type(value)})")
+
+
+def _is(tp: type, value: Any) -> bool:
+    if tp is float:
+        return type(value) in (int, float)
+    return type(value) is tp
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "a boolean", int: "a whole number", float: "a number", str: "a string", list: "a list",
+            tuple: "a list", dict: "a table/object"}.get(type(value), type(value).__name__)
 
 
 def spec_error_from(e: Any, path: Path | str) -> SpecError:

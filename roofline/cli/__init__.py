@@ -7,6 +7,7 @@ Each command's module is imported only when that command runs, so
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -32,25 +33,128 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USER_ERROR)
 
+    def _get_values(self, action, arg_strings):  # type: ignore[override]
+        # `--f-gemm=--`: argparse drops the '--' and hands the flag an empty list, never calling its type
+        if arg_strings == ["--"] and action.nargs in (None, argparse.OPTIONAL):
+            self.error(f"argument {'/'.join(action.option_strings) or action.dest}: '--' is not a value")
+        return super()._get_values(action, arg_strings)
 
-def _positive_int(text: str) -> int:
+
+# ------------------------------------------------------------------ flag values, each with a stated range
+
+#: the largest grid `roofline sweep` evaluates: more points is a typo, not a study
+MAX_SWEEP_POINTS = 100_000_000
+MAX_BATCH = 1_000_000
+MAX_TOKENS = 1 << 27
+"""sequence lengths and contexts: the largest max_position_embeddings a model file may give"""
+SPEEDUP = (1e-3, 1e4)
+
+
+def _fmt(v: float) -> str:
+    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
+
+
+def _int_value(text: str) -> int:
     try:
-        v = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
 
 
-def _number(text: str) -> float:
+def _range_error(text: str, lo: float, hi: float, what: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{text} is out of range: {what + ', ' if what else ''}{_fmt(lo)} to {_fmt(hi)}")
+
+
+def _int_in(lo: int, hi: int, what: str = ""):
+    """A whole number in [lo, hi]."""
+    def parse(text: str) -> int:
+        v = _int_value(text)
+        if not lo <= v <= hi:
+            raise _range_error(text, lo, hi, what)
+        return v
+
+    return parse
+
+
+def _float_value(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if v != v or v in (float("inf"), float("-inf")):
+    if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
     return v
+
+
+def _float_in(lo: float, hi: float, what: str = ""):
+    """A finite number in [lo, hi]."""
+    def parse(text: str) -> float:
+        v = _float_value(text)
+        if not lo <= v <= hi:
+            raise _range_error(text, lo, hi, what)
+        return v
+
+    return parse
+
+
+def _float_list_in(lo: float, hi: float):
+    """Comma-separated finite numbers, each in [lo, hi]."""
+    one = _float_in(lo, hi)
+
+    def parse(text: str) -> list[float]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"'{text}' holds no number")
+        return [one(t) for t in items]
+
+    return parse
+
+
+def _int_axis(lo: int, hi: int):
+    """A sweep axis: comma-separated whole numbers or start:stop[:step] ranges (stop included), each
+    value in [lo, hi]; ranges stay lazy (their size is checked before anything is built)."""
+    one = _int_in(lo, hi)
+
+    def parse(text: str) -> list[range]:
+        out = []
+        for item in (t.strip() for t in text.split(",")):
+            if not item:
+                continue
+            if ":" not in item:
+                v = one(item)
+                out.append(range(v, v + 1))
+                continue
+            parts = item.split(":")
+            if len(parts) not in (2, 3):
+                raise argparse.ArgumentTypeError(f"'{item}' is not start:stop[:step]")
+            try:
+                start, stop, step = (int(parts[0]), int(parts[1]), int(parts[2]) if len(parts) > 2 else 1)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"'{item}' is not start:stop[:step]") from None
+            if step == 0:
+                raise argparse.ArgumentTypeError(f"'{item}': the step must not be 0")
+            r = range(start, stop + (1 if step > 0 else -1), step)
+            if not r:
+                raise argparse.ArgumentTypeError(f"'{item}' holds no value (a step of {step} never reaches {stop})")
+            for v in (r[0], r[-1]):
+                one(str(v))
+            out.append(r)
+        if not out:
+            raise argparse.ArgumentTypeError(f"'{text}' holds no value")
+        return out
+
+    return parse
+
+
+BATCH = _int_in(1, MAX_BATCH)
+TOKENS = _int_in(1, MAX_TOKENS)
+CONTEXT = _int_in(0, MAX_TOKENS)
+GROUP_SIZE = _int_in(1, 1 << 16)
+SOCKETS = _int_in(1, 64)
+THREADS = _int_in(1, 4096)
+CORES = _int_in(1, 4096)
+FRACTION = _float_in(0.0, 1.0, "a fraction of time")
+A_SPEEDUP = _float_in(*SPEEDUP, "a speedup is a positive number")
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -60,18 +164,24 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true", help="replace an output file even if it is read-only")
+
+
 PHASES = ("forward", "prefill", "decode")
 
 
-def _add_workload(p: argparse.ArgumentParser, batch_help: str = "sequences per step (default 1)",
+def _add_workload(p: argparse.ArgumentParser,
+                  batch_help: str = f"sequences per step, 1 to {MAX_BATCH:,} (default 1)",
                   instance_cores: bool = True) -> None:
     """The workload and bandwidth flags shared by estimate, plan and plot."""
-    p.add_argument("--batch", type=_positive_int, default=1, help=batch_help)
-    p.add_argument("--seq-len", type=_positive_int, default=256, help="tokens per request, or the prompt length "
-                   "for prefill (default 256)")
+    p.add_argument("--batch", type=BATCH, default=1, help=batch_help)
+    p.add_argument("--seq-len", type=TOKENS, default=256, help="tokens per request, or the prompt length "
+                   f"for prefill, 1 to {MAX_TOKENS:,} (default 256)")
     p.add_argument("--phase", choices=PHASES, help="forward (encoders, the default), prefill (decoders, the "
                    "default) or decode")
-    p.add_argument("--context", type=int, help="decode: tokens already in the KV cache (default 1024)")
+    p.add_argument("--context", type=CONTEXT, help=f"decode: tokens already in the KV cache, 0 to {MAX_TOKENS:,} "
+                   "(default 1024)")
     p.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured",
                    help="bandwidth figures to use: the measured ones where the platform file has them (default), or "
                    "the theoretical (datasheet) ones")
@@ -84,10 +194,10 @@ def _add_layout(p: argparse.ArgumentParser, instance_cores: bool = True) -> None
                    help="levels (default): each tensor priced at the cache level that holds it (L2, LLC, DRAM), at "
                    "the highest clock the busy cores allow; paper: the reference paper's pricing (X, Y and non-GEMM "
                    "work from DRAM, weights from the LLC when they fit) at the nominal clock")
-    p.add_argument("--cores", type=_positive_int, help="cores used per socket (default: all; a VM or a partial "
+    p.add_argument("--cores", type=CORES, help="cores used per socket, 1 to 4,096 (default: all; a VM or a partial "
                    "socket is this flag)")
     if instance_cores:
-        p.add_argument("--instance-cores", type=_positive_int, help="cores per instance (default 4, the reference "
+        p.add_argument("--instance-cores", type=CORES, help="cores per instance, 1 to 4,096 (default 4, the reference "
                        "paper's, or the largest divisor of the cores used below 4); instances share one copy of "
                        "the weights per LLC domain")
 
@@ -117,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--baseline", help="precision the speedups are relative to (default: fp32; bf16 for "
                      "decoders on platforms with native BF16)")
     _add_workload(est)
-    est.add_argument("--group-size", type=_positive_int, help="group size of per-group INT4 recipes (default 128)")
+    est.add_argument("--group-size", type=GROUP_SIZE,
+                     help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
@@ -125,12 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--calibration", help="a `roofline calibrate` file of this host: kernel efficiencies and "
                      "dispatch for the realistic estimate (instead of the stack profile)")
     _add_stack(est)
-    est.add_argument("--sockets", type=_positive_int, help="sockets used (default: all the platform has)")
+    est.add_argument("--sockets", type=SOCKETS, help="sockets used, 1 to 64 (default: all the platform has)")
     est.add_argument("--separate-qkv", action="store_true", help="q, k and v as three GEMMs instead of one fused")
-    est.add_argument("--f-gemm", type=_number, help="override f_GEMM, the GEMM share of the baseline's time")
-    est.add_argument("--gemm-speedup", type=_number, help="override the GEMM speedup s")
-    est.add_argument("--non-gemm-speedup", type=_number, help="override the non-GEMM speedup s_non")
+    est.add_argument("--f-gemm", type=FRACTION, help="override f_GEMM, the GEMM share of the baseline's time (0 to 1)")
+    est.add_argument("--gemm-speedup", type=A_SPEEDUP, help="override the GEMM speedup s (0.001 to 10,000)")
+    est.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override the non-GEMM speedup s_non (0.001 to 10,000)")
+    est.add_argument("--calibration-any-platform", action="store_true",
+                     help="apply a calibration fitted on another platform (the result says so)")
     _add_json(est)
+    _add_force(est)
     est.set_defaults(handler="roofline.cli.estimate_cmd:run")
 
     fp = sub.add_parser(
@@ -143,13 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--precision", required=True, help="e.g. int8-weight-only, int4-weight-only, int8-dynamic, w4a8")
     fp.add_argument("--base-dtype", choices=("fp32", "bf16", "fp16"),
                     help="dtype of the unquantized model (default: bf16 for decoders, fp32 for encoders)")
-    fp.add_argument("--group-size", type=_positive_int, help="group size of per-group INT4 recipes (default 128)")
+    fp.add_argument("--group-size", type=GROUP_SIZE,
+                    help="group size of per-group INT4 recipes, 1 to 65,536 (default 128)")
     fp.add_argument("--quantize-lm-head", action="store_true", help="quantize the lm_head too")
     fp.add_argument("--quantize-embeddings", action="store_true", help="quantize the embedding table too")
     fp.add_argument("--count-tied-lm-head-copy", action="store_true",
                     help="count a separate lm_head copy for tied embeddings (a runtime that unties them)")
     fp.add_argument("--mib", action="store_true", help="tables in MiB (2^20 bytes) instead of MB (10^6)")
     _add_json(fp)
+    _add_force(fp)
     fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
 
     pl = sub.add_parser(
@@ -162,13 +278,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--model", required=True)
     pl.add_argument("--cpu", required=True, action="append", help="one or more, comma-separated or repeated")
     pl.add_argument("--precision", default="int8-static")
-    pl.add_argument("--target-rps", type=_number, help="load to serve, requests per second")
-    pl.add_argument("--p99-ms", type=_number, help="latency target; the roofline latency (no queueing) must meet it")
-    pl.add_argument("--price-per-hour", action="append", help="per server, one per CPU, comma-separated")
-    pl.add_argument("--utilization", type=_number, default=0.7, help="planned utilization of a server (default 0.7)")
+    pl.add_argument("--target-rps", type=_float_in(1e-6, 1e12, "requests per second"),
+                    help="load to serve, requests per second (1e-6 to 1e12)")
+    pl.add_argument("--p99-ms", type=_float_in(1e-6, 1e9, "milliseconds"),
+                    help="latency target in ms (1e-6 to 1e9); the roofline latency (no queueing) must meet it")
+    pl.add_argument("--price-per-hour", action="append", type=_float_list_in(0, 1e7),
+                    help="per server, one per CPU, comma-separated (0 to 1e7 each)")
+    pl.add_argument("--utilization", type=_float_in(0.01, 1, "a fraction"), default=0.7,
+                    help="planned utilization of a server, 0.01 to 1 (default 0.7)")
     _add_workload(pl, batch_help="requests per instance call (default 1)", instance_cores=False)
     pl.add_argument("--best-only", action="store_true", help="only the summary table")
     _add_json(pl)
+    _add_force(pl)
     pl.set_defaults(handler="roofline.cli.plan_cmd:run")
 
     sw = sub.add_parser(
@@ -180,14 +301,17 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--model", required=True, action="append")
     sw.add_argument("--cpu", required=True, action="append")
     sw.add_argument("--precision", action="append", help="default fp32,int8-static")
-    sw.add_argument("--batch", action="append", help="e.g. 1,2,4 or 1:64 (default 1)")
-    sw.add_argument("--seq-len", action="append", help="e.g. 128,256 or 64:512:64 (default 256)")
+    sw.add_argument("--batch", action="append", type=_int_axis(1, MAX_BATCH),
+                    help=f"e.g. 1,2,4 or 1:64 or 64:1:-8, values 1 to {MAX_BATCH:,} (default 1)")
+    sw.add_argument("--seq-len", action="append", type=_int_axis(1, MAX_TOKENS),
+                    help=f"e.g. 128,256 or 64:512:64, values 1 to {MAX_TOKENS:,} (default 256)")
     sw.add_argument("--phase", choices=PHASES)
-    sw.add_argument("--context", type=int, help="decode: tokens in the KV cache")
+    sw.add_argument("--context", type=CONTEXT, help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}")
     sw.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured")
     _add_layout(sw)
     sw.add_argument("-o", "--output", help="file (.csv, .jsonl) or - for stdout (default)")
     sw.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name, else csv")
+    _add_force(sw)
     sw.set_defaults(handler="roofline.cli.sweep_cmd:run")
 
     po = sub.add_parser(
@@ -203,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload(po)
     po.add_argument("--measured", metavar="REPORT.json", help="a `roofline validate --json` report to draw beside")
     po.add_argument("-o", "--output", required=True, help="chart file, .svg or .png")
+    _add_force(po)
     po.set_defaults(handler="roofline.cli.plot_cmd:run")
 
     ck = sub.add_parser(
@@ -216,19 +341,24 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--cpu")
     ck.add_argument("--precision", help="e.g. int8-static")
     ck.add_argument("--baseline", default="fp32")
-    ck.add_argument("--throughput-speedup", type=_number, help="measured end-to-end speedup over the baseline")
-    ck.add_argument("--linear-speedup", type=_number, help="measured linear-block speedup over the baseline")
+    ck.add_argument("--throughput-speedup", type=A_SPEEDUP, help="measured end-to-end speedup over the baseline "
+                    "(0.001 to 10,000)")
+    ck.add_argument("--linear-speedup", type=A_SPEEDUP, help="measured linear-block speedup over the baseline "
+                    "(0.001 to 10,000)")
     ck.add_argument("--report", help="a `roofline validate --json` report instead of typed speedups")
     ck.add_argument("--calibration", help="a file written by `roofline calibrate` (or its name in platforms/calibration)")
     _add_stack(ck)
-    ck.add_argument("--batch", type=_positive_int, default=1)
-    ck.add_argument("--seq-len", type=_positive_int, default=256)
+    ck.add_argument("--batch", type=BATCH, default=1, help=f"1 to {MAX_BATCH:,} (default 1)")
+    ck.add_argument("--seq-len", type=TOKENS, default=256, help=f"1 to {MAX_TOKENS:,} (default 256)")
     ck.add_argument("--memory-model", choices=("levels", "paper"), default="levels",
                     help="the ceiling's memory model (paper: the reference paper's, for its Table 14)")
-    ck.add_argument("--f-gemm", type=_number)
-    ck.add_argument("--gemm-speedup", type=_number)
-    ck.add_argument("--non-gemm-speedup", type=_number)
+    ck.add_argument("--f-gemm", type=FRACTION, help="override f_GEMM (0 to 1)")
+    ck.add_argument("--gemm-speedup", type=A_SPEEDUP, help="override s_GEMM (0.001 to 10,000)")
+    ck.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override s_non (0.001 to 10,000)")
+    ck.add_argument("--calibration-any-platform", action="store_true",
+                    help="apply a calibration fitted on another platform (the result says so)")
     _add_json(ck)
+    _add_force(ck)
     ck.set_defaults(handler="roofline.cli.check_cmd:check")
 
     cal = sub.add_parser(
@@ -246,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--cpu", help="the measured platform of the reports (default: the file the first report names)")
     cal.add_argument("--model", help="check that the reports are for this model")
     cal.add_argument("-o", "--output", required=True, help="calibration (or stack profile) TOML to write")
+    _add_force(cal)
     cal.set_defaults(handler="roofline.cli.check_cmd:calibrate")
 
     acc = sub.add_parser(
@@ -266,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
         p.add_argument("name", nargs="?", help="name, alias or file path (with show)")
         _add_json(p)
+        _add_force(p)
         p.set_defaults(handler=f"roofline.cli.catalog_cmd:{kind}")
 
     probe = sub.add_parser(
@@ -276,10 +408,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     probe.add_argument("-o", "--output", metavar="FILE", help="where to write the platform TOML (it is also "
                        "cached as the host probe that `validate --cpu host` uses)")
-    probe.add_argument("--threads", type=_positive_int, help="threads to measure with (default: all cores)")
+    probe.add_argument("--threads", type=THREADS, help="threads to measure with, 1 to 4,096 (default: all cores)")
     probe.add_argument("--name", default="host", help="platform name in the file (default: host)")
     probe.add_argument("--quick", action="store_true", help="smaller arrays and GEMMs (seconds, less precise)")
     _add_json(probe)
+    _add_force(probe)
     probe.set_defaults(handler="roofline.cli.probe_cmd:run")
 
     val = sub.add_parser(
@@ -292,12 +425,14 @@ def build_parser() -> argparse.ArgumentParser:
                      "end-to-end encoder; decoders: prefill and decode kernels)")
     val.add_argument("--cpu", default="host", help="host (this machine's probe, cached; default), a saved probe "
                      "TOML, or a catalog name to predict with")
-    val.add_argument("--threads", type=_positive_int, help="threads (default: all cores)")
+    val.add_argument("--threads", type=THREADS, help="threads, 1 to 4,096 (default: all cores)")
     val.add_argument("--quick", action="store_true", help="2 layers, sequence 128, 3 timing rounds: minutes on a laptop")
-    val.add_argument("--batch", type=_positive_int, default=1)
-    val.add_argument("--seq-len", type=_positive_int, help="default 256 (128 with --quick)")
-    val.add_argument("--layers", type=_positive_int, help="encoder layers to build (default: the model's; 2 with --quick)")
-    val.add_argument("--rounds", type=_positive_int, help="interleaved timing rounds (default 5; 3 with --quick)")
+    val.add_argument("--batch", type=BATCH, default=1, help=f"1 to {MAX_BATCH:,} (default 1)")
+    val.add_argument("--seq-len", type=TOKENS, help="default 256 (128 with --quick)")
+    val.add_argument("--layers", type=_int_in(1, 10_000), help="encoder layers to build, 1 to 10,000 (default: the "
+                     "model's; 2 with --quick)")
+    val.add_argument("--rounds", type=_int_in(1, 1000), help="interleaved timing rounds, 1 to 1,000 (default 5; 3 with "
+                     "--quick)")
     val.add_argument("--max-autotune", action="store_true", help="let Inductor's C++ GEMM templates compete "
                      "(slower compiles)")
     val.add_argument("--pt2e", action="store_true", help="also run PT2E + X86InductorQuantizer static INT8")
@@ -313,15 +448,16 @@ def build_parser() -> argparse.ArgumentParser:
                      "prefill and decode ceilings")
     eng.add_argument("--precision", action="append", metavar="TYPE",
                      help="llama.cpp: GGUF types to write, repeat or comma-separate (default q8_0,q4_0,q4_k)")
-    eng.add_argument("--pp", type=_positive_int, help="llama.cpp: prompt tokens of the pp test (default 512; 64 "
-                     "with --quick)")
-    eng.add_argument("--tg", type=_positive_int, help="llama.cpp: generated tokens of the tg test (default 128; 16 "
-                     "with --quick)")
-    eng.add_argument("--reps", type=_positive_int, help="llama.cpp: repetitions of each test (default 5; 2 with "
-                     "--quick)")
+    eng.add_argument("--pp", type=_int_in(1, 1 << 20), help="llama.cpp: prompt tokens of the pp test, 1 to 2^20 "
+                     "(default 512; 64 with --quick)")
+    eng.add_argument("--tg", type=_int_in(1, 1 << 20), help="llama.cpp: generated tokens of the tg test, 1 to 2^20 "
+                     "(default 128; 16 with --quick)")
+    eng.add_argument("--reps", type=_int_in(1, 1000), help="llama.cpp: repetitions of each test, 1 to 1,000 "
+                     "(default 5; 2 with --quick)")
     eng.add_argument("--gguf-dir", help="llama.cpp: folder for the GGUF files (default: a temporary one)")
     eng.add_argument("--keep-gguf", action="store_true", help="llama.cpp: keep the GGUF files")
     _add_json(val)
+    _add_force(val)
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
@@ -330,9 +466,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _catalog_argv(argv: list[str]) -> list[str]:
+    """`roofline models --json list`: ``--json`` takes an optional FILE, so argparse would read the action
+    word as the file name; the action words are never taken as one (write to ``./list`` for that)."""
+    if not argv or argv[0] not in ("models", "platforms"):
+        return argv
+    out = list(argv)
+    for i, a in enumerate(out[:-1]):
+        if a == "--json" and out[i + 1] in ("list", "show"):
+            out[i] = "--json=-"
+    return out
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written before any work is done."""
+    for value in (getattr(args, "json", None), getattr(args, "output", None)):
+        if value is not None and value != "-":
+            from roofline.outputs import check_target
+
+            check_target(value, force=getattr(args, "force", False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_catalog_argv(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USER_ERROR
@@ -340,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import importlib
 
+        _check_outputs(args)
         return int(getattr(importlib.import_module(module), func)(args) or 0)
     except UserError as e:
         sys.stderr.write(f"roofline {args.command}: error: {e}\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from roofline.catalog import all_models, all_platforms, find_file, load_model_file, load_platform_file
+from roofline.catalog import catalog_listing, find_file, load_model_file, load_platform_file
 from roofline.cli.output import emit
 from roofline.errors import UserError
 
@@ -21,7 +21,9 @@ def _catalog(kind: str, args: argparse.Namespace) -> int:
         item = load(find_file(kind, args.name))
         render = tables.render_platform if kind == "platforms" else tables.render_model
         return emit(item, args, lambda: render(item))
-    items = all_platforms() if kind == "platforms" else all_models()
+    items, skipped = catalog_listing(kind)
+    for path, why in skipped:  # one line each, on stderr: the listing itself stays clean JSON or tables
+        sys.stderr.write(f"roofline {kind}: warning: skipped {path}: {why.removeprefix(str(path) + ': ')}\n")
     render = tables.platform_list if kind == "platforms" else tables.model_list
     return emit(items, args, lambda: render(items))
 

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
-from roofline.catalog.validate import validate as validate_spec
 from roofline.cli.estimate_cmd import stack_arg
-from roofline.cli.output import emit, print_rich, write_text_atomic
+from roofline.cli.output import emit, print_rich
+from roofline.cli.reports import load_report
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
-
-
-def load_report(path: str):
-    from roofline.results.validate import ValidateResult
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read a validate report ({e})") from None
-    if not isinstance(data, dict) or "shapes" not in data or "host" not in data:
-        raise UserError(f"{path}: not a `roofline validate --json` report")
-    return validate_spec(ValidateResult, data, path)
+from roofline.outputs import check_target, write_text
 
 
 def _report_platform(report, args, path: str):
@@ -56,7 +43,8 @@ def check(args: argparse.Namespace) -> int:
         report = load_report(args.report)
         result = check_report(report, _report_platform(report, args, args.report), _report_model(report, args, args.report),
                               calibration=calibration, source=args.report, calibration_name=args.calibration,
-                              precision=args.precision, baseline=args.baseline if args.precision else None)
+                              precision=args.precision, baseline=args.baseline if args.precision else None,
+                              calibration_any_platform=args.calibration_any_platform)
         if not result.comparisons:
             raise UserError(f"{args.report}: no timed INT8 comparison"
                             + (f" of {args.precision} vs {args.baseline}" if args.precision else ""))
@@ -71,6 +59,7 @@ def check(args: argparse.Namespace) -> int:
             linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
             calibration_name=args.calibration, memory_model=args.memory_model, stack=stack_arg(args.stack),
+            calibration_any_platform=args.calibration_any_platform,
         )
     def render():
         from roofline.report.check_tables import render_check
@@ -78,6 +67,15 @@ def check(args: argparse.Namespace) -> int:
         return render_check(result)
 
     return emit(result, args, render)
+
+
+def _loads_back(text: str, path: str) -> None:
+    """What is about to be written validates as a calibration (checked before the file is touched)."""
+    from roofline.catalog.files import parse_toml
+    from roofline.catalog.validate import validate
+    from roofline.spec.calibration import Calibration
+
+    validate(Calibration, parse_toml(text.encode("utf-8"), path), path)
 
 
 def calibrate(args: argparse.Namespace) -> int:
@@ -99,8 +97,8 @@ def calibrate(args: argparse.Namespace) -> int:
     c = fit_calibration([(r, _report_model(r, args, path), path) for r, path in reports], platform)
     text = calibration_toml(c, header=f"roofline calibrate {' '.join(args.report)}"
                             + (f" --cpu {args.cpu}" if args.cpu else "") + f" -o {args.output}")
-    write_text_atomic(Path(args.output), text)
-    load_calibration(args.output)  # what was written loads back
+    _loads_back(text, args.output)
+    write_text(args.output, text, force=args.force)
     from roofline.report.check_tables import render_calibration
 
     print_rich(render_calibration(c))
@@ -115,11 +113,15 @@ def _calibrate_stack(args: argparse.Namespace) -> int:
 
     command = "roofline calibrate --records" + "".join(f" {p}" for p in args.records) + \
         (f" --stack {args.stack}" if args.stack != "torch-inductor" else "") + f" -o {args.output}"
-    profile = fit_profile(load_records(args.records or None), args.stack, command)
-    write_text_atomic(Path(args.output), spec_toml(profile, header=command))
-    from roofline.catalog.records import load_stack
+    from roofline.catalog.files import parse_toml
+    from roofline.catalog.validate import validate
+    from roofline.spec.stack import StackProfile
 
-    load_stack(args.output)  # what was written loads back
+    check_target(args.output, force=args.force)  # before the fit: a path that cannot be written fails first
+    profile = fit_profile(load_records(args.records or None), args.stack, command)
+    text = spec_toml(profile, header=command)
+    validate(StackProfile, parse_toml(text.encode("utf-8"), args.output), args.output)  # it loads back
+    write_text(args.output, text, force=args.force)
     a = profile.accuracy
     print(f"written: {args.output}: {len(profile.gemm_efficiency)} path classes from {len(profile.records)} records; "
           f"leave-one-platform-out |error| median {a.median_abs_error:.0%}, worst {a.worst_abs_error:.0%} "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from roofline.cli.output import print_rich, write_json, write_text_atomic
+from roofline.cli.output import print_rich, write_json
+from roofline.outputs import write_text
 from roofline.cli.progress import progress_reporter
 
 
@@ -27,11 +28,12 @@ def run(args: argparse.Namespace) -> int:
     targets = []
     if args.output:
         targets.append(Path(args.output))
-        write_text_atomic(targets[0], text)
+        write_text(args.output, text, force=args.force)
     targets += save_probe(text, result.threads, all_cores=result.threads == result.host.cores)
-    platform = load_platform_file(targets[0].resolve())  # what was written validates and loads back
+    # what was written validates and loads back (from the cache copy when -o is a FIFO or a device)
+    platform = load_platform_file(next(t.resolve() for t in targets if t.resolve().is_file()))
     if args.json:
-        write_json(platform, args.json)
+        write_json(platform, args.json, force=args.force)
         if args.json == "-":
             return 0
     print_rich(render_platform(platform))

@@ -1,54 +1,66 @@
-"""``roofline sweep``: CSV or JSON lines, one row per (model, CPU, precision, batch, sequence)."""
+"""``roofline sweep``: CSV or JSON lines, one row per (model, CPU, precision, batch, sequence).
+
+Everything is checked before the output is opened: the names, every axis, the grid's size and each
+model's workload limits. Rows stream into a temporary file beside the target, which replaces it only
+when the last row is written: an error or an interrupt leaves an existing file as it was.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
+import math
 import sys
-from pathlib import Path
 
 from roofline.catalog import find_file, load_model_file, load_platform_file
-from roofline.cli.estimate_cmd import split_list
+from roofline.cli import MAX_SWEEP_POINTS
+from roofline.cli.estimate_cmd import names
 from roofline.errors import UserError
 from roofline.estimate.sweep import COLUMNS, sweep
+from roofline.estimate.workload import make_workload
+from roofline.spec.precision import get_recipe
 
 
-def _ints(values: list[str] | None, flag: str, default: list[int]) -> list[int]:
-    items = split_list(values)
-    if not items:
-        return default
-    out = []
-    for item in items:
-        if ":" in item:  # start:stop[:step], stop inclusive
-            parts = item.split(":")
-            try:
-                start, stop, step = (int(parts[0]), int(parts[1]), int(parts[2]) if len(parts) > 2 else 1)
-            except (ValueError, IndexError):
-                raise UserError(f"{flag}: '{item}' is not start:stop[:step]") from None
-            out += list(range(start, stop + 1, step))
-        else:
-            try:
-                out.append(int(item))
-            except ValueError:
-                raise UserError(f"{flag}: '{item}' is not a whole number") from None
-    if not out or min(out) < 1:
-        raise UserError(f"{flag}: values must be whole numbers of at least 1")
-    return out
+def _axis(values: list[list[range]] | None, default: int) -> list[int]:
+    """The values of an axis, in the order given (duplicates kept out)."""
+    if not values:
+        return [default]
+    return list(dict.fromkeys(v for ranges in values for r in ranges for v in r))
+
+
+def _axis_size(values: list[list[range]] | None) -> int:
+    return sum(len(r) for ranges in values for r in ranges) if values else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    models = [load_model_file(find_file("models", m)) for m in split_list(args.model) or []]
-    platforms = [load_platform_file(find_file("platforms", c)) for c in split_list(args.cpu) or []]
-    precisions = split_list(args.precision) or ["fp32", "int8-static"]
-    batches = _ints(args.batch, "--batch", [1])
-    seqs = _ints(args.seq_len, "--seq-len", [256])
+    model_names = names(args.model, "--model", "model")
+    cpu_names = names(args.cpu, "--cpu", "CPU")
+    precisions = names(args.precision, "--precision", "precision") if args.precision else ["fp32", "int8-static"]
+    points = math.prod([len(model_names), len(cpu_names), len(precisions), _axis_size(args.batch),
+                        _axis_size(args.seq_len)])
+    if points > MAX_SWEEP_POINTS:
+        raise UserError(f"the grid has {points:,} points, more than the {MAX_SWEEP_POINTS:,} a sweep evaluates; "
+                        "narrow --batch or --seq-len (a step, e.g. 1:4096:64) or split the sweep")
+    for p in precisions:
+        get_recipe(p)
+    models = [load_model_file(find_file("models", m)) for m in model_names]
+    platforms = [load_platform_file(find_file("platforms", c)) for c in cpu_names]
+    batches, seqs = _axis(args.batch, 1), _axis(args.seq_len, 256)
+    for model in models:  # every model's limits (positions, phase, context), on the largest point
+        make_workload(model, args.phase, max(batches), max(seqs), args.context)
     fmt = args.format or ("jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv")
     planes = sweep(platforms, models, precisions, batches, seqs, phase=args.phase, context=args.context,
                    bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
                    instance_cores=args.instance_cores)
-    out = open(args.output, "w", newline="", encoding="utf-8") if args.output and args.output != "-" else sys.stdout
-    try:
+    if args.output and args.output != "-":
+        from roofline.outputs import open_text
+
+        target = open_text(args.output, force=args.force, newline="")
+    else:
+        target = contextlib.nullcontext(sys.stdout)
+    with target as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, fieldnames=COLUMNS)
             writer.writeheader()
@@ -58,12 +70,4 @@ def run(args: argparse.Namespace) -> int:
             for p in planes:
                 for row in p.rows():
                     out.write(json.dumps(row, allow_nan=False) + "\n")
-    except UserError:
-        if out is not sys.stdout:
-            out.close()
-            Path(args.output).unlink(missing_ok=True)
-        raise
-    finally:
-        if out is not sys.stdout:
-            out.close()
     return 0

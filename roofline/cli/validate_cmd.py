@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from roofline.cli.output import emit
 from roofline.cli.progress import progress_reporter
@@ -10,6 +11,8 @@ from roofline.errors import UserError
 
 
 def run(args: argparse.Namespace) -> int:
+    from roofline.catalog import find_file, load_model_file, load_platform_file
+
     if getattr(args, "engine", "torch") == "llama.cpp":
         return run_llamacpp(args)
     for flag in ("precision", "pp", "tg", "reps", "gguf_dir"):
@@ -17,6 +20,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--{flag.replace('_', '-')}: a llama.cpp option (add --engine llama.cpp)")
     from roofline.validation.torch_env import require_torchao
 
+    # the user's own input first: a misspelt model or CPU is reported before a missing torch
+    load_model_file(find_file("models", args.model))
+    if args.cpu != "host":
+        load_platform_file(find_file("platforms", args.cpu))
     require_torchao()
     from roofline.validation.report import render_validate
     from roofline.validation.run import ValidateOptions, run_validate
@@ -29,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
     )
     with progress_reporter(f"validate {args.model}") as progress:
         result = run_validate(options, progress)
+    if result.contention is not None and result.contention.unresolved:
+        from roofline.validation.report import contention_line
+
+        sys.stderr.write(f"roofline validate: {contention_line(result)}\n")
     return emit(result, args, lambda: render_validate(result))
 
 

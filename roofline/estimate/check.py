@@ -24,7 +24,7 @@ import dataclasses
 
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
-from roofline.estimate.engine import evaluate
+from roofline.estimate.engine import calibration_notes, evaluate
 from roofline.estimate.harness import realistic_encoder, realistic_shape
 from roofline.estimate.realistic import LINEAR_BLOCK_TERMS, Realistic, Term, linear_block_speedup
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
@@ -53,14 +53,15 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
                 linear_speedup: float | None = None, batch: int = 1, seq_len: int = 256,
                 overrides: Overrides = Overrides(), calibration: Calibration | None = None,
                 calibration_name: str | None = None, memory_model: str = "levels",
-                stack: StackProfile | None = None) -> CheckResult:
+                stack: StackProfile | None = None, calibration_any_platform: bool = False) -> CheckResult:
+    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
     _positive("--throughput-speedup", throughput_speedup)
     _positive("--linear-speedup", linear_speedup)
     if precision == baseline:
         raise UserError(f"--precision {precision} is the baseline too: nothing to compare")
     ev = evaluate(platform, model, precisions=[precision], baseline=baseline, batch=batch, seq_len=seq_len,
                   overrides=overrides, calibration=calibration, calibration_name=calibration_name,
-                  memory_model=memory_model, stack=stack)
+                  memory_model=memory_model, stack=stack, calibration_any_platform=calibration_any_platform)
     base, new = ev.evaluated[0].realistic, ev.evaluated[1].realistic
     a = ev.amdahl[0]
     f, s, s_non, ceiling = a.f.value, a.s.value, a.s_non.value, a.ceiling
@@ -82,7 +83,7 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
     if linear_speedup is not None:
         lin = linear_block_speedup(s, base, new)
         rows.append(CheckRow("linear block", linear_speedup, s, linear_speedup / s, lin, linear_speedup / lin))
-    notes = [] if calibration or stack else [UNCALIBRATED]
+    notes = applied + ([] if calibration or stack else [UNCALIBRATED])
     if stack is not None and calibration is None:
         notes.append(f"realistic: the {stack.name} stack profile"
                      + (f" (leave-one-platform-out |error| median {stack.accuracy.median_abs_error:.0%} over "
@@ -100,9 +101,10 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
 
 def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *, calibration: Calibration | None,
                  source: str, calibration_name: str | None = None, precision: str | None = None,
-                 baseline: str | None = None) -> CheckResult:
+                 baseline: str | None = None, calibration_any_platform: bool = False) -> CheckResult:
     """The INT8 comparisons of a validate report (all, or one precision and baseline), and its
     latencies against the ceiling and the realistic estimate."""
+    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
     bad = [s for s in report.shapes if not s.numerics_ok] + [e for e in report.encoder if not e.numerics_ok]
     if bad:
         what = ", ".join(sorted({f"{getattr(b, 'name', 'encoder')} {b.precision}" for b in bad}))
@@ -148,7 +150,7 @@ def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *,
             terms=_terms(mine.terms, t_base, gap_s), explained_gap=min(total / gap_s, 1.0) if gap_s > 0 else 0.0,
             unexplained=max(gap_s - total, 0.0) / t_base,
         ))
-    notes = [] if calibration else [UNCALIBRATED]
+    notes = applied + ([] if calibration else [UNCALIBRATED])
     for c in comparisons:
         if c.explained_gap >= 1.0 and c.rows[0].fraction_of_realistic > 1:
             notes.append(f"{c.precision} vs {c.baseline}: the terms exceed the measured gap (shares above 100%): the "

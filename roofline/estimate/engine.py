@@ -128,8 +128,9 @@ def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | No
              fused_qkv: bool = True, group_size: int | None = None, kv_dtype: str | None = None,
              quantize_lm_head: bool = False, overrides: Overrides = Overrides(),
              calibration: Calibration | None = None, calibration_name: str | None = None,
-             stack: StackProfile | None = None) -> Evaluation:
+             stack: StackProfile | None = None, calibration_any_platform: bool = False) -> Evaluation:
     """Evaluate every precision's step and the speedups' Amdahl inputs (the estimate before it is written up)."""
+    calibration_notes(calibration, platform, calibration_name, calibration_any_platform)  # refuses another's
     work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
     _check_overrides(overrides)
     if kv_dtype is not None and kv_dtype not in DTYPE_BYTES:
@@ -212,6 +213,8 @@ def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", *
         calibration=kw.get("calibration_name"), memory_model=res.memory_model,
         stack=kw["stack"].name if kw.get("stack") is not None and kw.get("calibration") is None else None,
         realistic_accuracy=_accuracy(kw.get("stack"), kw.get("calibration")),
+        notes=calibration_notes(kw.get("calibration"), platform, kw.get("calibration_name"),
+                                kw.get("calibration_any_platform", False)),
     )
 
 
@@ -225,6 +228,21 @@ def _accuracy(stack: StackProfile | None, calibration: Calibration | None):
 def _band(stack: StackProfile | None, calibration: Calibration | None) -> float | None:
     a = _accuracy(stack, calibration)
     return a.median_abs_error if a else None
+
+
+def calibration_notes(calibration: Calibration | None, platform: Platform, name: str | None,
+                      any_platform: bool) -> list[str]:
+    """A calibration applies to the platform it was fitted on: another platform is refused, unless
+    ``any_platform`` (``--calibration-any-platform``), and then the result says so (the returned notes)."""
+    if calibration is None or calibration.platform.lower() in {n.lower() for n in platform.all_names}:
+        return []
+    label = f"--calibration {name}" if name else "the calibration"
+    if not any_platform:
+        raise UserError(f"{label}: fitted on platform '{calibration.platform}', not on '{platform.name}'; calibrate "
+                        f"this platform (roofline validate, then roofline calibrate), or give "
+                        "--calibration-any-platform to apply it anyway")
+    return [f"{label} was fitted on '{calibration.platform}' and is applied to '{platform.name}' "
+            "(--calibration-any-platform): its kernel efficiencies and dispatch costs are another platform's"]
 
 
 # ------------------------------------------------------------------------------- pieces

@@ -35,6 +35,8 @@ def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
     parts.append(speedup_table(r))
     if not brief:
         parts.append(inputs_text(r))
+    if r.notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in r.notes), style="yellow"))
     return Group(*parts)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from roofline.errors import UserError
 from roofline.report.fmt import sig
 from roofline.results.estimate import EstimateResult
+from roofline.results.validate import ValidateResult
 
 COLORS = {"fp32": "#1f77b4", "bf16": "#2ca02c", "int8": "#d62728", "fp16": "#9467bd"}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -30,27 +31,31 @@ def _matplotlib():
     return plt
 
 
-def measured_points(estimate: EstimateResult, report: dict) -> list[dict]:
+def measured_points(estimate: EstimateResult, report: ValidateResult) -> list[dict]:
     """Shapes of a `validate` report that match a predicted GEMM of the estimate (same M, N, K and recipe)."""
     from roofline.results.validate import RECIPE_OF
 
     predicted = {(g.m, g.n, g.k, pr.name): g for pr in estimate.precisions.values() for g in pr.gemms}
     out = []
-    for s in report.get("shapes", []):
-        recipe = RECIPE_OF.get(s["precision"], s["precision"])
-        g = predicted.get((s["m"], s["n"], s["k"], recipe))
-        if g is not None and s.get("measured_ops_per_s"):
-            out.append({"name": s["name"], "precision": recipe, "ai": g.arithmetic_intensity,
-                        "predicted": g.attainable_ops_per_s, "measured": s["measured_ops_per_s"]})
+    for s in report.shapes:
+        recipe = RECIPE_OF.get(s.precision, s.precision)
+        g = predicted.get((s.m, s.n, s.k, recipe))
+        if g is not None and s.measured_ops_per_s:
+            out.append({"name": s.name, "precision": recipe, "ai": g.arithmetic_intensity,
+                        "predicted": g.attainable_ops_per_s, "measured": s.measured_ops_per_s})
     return out
+
+
+def check_chart_path(path: str | Path) -> None:
+    if Path(path).suffix.lower() not in (".svg", ".png"):
+        raise UserError(f"-o {path}: the chart is written as .svg or .png")
 
 
 def plot_roofline(r: EstimateResult, path: str | Path, measured: list[dict] | None = None,
                   title: str | None = None) -> dict[str, int]:
     """Draw the chart to ``path`` (.svg or .png); returns how many points of each kind were drawn."""
     path = Path(path)
-    if path.suffix.lower() not in (".svg", ".png"):
-        raise UserError(f"-o {path}: the chart is written as .svg or .png")
+    check_chart_path(path)
     plt = _matplotlib()
     p = r.platform
     points = [(pr, g) for pr in r.precisions.values() for g in pr.gemms]

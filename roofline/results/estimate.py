@@ -286,6 +286,8 @@ class EstimateResult:
     """what the estimate does not count, and why"""
     calibration: str | None = None
     """the calibration file the realistic estimate used, if any"""
+    notes: list[str] = field(default_factory=list)
+    """what a reader must know about the whole result (e.g. a calibration applied to another platform)"""
     stack: str | None = None
     """the software-stack profile the realistic estimate used (none when a calibration was given)"""
     realistic_accuracy: Accuracy | None = None

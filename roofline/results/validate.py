@@ -10,10 +10,21 @@ realized_speedup,ceiling,fraction_of_ceiling}``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from annotated_types import Ge, Gt, Le
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check_schema_version
 
 SCHEMA_VERSION = 1
+
+# Constraints checked when a report is read back (check, calibrate, plot --measured), never when one is
+# built: a report with a zero dimension, a non-positive time or a negative cost is refused at load.
+Count = Annotated[int, Ge(1)]
+Positive = Annotated[float, Gt(0)]
+NonNegative = Annotated[float, Ge(0)]
+Share = Annotated[float, Gt(0), Le(1)]
 
 #: the estimate recipe each precision of a validate report is predicted with
 RECIPE_OF = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
@@ -29,10 +40,10 @@ class HostResult:
     microarchitecture: str
     flags: dict[str, bool]
     """ISA flags that decide the GEMM paths"""
-    threads: int
+    threads: Count
     """threads the measurements used"""
-    cores: int
-    sockets: int
+    cores: Count
+    sockets: Count
     hypervisor: bool
     torch: str
     torchao: str
@@ -56,30 +67,30 @@ class ShapeResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
     name: str
-    m: int
-    n: int
-    k: int
+    m: Count
+    n: Count
+    k: Count
     precision: str
     kernel: str
     """the GEMM kernel the generated code calls, with launch counts"""
     numerics_ok: bool
-    max_rel_error: float | None
+    max_rel_error: NonNegative | None
     """||y - ref|| / ||ref|| against a float64 reference of the same float weights"""
     quantized: bool | None
     """INT8 variants: the code calls an INT8 kernel and the error is not FP32's"""
-    measured_ops_per_s: float | None
+    measured_ops_per_s: Positive | None
     """null when the variant was excluded (failed numerics, not quantized, or an error)"""
-    spread: float | None
-    predicted_ops_per_s: float
+    spread: NonNegative | None
+    predicted_ops_per_s: Positive
     """the roofline ceiling on the measured platform"""
-    achieved_fraction: float | None
+    achieved_fraction: Positive | None
     predicted_bound: str
-    predicted_datasheet_ops_per_s: float | None = None
-    achieved_fraction_datasheet: float | None = None
-    compile_s: float | None = None
-    kernel_s: float | None = None
+    predicted_datasheet_ops_per_s: Positive | None = None
+    achieved_fraction_datasheet: Positive | None = None
+    compile_s: NonNegative | None = None
+    kernel_s: NonNegative | None = None
     """profiler self time of the GEMM kernel per call"""
-    other_s: float | None = None
+    other_s: NonNegative | None = None
     """profiler self time of everything else per call (quantization kernels, the compiled graph's own work)"""
     flags: list[str] = field(default_factory=list)
     """problems found: numerics, not quantized, miscompile, input mutated, error"""
@@ -93,27 +104,27 @@ class EndToEndResult:
     baseline: str
     kernel: str
     numerics_ok: bool
-    max_rel_error: float | None
-    latency_s: float | None
-    throughput_rps: float | None
+    max_rel_error: NonNegative | None
+    latency_s: Positive | None
+    throughput_rps: Positive | None
     """requests per second of one instance (batch / latency)"""
-    linear_block_s: float | None
+    linear_block_s: Positive | None
     """profiler self time of the linear-block GEMM kernels per forward"""
-    attention_s: float | None
-    other_s: float | None
-    f_gemm: float | None
+    attention_s: NonNegative | None
+    other_s: NonNegative | None
+    f_gemm: Share | None
     """the baseline's measured linear-block share"""
-    non_gemm_speedup: float | None
+    non_gemm_speedup: Positive | None
     """baseline non-GEMM time over this precision's, measured"""
-    predicted_gemm_speedup: float | None
+    predicted_gemm_speedup: Positive | None
     """from the roofline on the measured platform"""
-    ceiling: float | None
+    ceiling: Positive | None
     """Amdahl: 1 / (f / s_pred + (1 - f) / s_non)"""
-    realized_speedup: float | None
+    realized_speedup: Positive | None
     """baseline latency / this latency"""
-    fraction_of_ceiling: float | None
-    linear_block_speedup: float | None
-    linear_fraction_of_gemm_ceiling: float | None
+    fraction_of_ceiling: Positive | None
+    linear_block_speedup: Positive | None
+    linear_fraction_of_gemm_ceiling: Positive | None
     flags: list[str] = field(default_factory=list)
 
 
@@ -124,30 +135,30 @@ class DecodeKernelResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
     name: str
-    m: int
-    n: int
-    k: int
-    copies: int
+    m: Count
+    n: Count
+    k: Count
+    copies: Count
     """distinct weight matrices per call, enough that their bytes exceed 4x the LLC"""
     precision: str
     kernel: str
     numerics_ok: bool
-    max_rel_error: float | None
+    max_rel_error: NonNegative | None
     quantized: bool | None
-    weight_bytes: float
+    weight_bytes: Positive
     """weights and scales streamed per call"""
-    measured_s: float | None
-    achieved_bytes_per_s: float | None
+    measured_s: Positive | None
+    achieved_bytes_per_s: Positive | None
     """weight_bytes / measured_s"""
-    dram_bytes_per_s: float
+    dram_bytes_per_s: Positive
     """the measured platform's DRAM read bandwidth"""
-    bandwidth_fraction: float | None
+    bandwidth_fraction: Positive | None
     """achieved / measured DRAM bandwidth: the figure that matters when decode is memory-bound"""
-    measured_ops_per_s: float | None
-    predicted_ops_per_s: float
+    measured_ops_per_s: Positive | None
+    predicted_ops_per_s: Positive
     """the roofline ceiling with the weights streamed from DRAM"""
-    achieved_fraction: float | None
-    spread: float | None = None
+    achieved_fraction: Positive | None
+    spread: NonNegative | None = None
     flags: list[str] = field(default_factory=list)
 
 
@@ -160,19 +171,57 @@ class EncoderRun:
     precision: str
     kernel: str
     numerics_ok: bool
-    max_rel_error: float | None
-    latency_s: float | None
-    spread: float | None
-    throughput_rps: float | None
-    linear_block_s: float | None
-    attention_s: float | None
-    other_s: float | None
-    gemm_ops: dict[str, float] = field(default_factory=dict)
+    max_rel_error: NonNegative | None
+    latency_s: Positive | None
+    spread: NonNegative | None
+    throughput_rps: Positive | None
+    linear_block_s: Positive | None
+    attention_s: NonNegative | None
+    other_s: NonNegative | None
+    gemm_ops: dict[str, NonNegative] = field(default_factory=dict)
     """profiler self seconds per forward of each linear-block op"""
-    compile_s: float | None = None
+    compile_s: NonNegative | None = None
     non_gemm_mode: str = "fp32"
     """how the non-GEMM work ran: amp-bf16 under BF16 autocast, else fp32"""
     flags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ContentionResult:
+    """The contention canary of a run (a fixed small GEMM timed at the start and after every timing round)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    canary: str
+    """what the canary runs"""
+    reference_s: Positive
+    """the canary's fastest time per GEMM (the start's, lowered by any faster sample)"""
+    slow_threshold: Positive
+    """a round whose canary runs more than this many times the reference is contended"""
+    cpu_share_drop: NonNegative
+    """a round whose canary got less than this fraction of the best CPU share seen is contended"""
+    best_cpu_share: NonNegative | None
+    """the best share of the CPU its threads asked for that the canary got (this run and, if kept, earlier ones)"""
+    max_steal: NonNegative
+    """a round in which the hypervisor stole more than this share of the CPU time is contended"""
+    samples: Annotated[int, Ge(0)]
+    """canary samples taken (one per timing round)"""
+    contended_samples: Annotated[int, Ge(0)]
+    worst_ratio: Positive
+    lowest_cpu_share: NonNegative | None
+    worst_steal: NonNegative | None
+    """null when the kernel does not report steal time"""
+    steal_reported: bool
+    reruns: Annotated[int, Ge(0)]
+    """timing rounds run again because they were contended"""
+    unresolved: Annotated[int, Ge(0)]
+    """measurements that had to keep contended rounds after every re-run allowed"""
+    flagged_rows: Annotated[int, Ge(0)]
+    """rows of this report carrying a contention flag"""
+
+    @property
+    def clean(self) -> bool:
+        return self.unresolved == 0
 
 
 @dataclass(frozen=True)
@@ -185,14 +234,14 @@ class ValidateResult:
     date: str
     model: str
     quick: bool
-    batch: int
-    seq_len: int
-    layers: int
+    batch: Count
+    seq_len: Count
+    layers: Count
     """encoder layers actually built (fewer than the model's with --quick)"""
     host: HostResult
     platform: PlatformRef
     datasheet: PlatformRef | None
-    tolerances: dict[str, float]
+    tolerances: dict[str, NonNegative]
     """numerics thresholds (relative Frobenius error vs float64) for one layer; a model of L layers
     is held to sqrt(L) times these; compiled vs eager may differ by the larger of the floor and twice
     the variant's own error"""
@@ -200,7 +249,12 @@ class ValidateResult:
     encoder: list[EncoderRun]
     end_to_end: list[EndToEndResult]
     decode: list[DecodeKernelResult] = field(default_factory=list)
-    dispatch: dict[str, float] | None = None
+    dispatch: dict[str, NonNegative] | None = None
     """measured on this host: call_s, one call of a compiled graph; per_op_s, one more extern op inside it"""
     notes: list[str] = field(default_factory=list)
+    contention: ContentionResult | None = None
+    """the contention canary: whether the host gave this run the CPU it gave at the start (null: not checked)"""
     schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        check_schema_version(self.schema_version, SCHEMA_VERSION)

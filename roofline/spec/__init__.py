@@ -12,6 +12,7 @@ live in ``__post_init__`` and run on every construction, cached or not.
 Nothing here computes roofline figures; that is ``roofline.calc``.
 """
 
-#: pydantic config of every spec and result type: unknown fields are errors, and the
-#: attribute docstrings are the JSON Schema descriptions.
-PYDANTIC_CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}
+#: pydantic config of every spec and result type: unknown fields are errors, NaN and infinity are
+#: not numbers (spec files and reports hold measured and physical quantities), and the attribute
+#: docstrings are the JSON Schema descriptions.
+PYDANTIC_CONFIG = {"extra": "forbid", "allow_inf_nan": False, "use_attribute_docstrings": True}

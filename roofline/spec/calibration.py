@@ -8,7 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check_schema_version, check_sourced
 from roofline.spec.sourced import Sourced
+
+#: the newest calibration file layout this version reads
+SCHEMA_VERSION = 1
 
 
 #: an efficiency above this (measured far faster than the roofline) means wrong ceiling inputs, not a fit
@@ -41,6 +45,7 @@ class Calibration:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        check_schema_version(self.schema_version, SCHEMA_VERSION)
         for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency", "kernel_quantization_efficiency"):
             values = getattr(self, group)
             for k, v in values.items():
@@ -52,6 +57,7 @@ class Calibration:
             v = getattr(self, name)
             if v is not None and not (v.known and v.value >= 0):
                 raise ValueError(f"{name}: seconds, 0 or more")
+            check_sourced(f"calibration.{name}", v, name)
 
     def gemm(self, precision: str) -> float:
         """GEMM efficiency inside a compiled model; 1 when not calibrated."""

@@ -7,6 +7,7 @@ decoders are understood.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
@@ -26,8 +27,69 @@ _ALIASES = {
 }
 
 
+#: the JSON type of every key read here (after the DistilBERT aliases); anything else is refused, since
+#: a lax reading would take ``"mlp_bias": "false"`` as True and ``"hidden_size": true`` as 1
+_KEY_TYPES: dict[str, type] = {
+    "model_type": str, "architectures": list, "is_decoder": bool, "hidden_act": str,
+    "hidden_size": int, "intermediate_size": int, "num_hidden_layers": int, "num_attention_heads": int,
+    "num_key_value_heads": int, "head_dim": int, "vocab_size": int, "max_position_embeddings": int,
+    "type_vocab_size": int, "tie_word_embeddings": bool, "attention_bias": bool, "mlp_bias": bool,
+}
+_TYPE_WORDS = {str: "a string", list: "a list of strings", bool: "true or false", int: "a whole number"}
+
+#: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
+_UNMODELLED_KEYS = {
+    "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed KV projections and cache)",
+    "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed query projections)",
+    "hybrid_override_pattern": "hybrid Mamba/SSM layers (Nemotron-H)",
+    "attn_layer_period": "hybrid Mamba/SSM layers (Jamba)",
+    "attn_layer_offset": "hybrid Mamba/SSM layers (Jamba)",
+    "attn_layer_indices": "hybrid Mamba/SSM layers",
+    "ssm_cfg": "state-space (Mamba) layers",
+}
+_SSM_PREFIXES = ("mamba_", "ssm_")
+_NON_ATTENTION_LAYER = re.compile(r"mamba|ssm|linear|conv|recurrent|rnn|delta", re.I)
+
+
+class ConfigError(ValueError):
+    """A config.json problem, with the key it is about."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        self.key = key
+        super().__init__(reason)
+
+
+def _check_types(cfg: dict[str, Any]) -> None:
+    for key, value in cfg.items():
+        want = _KEY_TYPES.get(_ALIASES.get(key, key))
+        if want is None or value is None:
+            continue
+        ok = type(value) is want and (want is not list or all(type(v) is str for v in value))
+        if not ok:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise ConfigError(key, f"must be {_TYPE_WORDS[want]}, got {shown}")
+
+
+def _check_modelled(cfg: dict[str, Any]) -> None:
+    for key, value in cfg.items():
+        if value is None:
+            continue
+        what = _UNMODELLED_KEYS.get(key) or ("hybrid Mamba/SSM layers" if key.startswith(_SSM_PREFIXES) else None)
+        if what is None and key in ("layer_types", "block_types") and isinstance(value, list):
+            odd = sorted({str(v) for v in value if _NON_ATTENTION_LAYER.search(str(v))})
+            what = f"layers that are not attention ({', '.join(odd)})" if odd else None
+        if what:
+            raise ConfigError(key, f"{what} are not modelled; roofline counts dense attention and MLP GEMMs "
+                                   "only, and refuses this config rather than estimate it as a dense transformer")
+
+
 def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str, Any]:
-    """Map a config.json dict to ModelSpec fields (validation happens in ModelSpec)."""
+    """Map a config.json dict to ModelSpec fields (validation happens in ModelSpec).
+
+    Raises :class:`ConfigError` (naming the key) for a value of the wrong JSON type and for
+    architectures that are not modelled."""
+    _check_types(cfg)
+    _check_modelled(cfg)
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
     model_type = str(cfg.get("model_type", "")).lower()
     archs = " ".join(cfg.get("architectures") or [])

@@ -10,6 +10,10 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import LIMITS, check, check_schema_version
+
+#: the newest model file layout this version reads
+SCHEMA_VERSION = 1
 
 #: How the non-GEMM work runs: plain FP32; BF16 autocast (AMP), which the reference paper uses
 #: for every INT8 and BF16 run; or INT8 end to end (INT8 attention, residual + norm fused with the
@@ -40,9 +44,12 @@ class MeasuredBaseline:
             raise ValueError(f"batch and seq_len: must be positive, got {self.batch} and {self.seq_len}")
         if not 0 < self.f_gemm < 1:
             raise ValueError(f"f_gemm: a share of time in (0, 1), got {self.f_gemm}")
+        check("model.measured.*.batch", self.batch, "batch")
+        check("model.measured.*.seq_len", self.seq_len, "seq_len")
         for mode, s in self.non_gemm_speedup.items():
             if not s > 0:
                 raise ValueError(f"non_gemm_speedup.{mode}: must be positive, got {s}")
+            check("model.measured.*.non_gemm_speedup.*", s, f"non_gemm_speedup.{mode}")
 
 
 @dataclass(frozen=True)
@@ -121,11 +128,14 @@ class ModelSpec:
     description: str = ""
 
     def __post_init__(self) -> None:
+        check_schema_version(self.schema_version, SCHEMA_VERSION)
         for f in fields(self):
             v = getattr(self, f.name)
             positive = f.name.startswith(("hidden_size", "intermediate", "num_", "vocab", "max_pos", "head_dim"))
             if positive and v is not None and v < 1:
                 raise ValueError(f"{f.name}: must be a positive whole number, got {v}")
+            if f"model.{f.name}" in LIMITS:
+                check(f"model.{f.name}", v)
         if self.type_vocab_size < 0:
             raise ValueError(f"type_vocab_size: must be 0 or more, got {self.type_vocab_size}")
         if self.head_dim is None and self.hidden_size % self.num_attention_heads:

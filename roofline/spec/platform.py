@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check, check_schema_version, check_sourced
 from roofline.spec.sourced import UNMEASURED, Sourced
 from roofline.units import GIGA, MIB
 
@@ -19,6 +20,9 @@ ComputeDtype = Literal["fp32", "bf16", "fp16", "int8"]
 #: dtypes every platform must have a compute path for (bf16 and fp16 may be absent:
 #: the estimate then says the precision runs on the FP32 path).
 REQUIRED_DTYPES: tuple[str, ...] = ("fp32", "int8")
+
+#: the newest platform file layout this version reads
+SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,7 @@ class Llc:
     """what one core alone can read from the LLC; caps a few-core layout's share (cores x this)"""
 
     def __post_init__(self) -> None:
-        if self.domains_per_socket < 1:
-            raise ValueError(f"domains_per_socket: must be at least 1, got {self.domains_per_socket}")
+        check("platform.llc.domains_per_socket", self.domains_per_socket, "domains_per_socket")
 
 
 @dataclass(frozen=True)
@@ -117,17 +120,20 @@ class Platform:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        check_schema_version(self.schema_version, SCHEMA_VERSION)
         _positive("sockets", self.sockets, integer=True)
         _positive("cores_per_socket", self.cores_per_socket, integer=True)
+        check_sourced("platform.sockets", self.sockets)
+        check_sourced("platform.cores_per_socket", self.cores_per_socket)
         for table in ("frequency_ghz", "all_core_turbo_ghz", "max_turbo_ghz"):
             for isa_class, f in getattr(self, table).items():
                 _positive(f"{table}.{isa_class}", f)
-                if f.value > 10:
-                    raise ValueError(f"{table}.{isa_class}: {f.value:g} GHz is not a CPU frequency")
+                check_sourced("platform.frequency_ghz.*", f, f"{table}.{isa_class}")
                 if isa_class not in self.frequency_ghz:
                     raise ValueError(f"{table}.{isa_class}: no frequency_ghz.{isa_class} beside it")
         for name, path in self.compute.items():
             _positive(f"compute.{name}.ops_per_cycle", path.ops_per_cycle)
+            check_sourced("platform.compute.*.ops_per_cycle", path.ops_per_cycle, f"compute.{name}.ops_per_cycle")
             if path.isa_class not in self.frequency_ghz:
                 raise ValueError(
                     f"compute.{name}.isa_class: '{path.isa_class}' has no frequency_ghz entry "
@@ -141,29 +147,36 @@ class Platform:
             raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
         if theoretical.known:
             _positive("dram.theoretical_gb_per_s", theoretical)
+            check_sourced("platform.dram.theoretical_gb_per_s", theoretical)
         if measured.known:
             _positive("dram.measured_gb_per_s", measured)
+            check_sourced("platform.dram.measured_gb_per_s", measured)
             if theoretical.known and measured.value > 1.05 * theoretical.value:
                 raise ValueError(
                     f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
                 )
         _positive("llc.size_mib", self.llc.size_mib)
+        check_sourced("platform.llc.size_mib", self.llc.size_mib)
         for name, v in (("dram.read_gb_per_s_per_core", self.dram.read_gb_per_s_per_core),
                         ("llc.read_gb_per_s_per_core", self.llc.read_gb_per_s_per_core)):
             if v.known:
                 _positive(name, v)
+                check_sourced(f"platform.{name}", v, name)
         if self.l2 is not None:
             _positive("l2.size_kib", self.l2.size_kib)
+            check_sourced("platform.l2.size_kib", self.l2.size_kib, "l2.size_kib")
             for name in ("read_bytes_per_cycle", "read_gb_per_s"):
                 if getattr(self.l2, name).known:
                     _positive(f"l2.{name}", getattr(self.l2, name))
+                    check_sourced(f"platform.l2.{name}", getattr(self.l2, name), f"l2.{name}")
         d_core, l_core = self.dram.read_gb_per_s_per_core, self.llc.read_gb_per_s_per_core
         if d_core.known and l_core.known and l_core.value < d_core.value:
             raise ValueError(f"llc.read_gb_per_s_per_core: {l_core.value:g} GB/s is below DRAM's per-core "
                              f"{d_core.value:g} GB/s; an LLC slower than memory is not physical")
         if self.llc.read_gb_per_s.known:
             _positive("llc.read_gb_per_s", self.llc.read_gb_per_s)
+            check_sourced("platform.llc.read_gb_per_s", self.llc.read_gb_per_s)
             dram = self.dram_gb_per_s("measured")
             if self.llc.read_gb_per_s.value < dram:
                 raise ValueError(

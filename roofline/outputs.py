@@ -1,0 +1,143 @@
+"""Writing output files: whole or not at all, never clobbering what the user did not mean to replace.
+
+Every file a command writes (``--json FILE``, ``-o FILE``, the probe cache) goes through here:
+
+- the path is followed through symlinks, and the *target* is replaced atomically: the text goes to a
+  temporary file in the target's own folder, which is renamed over the target once complete, so an
+  error or an interrupt leaves the old contents exactly as they were, and the link stays a link;
+- anything that is not a regular file (a FIFO, ``/dev/stdout``, ``/dev/null``) is written straight
+  into, never replaced;
+- an existing file keeps its mode (and, where permitted, its owner);
+- a read-only file is refused unless ``force`` (``--force``); a directory, a missing folder or a
+  folder that cannot be written is a :class:`~roofline.errors.UserError` naming the path.
+
+:func:`check_target` does the checks without writing, so a command can refuse a bad output path
+before it spends any time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from roofline.errors import UserError
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a write to ``given`` really lands."""
+
+    given: str
+    """the path as the user wrote it (for messages)"""
+    path: Path
+    """symlinks resolved"""
+    existing: os.stat_result | None
+    """the target's status, None when it does not exist yet"""
+
+    @property
+    def special(self) -> bool:
+        """A FIFO, a device or a socket: written straight into, never replaced."""
+        return self.existing is not None and not stat.S_ISREG(self.existing.st_mode)
+
+
+def _read_only(st: os.stat_result, path: Path) -> bool:
+    # mode bits as well as access(): root may write anything, but a file with no write bit was
+    # made read-only on purpose
+    return not (st.st_mode & 0o222) or not os.access(path, os.W_OK)
+
+
+def check_target(given: str | os.PathLike, *, force: bool = False) -> Target:
+    """Resolve ``given`` and check it can be written; raises a one-line UserError when it cannot."""
+    given = os.fspath(given)
+    if not given:
+        raise UserError("an empty output path: give a file name")
+    path = Path(os.path.realpath(Path(given).expanduser()))
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise UserError(f"{given}: cannot write here ({e.strerror or e})") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{given}: is a directory; give a file name inside it")
+    target = Target(given, path, st)
+    if target.special:
+        return target
+    parent = path.parent
+    if not parent.is_dir():
+        raise UserError(f"{given}: the folder {parent} does not exist; create it first")
+    if st is not None and _read_only(st, path) and not force:
+        raise UserError(f"{given}: the file is read-only; give --force to replace it")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{given}: cannot create files in {parent} (permission denied)")
+    return target
+
+
+@contextlib.contextmanager
+def replacing(given: str | os.PathLike, *, force: bool = False) -> Iterator[Path]:
+    """A path to write the new contents to; on a clean exit it replaces the target.
+
+    For a regular (or new) file the yielded path is a temporary file beside the target, with the
+    same suffix (so tools that infer the format from the name still can); it is renamed over the
+    target when the block ends without an exception, and removed otherwise. For a FIFO or a
+    device the yielded path is the target itself."""
+    target = check_target(given, force=force)
+    if target.special:
+        yield target.path
+        return
+    import tempfile
+
+    path = target.path
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    except OSError as e:
+        raise UserError(f"{target.given}: cannot write in {path.parent} ({e.strerror or e})") from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        _take_over_metadata(tmp, target.existing)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _take_over_metadata(tmp: Path, existing: os.stat_result | None) -> None:
+    if existing is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; an output is an ordinary file
+        return
+    os.chmod(tmp, stat.S_IMODE(existing.st_mode))
+    if (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):
+            os.chown(tmp, existing.st_uid, existing.st_gid)
+
+
+@contextlib.contextmanager
+def open_text(given: str | os.PathLike, *, force: bool = False, newline: str | None = None) -> Iterator[IO[str]]:
+    """A text file to stream into (UTF-8); the target is replaced only when the block completes."""
+    with replacing(given, force=force) as path:
+        try:
+            f = open(path, "w", encoding="utf-8", newline=newline)
+        except OSError as e:
+            raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
+        with f:
+            try:
+                yield f
+            except BrokenPipeError:
+                raise
+            except OSError as e:  # a full disk, an I/O error: the target is left as it was
+                raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
+
+
+def write_text(given: str | os.PathLike, text: str, *, force: bool = False) -> None:
+    """Write ``text`` to ``given``, whole or not at all (see the module docstring)."""
+    with open_text(given, force=force) as f:
+        f.write(text)

@@ -1,0 +1,182 @@
+"""Output files are never lost or clobbered: atomic, through symlinks, into FIFOs, read-only refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from clitools import run_cli
+
+from roofline.errors import UserError
+from roofline.outputs import check_target, open_text, replacing, write_text
+
+ESTIMATE = ("estimate", "--model", "bert-base", "--cpu", "icx")
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_an_interrupted_write_leaves_the_old_contents(tmp_path):
+    out = tmp_path / "out.json"
+    out.write_text("OLD\n")
+    with pytest.raises(KeyboardInterrupt):
+        with open_text(out) as f:
+            f.write("half of the new")
+            raise KeyboardInterrupt
+    assert out.read_text() == "OLD\n" and _listing(tmp_path) == ["out.json"]  # no temporary file left
+    write_text(out, "NEW\n")
+    assert out.read_text() == "NEW\n" and _listing(tmp_path) == ["out.json"]
+
+
+def test_sweep_interrupted_by_sigint_keeps_the_old_file(tmp_path):
+    out = tmp_path / "grid.csv"
+    out.write_text("KEEP\n")
+    proc = subprocess.Popen([sys.executable, "-m", "roofline", "sweep", "--model", "bert-base,bert-large",
+                             "--cpu", "icx,gnr,spr", "--batch", "1:3000", "--seq-len", "1:512", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until rows are streaming into the temporary file
+            temps = [p for p in tmp_path.iterdir() if p.name.startswith(".grid.csv.")]
+            if temps and temps[0].stat().st_size > 100_000:
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        else:
+            pytest.fail("the sweep never started writing")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert out.read_text() == "KEEP\n" and _listing(tmp_path) == ["grid.csv"]
+
+
+def test_a_symlink_is_followed_and_stays_a_link(tmp_path):
+    real = tmp_path / "data" / "est.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    proc = run_cli(*ESTIMATE, "--json", str(link))
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert json.loads(real.read_text())["workload"]["model"] == "bert-base"
+    assert _listing(real.parent) == ["est.json"]
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    proc = run_cli(*ESTIMATE, "--json", str(fifo))
+    reader.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still the FIFO
+    assert json.loads(got[0])["platform"]["name"] == "icx"
+
+
+def test_a_character_device_is_written_into(tmp_path):
+    with replacing("/dev/null") as path:
+        assert path == Path("/dev/null")
+        path.write_text("nothing")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    proc = run_cli(*ESTIMATE, "--json", "/dev/null")
+    assert proc.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_read_only_is_refused_and_replaced_with_force_keeping_its_mode(tmp_path):
+    out = tmp_path / "est.json"
+    out.write_text("KEEP")
+    out.chmod(0o444)
+    proc = run_cli(*ESTIMATE, "--json", str(out))
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert "read-only" in proc.stderr and "--force" in proc.stderr and "Traceback" not in proc.stderr
+    assert out.read_text() == "KEEP"
+    proc = run_cli(*ESTIMATE, "--json", str(out), "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["platform"]["name"] == "icx"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+def test_the_mode_of_a_writable_file_is_kept(tmp_path):
+    out = tmp_path / "est.json"
+    out.write_text("x")
+    out.chmod(0o640)
+    write_text(out, "y")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640 and out.read_text() == "y"
+
+
+@pytest.mark.parametrize("command", [
+    [*ESTIMATE, "--json"],
+    ["sweep", "--model", "bert-base", "--cpu", "icx", "-o"],
+    ["plot", "--model", "bert-base", "--cpu", "icx", "-o"],
+    ["models", "--json"],
+])
+def test_a_directory_or_a_missing_folder_is_one_line(tmp_path, command):
+    (tmp_path / "dir.svg").mkdir()
+    for target, fragment in ((tmp_path / "dir.svg", "is a directory"),
+                             (tmp_path / "no" / "such" / "x.svg", "does not exist")):
+        proc = run_cli(*command, str(target))
+        assert proc.returncode == 2, proc.stderr
+        assert fragment in proc.stderr and len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert _listing(tmp_path) == ["dir.svg"] and _listing(tmp_path / "dir.svg") == []
+
+
+def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
+    if os.geteuid() == 0:
+        target = "/proc/roofline-test.json"  # root writes anywhere a mode allows; /proc refuses new files
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        target = str(ro / "x.json")
+    proc = run_cli(*ESTIMATE, "--json", target)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not Path(target).exists()
+    with pytest.raises(UserError):
+        with open_text(target) as f:
+            f.write("x")
+
+
+@pytest.mark.parametrize("extra", [["--precision", "int3"], ["--seq-len", "1000"], ["--context", "999999999"],
+                                   ["--batch", "1:10:0"], ["--model", ""], ["--batch", "1:1000000000"]])
+def test_sweep_user_error_keeps_the_file(tmp_path, extra):
+    keep = tmp_path / "keep.csv"
+    keep.write_text("KEEP\n")
+    args = {"--model": "bert-base", "--cpu": "icx"}
+    flat = [x for k, v in args.items() if k not in extra for x in (k, v)]
+    proc = run_cli("sweep", *flat, *extra, "-o", str(keep))
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert keep.read_text() == "KEEP\n" and _listing(tmp_path) == ["keep.csv"]
+
+
+def test_validation_does_not_import_the_cli():
+    """The probe cache is written through roofline.outputs (core), not the CLI's writer: validation -> core only."""
+    import ast
+
+    from clitools import REPO
+
+    for path in (REPO / "validation").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("roofline.cli"), f"{path.name}:{node.lineno} imports {node.module}"
+
+
+def test_check_target_accepts_new_files_and_refuses_empty(tmp_path):
+    t = check_target(tmp_path / "new.json")
+    assert t.existing is None and not t.special
+    with pytest.raises(UserError, match="empty output path"):
+        check_target("")
