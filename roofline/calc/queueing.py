@@ -57,11 +57,12 @@ last measured requests can fill.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from roofline.calc.rate_search import SEARCH_GRID, check_grid, scan
 from roofline.calc.request_lengths import RequestLengths
 from roofline.calc.sim_stats import replication_half_width
 from roofline.errors import UserError
@@ -72,8 +73,6 @@ if TYPE_CHECKING:
 #: ``service_time(scenario, batch_requests, batch_tokens) -> seconds``, all arrays of one shape
 ServiceTime = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
-#: candidate loads (fractions of the offline capacity) of the first round of the rate search
-SEARCH_GRID = (0.25, 0.5, 0.75, 0.9)
 
 
 # --------------------------------------------------------------------------- service-time tables
@@ -621,36 +620,6 @@ def bare_latency_p99(service_time: ServiceTime, lengths: RequestLengths, n_scena
     return np.take_along_axis(v, order, axis=1)[np.arange(n_scenarios), pos]
 
 
-def _take(stats: ServerStats, idx: np.ndarray) -> ServerStats:
-    """Column ``idx[s]`` of every (S, G, ...) array, kept as (S, 1, ...)."""
-    out = {}
-    s = np.arange(idx.size)
-    for f in fields(stats):
-        v = getattr(stats, f.name)
-        out[f.name] = None if v is None else v[s, idx][:, None]
-    return replace(stats, **out)
-
-
-def _merge(old: ServerStats | None, new: ServerStats, use_new: np.ndarray) -> ServerStats:
-    if old is None:
-        return new
-    out = {}
-    for f in fields(new):
-        a, b = getattr(old, f.name), getattr(new, f.name)
-        if a is None or b is None:
-            out[f.name] = None
-            continue
-        m = use_new.reshape((-1,) + (1,) * (b.ndim - 1))
-        out[f.name] = np.where(m, b, a)
-    return replace(new, **out)
-
-
-def _nan_stats(n_scen: int) -> ServerStats:
-    nan = np.full((n_scen, 1), np.nan)
-    nan2 = np.full((n_scen, 1, 2), np.nan)
-    return ServerStats(nan, nan, nan, nan2, nan, nan, nan2, nan, nan, nan, nan, nan)
-
-
 def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTime, lengths: RequestLengths, *,
              max_batch_tokens: ArrayLike, max_wait_s: ArrayLike = 0.0, rounds: int = 3,
              grid: tuple[float, ...] = SEARCH_GRID, conservative: bool = False,
@@ -658,75 +627,40 @@ def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTi
     """The highest Poisson rate per server whose simulated p99 latency is at or under ``p99_slo_s``.
 
     The SLO must hold at every load up to the answer (a server must meet it when traffic is light
-    too: with a long ``max_wait_s`` the p99 can fall as the load rises and batches fill sooner).
+    too; with a long ``max_wait_s`` the p99 can fall as the load rises and batches fill sooner).
     So scenarios whose p99 at vanishing load already misses it (:func:`bare_latency_p99`) get rate
-    0 and ``meets`` False without being simulated, and the others are scanned from below: a
-    vectorised scan in ``rounds`` rounds, every scenario at once. Round 1 simulates the loads
-    ``grid`` (fractions of the offline capacity); a scenario's bracket runs from its last load
-    meeting the SLO before the first that misses it (a pass above a miss does not count) to that
-    miss. Each later round simulates ``len(grid)`` evenly spaced loads strictly inside the bracket.
-    The answer is the highest simulated rate that met the SLO, reported with its simulation; with
-    the default three rounds of 4 loads it is within 1% of the offline capacity below the first
-    simulated miss. "Meets" is the pooled p99 point estimate <= SLO, or with ``conservative`` the
-    upper end of its 95% interval <= SLO. The search stays below the offline capacity, where the
-    queue is stable.
+    0 and ``meets`` False without being simulated; the others are scanned from below by
+    :func:`roofline.calc.rate_search.scan` (loads are fractions of the offline capacity; with the
+    default three rounds of 4 loads the answer is within 1% of the capacity below the first
+    simulated miss), every scenario in one simulation per round. "Meets" is the pooled p99 point
+    estimate <= SLO, or with ``conservative`` the upper end of its 95% interval <= SLO. The
+    answer stays below the offline capacity, where the queue is stable.
     """
     c, cap, mw = _check_common(instances, lengths, max_batch_tokens, max_wait_s)
     if not isinstance(sampling, Sampling):
         raise UserError("sampling: must be a Sampling")
     slo = np.broadcast_to(_positive("p99_slo_s", p99_slo_s), c.shape)
     rounds = int(_count("rounds", rounds))
-    g = np.asarray(grid, dtype=float)
-    if g.ndim != 1 or g.size == 0 or not np.all((g > 0) & (g < 1)) or not np.all(np.diff(g) > 0):
-        raise UserError("grid: loads must increase strictly inside (0, 1)")
+    check_grid(grid)
     _check_service(service_time, lengths, cap)
     off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed)
     bare = bare_latency_p99(service_time, lengths, c.size, max_batch_tokens=cap, max_wait_s=mw)
     meets = bare <= slo
-    lo = np.zeros(c.size)
-    hi = np.ones(c.size)
-    best = _nan_stats(c.size)
-    live = np.flatnonzero(meets)
-    for k in range(rounds):
-        if live.size == 0:
-            break
-        if k == 0:
-            x = np.broadcast_to(g, (live.size, g.size))
-        else:
-            x = lo[live, None] + (hi[live, None] - lo[live, None]) * np.arange(1, g.size + 1) / (g.size + 1)
+
+    def simulate(live: np.ndarray, x: np.ndarray):
         st = _simulate(x * off.rps[live, None], live, c[live], cap[live], mw[live], off.batch_time_s[live],
                        service_time, lengths, sampling, False)
         crit = st.p99_ci_s[..., 1] if conservative else st.p99_s
-        ok = crit <= slo[live, None]
-        passes = np.cumprod(ok, axis=1).sum(axis=1)  # leading passes
-        got = passes > 0
-        idx = np.maximum(passes - 1, 0)
-        new_lo = np.where(got, x[np.arange(live.size), idx], lo[live])
-        new_hi = np.where(passes < g.size, x[np.arange(live.size), np.minimum(passes, g.size - 1)], hi[live])
-        lo[live], hi[live] = new_lo, new_hi
-        best = _merge(best, _scatter(_take(st, idx), live, c.size), _mask(live, got, c.size))
+        return crit <= slo[live, None], st
+
+    lo, hi, best = scan(simulate, c.size, meets, grid=grid, rounds=rounds)
     return MaxRate(rate_rps=lo * off.rps, rate_fail_rps=hi * off.rps, meets=meets, bare_p99_s=bare,
-                   offline_rps=off.rps, stats=best)
+                   offline_rps=off.rps, stats=best if best is not None else _blank_stats(c.size))
 
 
-def _mask(live: np.ndarray, got: np.ndarray, n: int) -> np.ndarray:
-    m = np.zeros(n, dtype=bool)
-    m[live[got]] = True
-    return m
-
-
-def _scatter(stats: ServerStats, live: np.ndarray, n: int) -> ServerStats:
-    """Spread (S', 1, ...) arrays of the live scenarios into (S, 1, ...) NaN-filled arrays."""
-    out = {}
-    for f in fields(stats):
-        v = getattr(stats, f.name)
-        if v is None:
-            out[f.name] = None
-            continue
-        full = np.full((n,) + v.shape[1:], np.nan)
-        full[live] = v
-        out[f.name] = full
-    return replace(stats, **out)
+def _blank_stats(n: int) -> ServerStats:
+    nan, nan2 = np.full((n, 1), np.nan), np.full((n, 1, 2), np.nan)
+    return ServerStats(nan, nan, nan, nan2, nan, nan, nan2, nan, nan, nan, nan, nan)
 
 
 def latency_curve(rates_rps: ArrayLike, instances: ArrayLike, service_time: ServiceTime, lengths: RequestLengths,

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from roofline.calc.llm_serving import DecodeStep, decoder_max_rate
 from roofline.calc.queueing import BatchTable, latency_curve, max_rate
 from roofline.calc.request_lengths import fixed_lengths, lognormal_lengths
 
@@ -72,7 +73,41 @@ def main() -> int:
             k = int(np.argmax(mr.rate_rps[i * 12:(i + 1) * 12])) + i * 12
             print(f"  {names[k]:>14}: {mr.rate_rps[k]:8.1f} rps at p99 {mr.stats.p99_s[k, 0] * 1e3:6.1f} ms "
                   f"(offline {mr.offline_rps[k]:8.1f} rps, batch {mr.stats.batch_requests[k, 0]:.2f} requests)")
+    inst, step, kv, prefill, names = decoder_scenarios()
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        mr = decoder_max_rate(2.0, 0.15, inst, prefill, step, fixed_lengths(512), 128, kv)
+        times.append(time.perf_counter() - t0)
+    print(f"decoder (prompt 512, output 128): decoder_max_rate over 36 scenarios {min(times):.2f} s "
+          f"(best of {args.repeats}; all: {', '.join(f'{t:.2f}' for t in times)})")
+    for i in range(3):
+        k = int(np.argmax(mr.rate_rps[i * 12:(i + 1) * 12])) + i * 12
+        print(f"  {names[k]:>14}: {mr.rate_rps[k]:6.2f} rps, {mr.tokens_per_s[k]:7.0f} tokens/s at TTFT p99 "
+              f"{mr.stats.ttft_p99_s[k, 0]:.2f} s, TPOT p99 {mr.stats.tpot_p99_s[k, 0] * 1e3:.0f} ms "
+              f"(offline {mr.offline_tokens_per_s[k]:7.0f} tokens/s, {kv[k]} sequences per instance)")
     return 0
+
+
+def decoder_scenarios():
+    """A 7B-class decoder: a decode step reads the weights once (memory-bound, shared socket bandwidth)
+    plus the KV cache; the KV capacity per instance is the DRAM left after one weight copy per socket."""
+    inst, base, per_tok, pre_rate, kv, names = [], [], [], [], [], []
+    kmax = 64
+    b = np.arange(1, kmax + 1)
+    for cpu, (cores, layouts) in CPUS.items():
+        for c in layouts:
+            n = cores // c  # instances per socket share its bandwidth
+            bw = 300e9 / n
+            base.append((7e9 / bw) * (1 + 0.004 * b))  # INT8 weights, a little activation traffic per sequence
+            per_tok.append(np.full(kmax, 2 * 32 * 4096 * 2 / bw))  # K and V, 32 layers, fp16
+            pre_rate.append(2 * 7e9 / (c * 2e12 * 0.5))  # seconds per prompt token: compute-bound
+            inst.append(2 * n)
+            kv.append(int(np.clip(400e9 / n / (640 * 2 * 32 * 4096 * 2), 1, kmax)))
+            names.append(f"{cpu}/{c}c")
+    pre = np.array(pre_rate)
+    return (np.array(inst), DecodeStep(np.array(base), np.array(per_tok)), np.array(kv),
+            lambda s, tok: 0.002 + pre[s] * tok, names)
 
 
 class _Sub:
