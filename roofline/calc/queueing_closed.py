@@ -32,7 +32,6 @@ All functions broadcast their array arguments and return float arrays; unstable 
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -147,11 +146,13 @@ def md1_wait_tail(t: ArrayLike, lam: ArrayLike, d: ArrayLike) -> np.ndarray:
     te = np.where(exact_region, t, 0.0)
     total = np.zeros(t.shape)
     kmax = int(np.floor(np.max(te / d, initial=0.0)))
+    log_fact = 0.0  # ln k!
     for k in range(kmax + 1):
+        log_fact += np.log(k) if k else 0.0
         x = lam * (te - k * d)  # >= 0 where the term is in the sum
         inside = (k * d <= te) & exact_region
         xs = np.where(inside, x, 1.0)
-        mag = np.exp(k * np.log(np.where(xs > 0, xs, 1.0)) - math.lgamma(k + 1) + xs) if k else np.exp(xs)
+        mag = np.exp(k * np.log(np.where(xs > 0, xs, 1.0)) - log_fact + xs) if k else np.exp(xs)
         mag = np.where((xs == 0) & (k > 0), 0.0, mag)
         total = total + np.where(inside, (-1.0) ** k * mag, 0.0)
     exact = 1.0 - (1.0 - rho) * total

@@ -1,9 +1,9 @@
 """Speed of the serving simulations on the size of a plan: 3 CPUs x 12 instance layouts.
 
-Encoders (``roofline.calc.queueing``): for every (CPU, layout), the highest Poisson rate per
+Encoders (``roofline.serving.dynamic_batching``): for every (CPU, layout), the highest Poisson rate per
 server whose simulated p99 meets the SLO (``max_rate``: 2 rounds x 8 candidate loads x 8
 replications x 2,000 measured requests, every scenario in one vectorised loop per round), then
-the latency-vs-load curve of each CPU's best layout. Decoders (``roofline.calc.llm_serving``):
+the latency-vs-load curve of each CPU's best layout. Decoders (``roofline.serving.continuous_batching``):
 the same search with continuous batching. Service times are synthetic but shaped like the
 roofline's: a batch's time grows sub-linearly in its size (memory-bound weights read once per
 batch), an instance of ``C`` cores is about ``C`` times faster than one core.
@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from roofline.calc.llm_serving import DecodeStep, decoder_max_rate
-from roofline.calc.queueing import BatchTable, latency_curve, max_rate
-from roofline.calc.request_lengths import fixed_lengths, lognormal_lengths
+from roofline.serving.continuous_batching import DecodeStep, decoder_max_rate
+from roofline.serving.dynamic_batching import BatchTable, latency_curve, max_rate
+from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 
 CPUS = {  # cores per socket: 12 layouts (cores per instance) each; 2 sockets per server
     "64-core": (64, (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)),
@@ -51,7 +51,7 @@ def main() -> int:
     for label, lengths in (("fixed 256", fixed_lengths(SEQ)), ("lognormal mean 256", lognormal_lengths(SEQ, 0.5, 16, 512))):
         svc = table
         if not lengths.is_fixed:
-            from roofline.calc.queueing import TokenTable
+            from roofline.serving.dynamic_batching import TokenTable
 
             tok = np.arange(16, CAP + 513, 16)
             svc = TokenTable(tok, table.times_s[:, :1] * (0.35 + 0.65 * tok[None, :] / SEQ))

@@ -1,7 +1,7 @@
 """The highest offered rate that meets a latency SLO, found by a vectorised scan over loads.
 
-Shared by the encoder queue (:mod:`roofline.calc.queueing`) and the decoder server
-(:mod:`roofline.calc.llm_serving`). Loads are fractions ``x`` of each scenario's offline capacity.
+Shared by the encoder queue (:mod:`roofline.serving.dynamic_batching`) and the decoder server
+(:mod:`roofline.serving.continuous_batching`). Loads are fractions ``x`` of each scenario's offline capacity.
 
 Round 1 simulates every scenario at the loads ``grid``; a scenario's bracket runs from its last
 load meeting the SLO before the first that misses it (a pass above a miss does not count: the SLO

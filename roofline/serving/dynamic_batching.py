@@ -2,7 +2,7 @@
 
 **The system.** One server runs ``c`` identical instances fed from one FCFS queue. Requests arrive
 as a Poisson process at ``lam`` per second; request lengths (tokens) are i.i.d. from a
-:class:`~roofline.calc.request_lengths.RequestLengths`. The service time of a batch is the
+:class:`~roofline.serving.request_lengths.RequestLengths`. The service time of a batch is the
 caller's function of the batch, ``service_time(scenario, batch_requests, batch_tokens) -> s``
 (vectorised; :class:`BatchTable` and :class:`TokenTable` build it from tabulated step times).
 
@@ -46,7 +46,7 @@ requests, and keeps every row's arithmetic in the same range.
 **Outputs** (:class:`ServerStats`): latency = waiting (queueing and the batching wait) plus the
 batch's service time; p50 and p99 pooled over all replications' measured requests; a 95%
 interval on p99 and on the mean wait from the spread across independent replications
-(:mod:`roofline.calc.sim_stats`); utilization = busy instance-time / (``c`` x the span from the
+(:mod:`roofline.serving.sampling`); utilization = busy instance-time / (``c`` x the span from the
 first measured dispatch to the last measured completion) (<= 1 by construction); throughput =
 measured requests / that span (the offered rate when stable, the capacity when overloaded);
 mean requests and tokens per batch. Each replication discards its first ``warmup`` requests
@@ -62,10 +62,11 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from roofline.calc.rate_search import SEARCH_GRID, check_grid, scan
-from roofline.calc.request_lengths import RequestLengths
-from roofline.calc.sim_stats import replication_half_width
 from roofline.errors import UserError
+from roofline.serving.checks import positive, whole
+from roofline.serving.rate_search import SEARCH_GRID, check_grid, scan
+from roofline.serving.request_lengths import RequestLengths
+from roofline.serving.sampling import Sampling, quantiles, replication_half_width, streams
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -201,71 +202,7 @@ class MaxRate:
     """the simulation at ``rate_rps`` (arrays ``(S, 1)``; NaN where ``rate_rps`` is 0)"""
 
 
-@dataclass(frozen=True)
-class Sampling:
-    """How much to simulate, per (scenario, offered rate).
-
-    Each of ``replications`` independent replications (seeds spawned from ``seed``) simulates,
-    from an empty system, a warm-up it discards, the requests it measures, and a short tail (so that
-    the batches of the last measured requests can fill). The measured requests are at least
-    ``requests`` and at least ``cycles`` full-batch service times of simulated time; the warm-up
-    at least ``warmup`` requests and ``warmup_cycles`` full-batch times; each at most
-    ``max_requests``. Sizing by time matters for servers with many instances: ``c`` instances
-    serving batches of ``B`` take ``c B`` requests per full-batch time at capacity, so a fixed
-    request count would cover only a few service times of a 256-instance server.
-    """
-
-    requests: int = 2000
-    warmup: int = 500
-    cycles: float = 10.0
-    warmup_cycles: float = 3.0
-    max_requests: int = 50_000
-    replications: int = 8
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        _count("requests", self.requests, 10)
-        _count("warmup", self.warmup, 0)
-        _positive("cycles", self.cycles, allow_zero=True)
-        _positive("warmup_cycles", self.warmup_cycles, allow_zero=True)
-        if _count("max_requests", self.max_requests, 10) < self.requests:
-            raise UserError(f"max_requests={self.max_requests}: must be at least requests={self.requests}")
-        _count("replications", self.replications, 1)
-        _count("seed", self.seed, 0)
-
-    def rows(self, per_cycle: np.ndarray, most_per_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(measured, warm-up, tail) requests for rows where ``per_cycle`` requests arrive per full-batch time."""
-        meas = np.minimum(np.maximum(self.requests, np.ceil(self.cycles * per_cycle)), self.max_requests)
-        warm = np.minimum(np.maximum(self.warmup, np.ceil(self.warmup_cycles * per_cycle)), self.max_requests)
-        tail = np.minimum(most_per_batch + 1, np.maximum(meas // 10, 1))
-        return meas.astype(np.int64), warm.astype(np.int64), tail.astype(np.int64)
-
-
 # --------------------------------------------------------------------------- input checks
-
-
-def _positive(name: str, value: ArrayLike, *, allow_zero: bool = False) -> np.ndarray:
-    try:
-        v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise UserError(f"{name}={value!r}: must be a number") from None
-    ok = np.isfinite(v) & ((v >= 0) if allow_zero else (v > 0))
-    if not np.all(ok):
-        bad = v[~ok].ravel()[0] if v.ndim else float(v)
-        raise UserError(f"{name}={bad:g}: must be {'0 or more' if allow_zero else 'positive'} and finite")
-    return v
-
-
-def _count(name: str, value: ArrayLike, minimum: int = 1) -> np.ndarray:
-    v = np.asarray(value)
-    try:
-        f = v.astype(float)
-    except (TypeError, ValueError):
-        raise UserError(f"{name}={value!r}: must be a whole number >= {minimum}") from None
-    if not (np.all(np.isfinite(f)) and np.all(f == np.round(f)) and np.all(f >= minimum)):
-        bad = f[~(np.isfinite(f) & (f == np.round(f)) & (f >= minimum))].ravel()[0] if f.ndim else float(f)
-        raise UserError(f"{name}={bad:g}: must be a whole number >= {minimum}")
-    return f.astype(np.int64)
 
 
 def _check_service(service: ServiceTime, lengths: RequestLengths, cap: np.ndarray) -> None:
@@ -284,29 +221,15 @@ def _check_service(service: ServiceTime, lengths: RequestLengths, cap: np.ndarra
 
 
 def _check_common(instances, lengths, max_batch_tokens, max_wait_s):
-    c = _count("instances", instances).ravel()
+    c = whole("instances", instances).ravel()
     if not isinstance(lengths, RequestLengths):
         raise UserError("lengths: must be a RequestLengths (fixed_lengths, lognormal_lengths or histogram_lengths)")
-    cap = np.broadcast_to(_count("max_batch_tokens", max_batch_tokens), c.shape).astype(np.int64)
-    mw = np.broadcast_to(_positive("max_wait_s", max_wait_s, allow_zero=True), c.shape).astype(float)
+    cap = np.broadcast_to(whole("max_batch_tokens", max_batch_tokens), c.shape).astype(np.int64)
+    mw = np.broadcast_to(positive("max_wait_s", max_wait_s, allow_zero=True), c.shape).astype(float)
     return c, cap, mw
 
 
 # --------------------------------------------------------------------------- the engine
-
-
-def _streams(lengths: RequestLengths, replications: int, total: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-rate arrival times ``U`` and lengths ``L``, shape (replications, total); replication ``r``
-    uses its own spawned stream, whatever the number of scenarios or rates (rows that need fewer
-    requests use a prefix of it)."""
-    seqs = np.random.SeedSequence(seed).spawn(replications)
-    u = np.empty((replications, total))
-    ln = np.empty((replications, total), dtype=np.int64)
-    for r, sq in enumerate(seqs):
-        rng = np.random.default_rng(sq)
-        u[r] = np.cumsum(rng.exponential(1.0, total))
-        ln[r] = lengths.sample(rng, total)
-    return u, ln
 
 
 #: compact the rows still running when they fall below this fraction of the arrays
@@ -410,20 +333,6 @@ def _layout_rows(n_scen: int, n_rates: int, reps: int):
     return s, g, r
 
 
-def _quantiles(x: np.ndarray, ps: tuple[float, ...]) -> list[float]:
-    """Quantiles with linear interpolation between order statistics (numpy's default method)."""
-    n = x.size
-    pos = [p * (n - 1) for p in ps]
-    ks = sorted({min(int(math.floor(q)), n - 1) for q in pos} | {min(int(math.floor(q)) + 1, n - 1) for q in pos})
-    part = np.partition(x, ks)
-    out = []
-    for q in pos:
-        lo = min(int(math.floor(q)), n - 1)
-        hi = min(lo + 1, n - 1)
-        out.append(float(part[lo] + (part[hi] - part[lo]) * (q - lo)))
-    return out
-
-
 def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.ndarray, mw: np.ndarray,
               batch_time: np.ndarray, service: ServiceTime, lengths: RequestLengths, size: Sampling,
               keep_samples: bool) -> ServerStats:
@@ -437,7 +346,7 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     most = int(np.max(np.maximum(cap // lengths.min, 1)))
     meas, warm, tail = size.rows(lam * batch_time[s_i], most)
     total = warm + meas + tail
-    u, ln = _streams(lengths, reps, int(total.max()), size.seed)
+    u, ln = streams(lengths, reps, int(total.max()), size.seed)
     offsets, heads, disp_b, end_b, frame = _run(u, ln, r_i, total, scen_ids[s_i], lam, c[s_i], cap[s_i], mw[s_i], lengths.min, service)
     n_rows = r_i.size
     size_b = np.diff(np.append(heads, offsets[-1]))  # every row's first request heads a batch
@@ -465,7 +374,7 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
         arr = uo[r_i[i], warm[i]:warm[i] + meas[i]]
         lat = (np.repeat(end_b[sl], overlap[sl]) - arr) / lam[i]
         lat_rows.append(lat)
-        p99_r[i] = _quantiles(lat, (0.99,))[0]
+        p99_r[i] = quantiles(lat, (0.99,))[0]
         lat_mean[i] = lat.mean()
         wait_r[i] = lat_mean[i] - (overlap[sl] @ (end_b[sl] - disp_b[sl])) / (meas[i] * lam[i])
     p99_r = p99_r.reshape(shape3)
@@ -477,7 +386,7 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     samples = np.empty((n_s, n_g), dtype=object) if keep_samples else None
     for j in range(n_s * n_g):
         seg = np.concatenate(lat_rows[j * reps:(j + 1) * reps])
-        p50.flat[j], p99.flat[j] = _quantiles(seg, (0.5, 0.99))
+        p50.flat[j], p99.flat[j] = quantiles(seg, (0.5, 0.99))
         if keep_samples:
             samples.flat[j] = seg
     hw99 = replication_half_width(p99_r)
@@ -517,7 +426,7 @@ def simulate_server(rate_rps: ArrayLike, instances: ArrayLike, service_time: Ser
     measured latencies and waits of each (scenario, rate), all replications pooled.
     """
     c, cap, mw = _check_common(instances, lengths, max_batch_tokens, max_wait_s)
-    rates = _positive("rate_rps", rate_rps)
+    rates = positive("rate_rps", rate_rps)
     if rates.ndim > 2 or (rates.ndim == 2 and rates.shape[0] not in (1, c.size)):
         raise UserError(f"rate_rps: shape {rates.shape}; give a scalar, (G,) rates for every scenario, or (S, G)")
     rates = np.broadcast_to(rates.reshape((1, -1) if rates.ndim < 2 else rates.shape), (c.size, max(rates.size, 1)
@@ -539,15 +448,15 @@ def batch_queue_path(arrival_s: ArrayLike, lengths: ArrayLike, instances: int, s
     For tests and for replaying a trace; the simulation runs the same code.
     """
     a = np.asarray(arrival_s, dtype=float).ravel()
-    ln = _count("lengths", lengths).ravel()
+    ln = whole("lengths", lengths).ravel()
     if a.size != ln.size or a.size == 0:
         raise UserError("arrival_s and lengths: one length per arrival")
     if not (np.all(np.isfinite(a)) and np.all(np.diff(a) >= 0)):
         raise UserError("arrival_s: must be finite and non-decreasing")
-    c = int(_count("instances", instances))
-    cap = int(_count("max_batch_tokens", max_batch_tokens))
-    mw = float(_positive("max_wait_s", max_wait_s, allow_zero=True))
-    lmin = int(ln.min()) if shortest is None else int(_count("shortest", shortest))
+    c = int(whole("instances", instances))
+    cap = int(whole("max_batch_tokens", max_batch_tokens))
+    mw = float(positive("max_wait_s", max_wait_s, allow_zero=True))
+    lmin = int(ln.min()) if shortest is None else int(whole("shortest", shortest))
     one = np.zeros(1, dtype=np.int64)
     _, heads, disp, end, _ = _run(a[None, :], ln[None, :], one, one + a.size, one + scenario, np.ones(1), one + c,
                                   one + cap, np.full(1, mw), lmin, service_time)
@@ -565,7 +474,7 @@ def offline_throughput(instances: ArrayLike, service_time: ServiceTime, lengths:
     longer request alone), ``rps = c n / sum s(batch)``; smaller caps are not searched.
     """
     c, cap, _ = _check_common(instances, lengths, max_batch_tokens, 0.0)
-    n = int(_count("requests", requests, 1))
+    n = int(whole("requests", requests, 1))
     _check_service(service_time, lengths, cap)
     scen = np.arange(c.size)
     if lengths.is_fixed:
@@ -608,8 +517,8 @@ def bare_latency_p99(service_time: ServiceTime, lengths: RequestLengths, n_scena
     ``max_wait_s`` when another request of the shortest length could still join it
     (``L + L_min <= cap``), then is served alone: ``s(1, L) + max_wait_s [L + L_min <= cap]``.
     The p99 is taken over the length distribution (the smallest value with ``P(latency <= v) >= 0.99``)."""
-    cap = np.broadcast_to(_count("max_batch_tokens", max_batch_tokens), (n_scenarios,))
-    mw = np.broadcast_to(_positive("max_wait_s", max_wait_s, allow_zero=True), (n_scenarios,))
+    cap = np.broadcast_to(whole("max_batch_tokens", max_batch_tokens), (n_scenarios,))
+    mw = np.broadcast_to(positive("max_wait_s", max_wait_s, allow_zero=True), (n_scenarios,))
     k = lengths.support
     ss, kk = np.meshgrid(np.arange(n_scenarios), k, indexing="ij")
     v = np.asarray(service_time(ss, np.ones_like(kk), kk), dtype=float)
@@ -630,7 +539,7 @@ def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTi
     too; with a long ``max_wait_s`` the p99 can fall as the load rises and batches fill sooner).
     So scenarios whose p99 at vanishing load already misses it (:func:`bare_latency_p99`) get rate
     0 and ``meets`` False without being simulated; the others are scanned from below by
-    :func:`roofline.calc.rate_search.scan` (loads are fractions of the offline capacity; with the
+    :func:`roofline.serving.rate_search.scan` (loads are fractions of the offline capacity; with the
     default three rounds of 4 loads the answer is within 1% of the capacity below the first
     simulated miss), every scenario in one simulation per round. "Meets" is the pooled p99 point
     estimate <= SLO, or with ``conservative`` the upper end of its 95% interval <= SLO. The
@@ -639,8 +548,8 @@ def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTi
     c, cap, mw = _check_common(instances, lengths, max_batch_tokens, max_wait_s)
     if not isinstance(sampling, Sampling):
         raise UserError("sampling: must be a Sampling")
-    slo = np.broadcast_to(_positive("p99_slo_s", p99_slo_s), c.shape)
-    rounds = int(_count("rounds", rounds))
+    slo = np.broadcast_to(positive("p99_slo_s", p99_slo_s), c.shape)
+    rounds = int(whole("rounds", rounds))
     check_grid(grid)
     _check_service(service_time, lengths, cap)
     off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed)

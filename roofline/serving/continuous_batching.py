@@ -3,7 +3,7 @@
 **The system.** A server runs ``c`` identical instances; each keeps a running batch of at most
 ``K = max_concurrent_sequences`` sequences (the KV-cache capacity the caller computes from the
 DRAM left after the weights). Requests arrive as a Poisson process at ``lam`` per second, each
-with a prompt of ``P`` tokens (a :class:`~roofline.calc.request_lengths.RequestLengths`) and a
+with a prompt of ``P`` tokens (a :class:`~roofline.serving.request_lengths.RequestLengths`) and a
 fixed number ``O`` of output tokens. The load balancer sends each request to an instance chosen
 at random, so each instance sees a Poisson stream at ``lam / c`` and the instances are
 independent (a balancer that joins the least-loaded instance does better: this is the
@@ -34,7 +34,7 @@ constant and a run of ``k`` decode steps takes, in closed form,
 the simulation jumps from event to event, stopping at the first step boundary after an arrival
 that can be admitted (the smallest ``k`` with ``T(k) >= a - t``, from the quadratic). So the loop
 runs about two passes per request, not one per token, vectorised across every (scenario, rate,
-replication) like :mod:`roofline.calc.queueing`. ``O`` is therefore one number per run; prompt
+replication) like :mod:`roofline.serving.dynamic_batching`. ``O`` is therefore one number per run; prompt
 lengths may vary. The step must be affine in the context: :meth:`DecodeStep.from_callable`
 takes the secant of any step function over the contexts the run can reach.
 
@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from roofline.calc.queueing import Sampling, _count, _positive, _quantiles, _streams
-from roofline.calc.rate_search import SEARCH_GRID, check_grid, scan
-from roofline.calc.request_lengths import RequestLengths
-from roofline.calc.sim_stats import replication_half_width
 from roofline.errors import UserError
+from roofline.serving.checks import positive, whole
+from roofline.serving.rate_search import SEARCH_GRID, check_grid, scan
+from roofline.serving.request_lengths import RequestLengths
+from roofline.serving.sampling import Sampling, quantiles, replication_half_width, streams
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -173,12 +173,12 @@ class DecoderMaxRate:
 
 def _check(instances, prompt_lengths, output_len, max_concurrent, step: DecodeStep, prefill_time,
            max_prefill_tokens):
-    c = _count("instances", instances).ravel()
+    c = whole("instances", instances).ravel()
     if not isinstance(prompt_lengths, RequestLengths):
         raise UserError("prompt_lengths: must be a RequestLengths (fixed_lengths, lognormal_lengths or "
                         "histogram_lengths)")
-    o = int(_count("output_len", output_len))
-    k = np.broadcast_to(_count("max_concurrent_sequences", max_concurrent), c.shape).astype(np.int64)
+    o = int(whole("output_len", output_len))
+    k = np.broadcast_to(whole("max_concurrent_sequences", max_concurrent), c.shape).astype(np.int64)
     if not isinstance(step, DecodeStep):
         raise UserError("decode_step: must be a DecodeStep")
     if step.max_batch < k.max():
@@ -188,7 +188,7 @@ def _check(instances, prompt_lengths, output_len, max_concurrent, step: DecodeSt
         raise UserError(f"decode step table: {step.base_s.shape[0]} rows for {c.size} scenarios")
     if not callable(prefill_time):
         raise UserError("prefill_time: must be a function (scenario, prompt_tokens) -> seconds")
-    cap = None if max_prefill_tokens is None else int(_count("max_prefill_tokens", max_prefill_tokens))
+    cap = None if max_prefill_tokens is None else int(whole("max_prefill_tokens", max_prefill_tokens))
     return c, o, k, cap
 
 
@@ -444,7 +444,7 @@ def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_
     lam = rates[s_i, g_i] / c[s_i]  # per instance: random dispatch splits the Poisson stream
     meas, warm, tail = size.rows(lam * cycle_s[s_i], int(k.max()))  # the tail keeps the load on the last ones
     total = warm + meas + tail
-    u, p = _streams(lengths, reps, int(total.max()), size.seed)
+    u, p = streams(lengths, reps, int(total.max()), size.seed)
     runs = _run(u, p, r_i, total, scen_ids[s_i], lam, k[s_i], o, prefill_time, step, cap, warm, warm + meas - 1)
     n_rows = r_i.size
     uo = u + runs.frame * np.arange(reps)[:, None]
@@ -466,8 +466,8 @@ def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_
         tpot = (done - first) / ((o - 1) * lam[i]) if o > 1 else np.zeros(w1 - w0)
         ttft_rows.append(ttft)
         tpot_rows.append(tpot)
-        p99s[0, i] = _quantiles(ttft, (0.99,))[0]
-        p99s[1, i] = _quantiles(tpot, (0.99,))[0]
+        p99s[0, i] = quantiles(ttft, (0.99,))[0]
+        p99s[1, i] = quantiles(tpot, (0.99,))[0]
         span = (done[-1] - done[0]) / lam[i]
         rate_done[i] = (meas[i] - 1) / span if span > 0 else lam[i]
     out = {}
@@ -477,7 +477,7 @@ def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_
         mean = np.empty(n_s * n_g)
         for j in range(n_s * n_g):
             seg = np.concatenate(rows_[j * reps:(j + 1) * reps])
-            p50[j], p99[j] = _quantiles(seg, (0.5, 0.99))
+            p50[j], p99[j] = quantiles(seg, (0.5, 0.99))
             mean[j] = seg.mean()
         hw = replication_half_width(p99s[0 if name == "ttft" else 1].reshape(shape3)).ravel()
         out[name] = (p50.reshape(n_s, n_g), p99.reshape(n_s, n_g), np.stack([p99 - hw, p99 + hw], -1).reshape(
@@ -496,7 +496,7 @@ def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_
 
 
 def _rates(rate_rps, n):
-    rates = _positive("rate_rps", rate_rps)
+    rates = positive("rate_rps", rate_rps)
     if rates.ndim > 2 or (rates.ndim == 2 and rates.shape[0] not in (1, n)):
         raise UserError(f"rate_rps: shape {rates.shape}; give a scalar, (G,) rates for every scenario, or (S, G)")
     if rates.ndim < 2:
@@ -511,7 +511,7 @@ def simulate_decoder(rate_rps: ArrayLike, instances: ArrayLike, prefill_time: Pr
 
     ``instances``, ``max_concurrent_sequences`` (per instance): (S,) or scalars; ``rate_rps`` a
     scalar, (G,) or (S, G); ``prefill_time(scenario, prompt_tokens)`` and ``decode_step`` give the
-    step times (see the module docstring). :class:`~roofline.calc.queueing.Sampling` sizes the
+    step times (see the module docstring). :class:`~roofline.serving.dynamic_batching.Sampling` sizes the
     runs; its "full-batch time" is here the offline cycle (a prefill and ``O - 1`` decode steps).
     Returns :class:`DecoderStats` with arrays (S, G).
     """
@@ -531,8 +531,8 @@ def decoder_max_rate(ttft_slo_s: ArrayLike | None, tpot_slo_s: ArrayLike | None,
                      rounds: int = 3, grid: tuple[float, ...] = SEARCH_GRID, conservative: bool = False,
                      sampling: Sampling = Sampling()) -> DecoderMaxRate:
     """The highest Poisson rate per server whose simulated TTFT p99 and TPOT p99 meet their SLOs
-    (``None``: no bound on that one), by :func:`roofline.calc.rate_search.scan` over fractions of
-    the offline rate; like :func:`roofline.calc.queueing.max_rate`, the SLOs must hold at every
+    (``None``: no bound on that one), by :func:`roofline.serving.rate_search.scan` over fractions of
+    the offline rate; like :func:`roofline.serving.dynamic_batching.max_rate`, the SLOs must hold at every
     load up to the answer, so a scenario whose lone request already misses one
     (:func:`bare_latencies_p99`) gets rate 0 and ``meets`` False. ``conservative`` compares the
     upper ends of the 95% intervals instead of the point estimates.
@@ -541,9 +541,9 @@ def decoder_max_rate(ttft_slo_s: ArrayLike | None, tpot_slo_s: ArrayLike | None,
                           prefill_time, max_prefill_tokens)
     if ttft_slo_s is None and tpot_slo_s is None:
         raise UserError("decoder_max_rate: give ttft_slo_s, tpot_slo_s or both")
-    ttft_slo = np.broadcast_to(np.inf if ttft_slo_s is None else _positive("ttft_slo_s", ttft_slo_s), c.shape)
-    tpot_slo = np.broadcast_to(np.inf if tpot_slo_s is None else _positive("tpot_slo_s", tpot_slo_s), c.shape)
-    rounds = int(_count("rounds", rounds))
+    ttft_slo = np.broadcast_to(np.inf if ttft_slo_s is None else positive("ttft_slo_s", ttft_slo_s), c.shape)
+    tpot_slo = np.broadcast_to(np.inf if tpot_slo_s is None else positive("tpot_slo_s", tpot_slo_s), c.shape)
+    rounds = int(whole("rounds", rounds))
     check_grid(grid)
     if not isinstance(sampling, Sampling):
         raise UserError("sampling: must be a Sampling")
@@ -574,14 +574,14 @@ def decode_path(arrival_s: ArrayLike, prompt_lengths: ArrayLike, output_len: int
     lengths: ``(first_token_s, last_token_s)`` per request. For tests and for replaying a trace;
     the simulation runs the same code."""
     a = np.asarray(arrival_s, dtype=float).ravel()
-    pl = _count("prompt_lengths", prompt_lengths).ravel()
+    pl = whole("prompt_lengths", prompt_lengths).ravel()
     if a.size != pl.size or a.size == 0:
         raise UserError("arrival_s and prompt_lengths: one prompt length per arrival")
     if not (np.all(np.isfinite(a)) and np.all(np.diff(a) >= 0)):
         raise UserError("arrival_s: must be finite and non-decreasing")
-    k = int(_count("max_concurrent_sequences", max_concurrent_sequences))
-    o = int(_count("output_len", output_len))
-    cap = None if max_prefill_tokens is None else int(_count("max_prefill_tokens", max_prefill_tokens))
+    k = int(whole("max_concurrent_sequences", max_concurrent_sequences))
+    o = int(whole("output_len", output_len))
+    cap = None if max_prefill_tokens is None else int(whole("max_prefill_tokens", max_prefill_tokens))
     if decode_step.max_batch < k:
         raise UserError(f"decode step table: has batches up to {decode_step.max_batch}, but "
                         f"max_concurrent_sequences={k}")

@@ -1,4 +1,4 @@
-"""The dynamic-batching queue simulation (roofline.calc.queueing) against closed forms, a plain
+"""The dynamic-batching queue simulation (roofline.serving.dynamic_batching) against closed forms, a plain
 per-request reference implementation, and the properties a queue must have."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline.calc import queueing_closed as qc
-from roofline.calc.queueing import (
+from roofline.serving.dynamic_batching import (
     BatchTable,
-    Sampling,
     TokenTable,
     bare_latency_p99,
     batch_queue_path,
@@ -23,8 +22,9 @@ from roofline.calc.queueing import (
     offline_throughput,
     simulate_server,
 )
-from roofline.calc.request_lengths import fixed_lengths, histogram_lengths, lognormal_lengths
 from roofline.errors import UserError
+from roofline.serving.request_lengths import fixed_lengths, histogram_lengths, lognormal_lengths
+from roofline.serving.sampling import Sampling
 
 LONG = Sampling(requests=20_000, warmup=2_000, replications=10, seed=1)
 

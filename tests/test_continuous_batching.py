@@ -1,4 +1,4 @@
-"""Continuous batching for decoders (roofline.calc.llm_serving): a token-by-token reference,
+"""Continuous batching for decoders (roofline.serving.continuous_batching): a token-by-token reference,
 the limits at vanishing load and at saturation, and bad input."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roofline.calc.llm_serving import (
+from roofline.serving.continuous_batching import (
     DecodeStep,
     bare_latencies_p99,
     decode_path,
@@ -16,9 +16,9 @@ from roofline.calc.llm_serving import (
     decoder_offline,
     simulate_decoder,
 )
-from roofline.calc.queueing import Sampling
-from roofline.calc.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.errors import UserError
+from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
+from roofline.serving.sampling import Sampling
 
 SMALL = Sampling(requests=600, warmup=150, replications=4)
 
