@@ -112,3 +112,4 @@ def test_allen_cunneen_is_exact_for_mmc_and_mg1():
     assert qc.allen_cunneen_wait_quantile(0.99, lam, 1.0, 1.0, c) == pytest.approx(qc.mmc_wait_quantile(0.99, lam, 1.0, c))
     # c = 1 with deterministic service is Pollaczek-Khinchine exactly
     assert qc.allen_cunneen_wait_mean(0.7, 1.0, 0.0, 1) == pytest.approx(qc.md1_wait_mean(0.7, 1.0))
+

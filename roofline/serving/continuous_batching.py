@@ -2,7 +2,7 @@
 
 **The system.** A server runs ``c`` identical instances; each keeps a running batch of at most
 ``K = max_concurrent_sequences`` sequences (the KV-cache capacity the caller computes from the
-DRAM left after the weights). Requests arrive as a Poisson process at ``lam`` per second, each
+DRAM left after the weights: :func:`roofline.calc.kv_capacity.max_concurrent_sequences`). Requests arrive as a Poisson process at ``lam`` per second, each
 with a prompt of ``P`` tokens (a :class:`~roofline.serving.request_lengths.RequestLengths`) and a
 fixed number ``O`` of output tokens. The load balancer sends each request to an instance chosen
 at random, so each instance sees a Poisson stream at ``lam / c`` and the instances are
@@ -32,11 +32,15 @@ next departure is the head group's. Between events (an admission, a departure) t
 constant and a run of ``k`` decode steps takes, in closed form,
 ``T(k) = k base[b] + per_token[b] (k C + b k (k - 1) / 2)`` (``C`` grows by ``b`` each step);
 the simulation jumps from event to event, stopping at the first step boundary after an arrival
-that can be admitted (the smallest ``k`` with ``T(k) >= a - t``, from the quadratic). So the loop
-runs about two passes per request, not one per token, vectorised across every (scenario, rate,
-replication) like :mod:`roofline.serving.dynamic_batching`. ``O`` is therefore one number per run; prompt
-lengths may vary. The step must be affine in the context: :meth:`DecodeStep.from_callable`
-takes the secant of any step function over the contexts the run can reach.
+that can be admitted (the smallest ``k`` with ``T(k) >= a - t``, from the quadratic). One pass of
+the loop runs, for every row, the prefill that is due and then the decode run to the next event,
+so it makes about two passes per request (one ending at an arrival, one at a departure), not one
+per token, vectorised across every (scenario, rate, replication) like
+:mod:`roofline.serving.dynamic_batching`. A plan's search (36 scenarios, 3 rounds of 4 loads x 8
+replications) takes about 3 s on one core of a shared 2-core machine
+(``tests/benchmarks/bench_queueing.py``). ``O`` is therefore one number per run; prompt lengths
+may vary. The step must be affine in the context: :meth:`DecodeStep.from_callable` takes the
+secant of any step function over the contexts the run can reach.
 
 **Capacity.** The offline scenario is an instance cycling one full group: a prefill of ``m``
 prompts (mean length) then ``O - 1`` decode steps at batch ``m``, ``m`` requests per cycle; the

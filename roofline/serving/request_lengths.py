@@ -58,11 +58,6 @@ class RequestLengths:
     def is_fixed(self) -> bool:
         return self.support.size == 1
 
-    def quantile(self, p: float) -> int:
-        """The smallest length ``k`` with ``P(L <= k) >= p``."""
-        cdf = np.cumsum(self.prob)
-        return int(self.support[min(int(np.searchsorted(cdf, p - 1e-12)), self.support.size - 1)])
-
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent lengths (int64)."""
         if self.is_fixed:

@@ -106,16 +106,16 @@ class Sampling:
 
 
 def streams(lengths: RequestLengths, replications: int, total: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-rate arrival times ``U`` and lengths ``L``, shape (replications, total); replication ``r``
-    uses its own spawned stream, whatever the number of scenarios or rates (rows that need fewer
-    requests use a prefix of it)."""
-    seqs = np.random.SeedSequence(seed).spawn(replications)
+    """Unit-rate arrival times ``U`` and lengths ``L``, shape (replications, total). Replication
+    ``r`` draws its arrivals and its lengths from two generators of its own (spawned from
+    ``seed``), so its first ``n`` requests are the same whatever ``total`` and whatever the number
+    of scenarios or rates: rows that need fewer requests use a prefix."""
     u = np.empty((replications, total))
     ln = np.empty((replications, total), dtype=np.int64)
-    for r, sq in enumerate(seqs):
-        rng = np.random.default_rng(sq)
-        u[r] = np.cumsum(rng.exponential(1.0, total))
-        ln[r] = lengths.sample(rng, total)
+    for r, sq in enumerate(np.random.SeedSequence(seed).spawn(replications)):
+        arrivals, sizes = (np.random.default_rng(s) for s in sq.spawn(2))
+        u[r] = np.cumsum(arrivals.exponential(1.0, total))
+        ln[r] = lengths.sample(sizes, total)
     return u, ln
 
 
