@@ -307,7 +307,6 @@ def test_p99_rises_with_load_and_falls_with_instances(c, per_batch, wait):
 def test_fixed_seed_is_deterministic():
     svc = sublinear("fixed")
     kw = dict(max_batch_tokens=1024, max_wait_s=0.001, sampling=Sampling(requests=500, warmup=100, replications=3))
-    a = simulate_server([50.0, 200.0], [2], svc, lognormal_lengths(128, 0.5, 16, 512), **kw) if False else None
     a = simulate_server([50.0, 200.0], [2], svc, fixed_lengths(128), **kw)
     b = simulate_server([50.0, 200.0], [2], svc, fixed_lengths(128), **kw)
     np.testing.assert_array_equal(a.p99_s, b.p99_s)
