@@ -10,7 +10,7 @@ from roofline.catalog import load_platform
 from roofline.estimate.shape import shape_ceiling
 from roofline.validation.compiled import kernels_in_code
 from roofline.validation.host import Cache, HostInfo, catalog_match, detect_host
-from roofline.validation.probe import GemmPeak, ProbeResult, probe_platform
+from roofline.validation.probe import GemmPeak, Level, ProbeResult, probe_platform
 
 CPUINFO_EMR = """processor\t: {i}
 vendor_id\t: GenuineIntel
@@ -90,13 +90,15 @@ def test_kernel_naming_from_generated_code():
     assert kernels_in_code(["x = y + 1"]).describe() == "none"
 
 
-def synthetic_probe(host: HostInfo, threads: int = 16, llc_bw: float = 175e9) -> ProbeResult:
+def synthetic_probe(host: HostInfo, threads: int = 16, llc_bw: float = 175e9, clock: float = 2.1e9) -> ProbeResult:
     g = {d: GemmPeak(d, k, (2048, 2048, 2048), v, 1e-7) for d, k, v in
          (("fp32", "aten.mm (fp32)", 1.43e12), ("bf16", "aten.mm (bf16)", 3.33e12),
           ("int8", "onednn.qlinear_pointwise (u8 x s8)", 5.45e12))}
-    return ProbeResult(host=host, threads=threads, date="2026-11-30", dram_read_bytes_per_s=85.7e9,
-                       dram_copy_bytes_per_s=68.8e9, dram_array_bytes=2**31, llc_read_bytes_per_s=llc_bw,
-                       llc_working_set_bytes=150 * 2**20, gemm=g, versions={"torch": "2.11", "torchao": "0.18"})
+    return ProbeResult(host=host, threads=threads, date="2026-11-30", clock_hz=clock, clock_source="add chain",
+                       dram=Level(2**31, threads, 85.7e9, 68.8e9, 70e9), llc=Level(150 * 2**20, threads, llc_bw, 0.6 * llc_bw),
+                       l2=Level(16 * 2**20, threads, 900e9, 800e9, 850e9),
+                       dram_one_core=Level(2**31, 1, 12e9, 10e9, 11e9), llc_one_core=Level(150 * 2**20, 1, 40e9, 30e9),
+                       gemm=g, versions={"torch": "2.11", "torchao": "0.18"})
 
 
 def test_probe_platform_reproduces_measured_peaks(tmp_path):
@@ -104,8 +106,13 @@ def test_probe_platform_reproduces_measured_peaks(tmp_path):
     from roofline.estimate.paths import path_peak
 
     p = probe_platform(synthetic_probe(fake_host(tmp_path)))
+    # each level's bandwidth: the fastest of its kernels; per core: one thread alone
     assert p.dram.measured_gb_per_s.value == pytest.approx(85.7) and not p.dram.theoretical_gb_per_s.known
+    assert p.dram.read_gb_per_s_per_core.value == pytest.approx(12.0)
     assert p.llc.read_gb_per_s.value == pytest.approx(175.0) and p.llc.size_mib.value == 300
+    assert p.llc.read_gb_per_s_per_core.value == pytest.approx(40.0)
+    assert p.l2.read_gb_per_s.value == pytest.approx(900.0) and p.l2.size_kib.value == 2048
+    assert p.frequency_ghz["measured"].value == pytest.approx(2.1) and "add chain" in p.frequency_ghz["measured"].source
     assert path_peak(p, "int8-measured", 1) == pytest.approx(5.45e12, rel=1e-3)  # cores x clock x ops/cycle
     for s in (p.sockets, p.cores_per_socket, p.compute["fp32-measured"].ops_per_cycle):
         assert s.kind == "measured" and s.date == "2026-11-30" and s.threads == 16 and s.tool == "roofline probe"
@@ -117,6 +124,16 @@ def test_probe_platform_reproduces_measured_peaks(tmp_path):
 def test_probe_with_a_slow_llc_reading_leaves_it_unknown(tmp_path):
     p = probe_platform(synthetic_probe(fake_host(tmp_path), llc_bw=50e9))
     assert not p.llc.read_gb_per_s.known and "below DRAM" in p.llc.read_gb_per_s.unknown
+
+
+def test_probe_names_ops_per_cycle_above_the_datasheet(tmp_path):
+    """A clock reading too low makes the derived ops/cycle exceed the ISA's rate: the notes say so. The
+    Emerald Rapids guest's datasheet INT8 rate is 2048 (AMX); at 0.1 GHz the measured 5.45 Tops/s over 16
+    cores would be 3406 ops/cycle."""
+    slow = probe_platform(synthetic_probe(fake_host(tmp_path), clock=0.1e9))
+    assert any(n.startswith("INT8:") and "above the 2048" in n for n in slow.notes)
+    fine = probe_platform(synthetic_probe(fake_host(tmp_path / "b")))
+    assert not any("above the" in n for n in fine.notes)
 
 
 def test_datasheet_scaled_to_the_threads_used(tmp_path):
