@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--model")
     ck.add_argument("--cpu")
     ck.add_argument("--precision", help="e.g. int8-static")
-    ck.add_argument("--baseline", default="fp32")
+    ck.add_argument("--baseline", help="the precision the measured speedup is over (default fp32; decode: bf16 where native)")
     ck.add_argument("--throughput-speedup", type=A_SPEEDUP, help="measured end-to-end speedup over the baseline "
                     "(0.001 to 10,000)")
     ck.add_argument("--linear-speedup", type=A_SPEEDUP, help="measured linear-block speedup over the baseline "
@@ -357,6 +357,20 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override s_non (0.001 to 10,000)")
     ck.add_argument("--calibration-any-platform", action="store_true",
                     help="apply a calibration fitted on another platform (the result says so)")
+    dec = ck.add_argument_group("decode (--phase decode: tokens/s of an LLM engine)")
+    dec.add_argument("--phase", choices=("forward", "decode"), default="forward",
+                     help="decode: the throughput speedup is tokens/s over the baseline's, one token per sequence")
+    dec.add_argument("--context", type=CONTEXT, help="decode: tokens in the KV cache (default 1024)")
+    dec.add_argument("--engine-ops-per-cycle", type=_float_in(0.01, 65536, "ops per cycle per core"),
+                     help="decode: the engine's matmul rate per core when it does not use the vector or matrix "
+                     "units (scalar code: 2)")
+    dec.add_argument("--dequant", choices=("fused", "unfused"), default="fused",
+                     help="decode: unfused: weights dequantized on the vector units before the multiply, not under "
+                     "the memory stream")
+    dec.add_argument("--widen-weights", action="store_true",
+                     help="decode: the engine widens quantized weights to a float copy it writes and reads back")
+    dec.add_argument("--engine-kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
+                     help="decode: the engine's KV-cache element type (default: the ceiling's)")
     _add_json(ck)
     _add_force(ck)
     ck.set_defaults(handler="roofline.cli.check_cmd:check")

@@ -43,11 +43,31 @@ def check(args: argparse.Namespace) -> int:
         report = load_report(args.report)
         result = check_report(report, _report_platform(report, args, args.report), _report_model(report, args, args.report),
                               calibration=calibration, source=args.report, calibration_name=args.calibration,
-                              precision=args.precision, baseline=args.baseline if args.precision else None,
+                              precision=args.precision, baseline=(args.baseline or "fp32") if args.precision else None,
                               calibration_any_platform=args.calibration_any_platform)
         if not result.comparisons:
             raise UserError(f"{args.report}: no timed INT8 comparison"
-                            + (f" of {args.precision} vs {args.baseline}" if args.precision else ""))
+                            + (f" of {args.precision} vs {args.baseline or 'fp32'}" if args.precision else ""))
+    elif args.phase == "decode":
+        from roofline.estimate.check_decode import Engine, check_decode
+
+        missing = [f for f, v in (("--model", args.model), ("--cpu", args.cpu), ("--precision", args.precision),
+                                  ("--throughput-speedup", args.throughput_speedup)) if v is None]
+        if missing:
+            raise UserError(f"check --phase decode needs {', '.join(missing)}")
+        if args.linear_speedup is not None:
+            raise UserError("--linear-speedup: not with --phase decode (its throughput speedup is tokens/s)")
+        model = load_model_file(find_file("models", args.model))
+        platform = load_platform_file(find_file("platforms", args.cpu))
+        from roofline.estimate.engine import default_baseline
+
+        result = check_decode(
+            platform, model, args.precision, args.baseline or default_baseline(platform, model),
+            throughput_speedup=args.throughput_speedup, batch=args.batch, context=args.context,
+            engine=Engine(args.engine_ops_per_cycle, args.dequant, args.widen_weights, args.engine_kv_dtype),
+            calibration=calibration, calibration_name=args.calibration,
+            calibration_any_platform=args.calibration_any_platform, stack=stack_arg(args.stack),
+            memory_model=args.memory_model)
     else:
         missing = [f for f, v in (("--model", args.model), ("--cpu", args.cpu), ("--precision", args.precision),
                                   ("--throughput-speedup", args.throughput_speedup)) if v is None]
@@ -55,7 +75,7 @@ def check(args: argparse.Namespace) -> int:
             raise UserError(f"check needs {', '.join(missing)} (or --report REPORT.json)")
         result = check_typed(
             load_platform_file(find_file("platforms", args.cpu)), load_model_file(find_file("models", args.model)),
-            args.precision, args.baseline, throughput_speedup=args.throughput_speedup,
+            args.precision, args.baseline or "fp32", throughput_speedup=args.throughput_speedup,
             linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
             calibration_name=args.calibration, memory_model=args.memory_model, stack=stack_arg(args.stack),
