@@ -75,3 +75,23 @@ def test_no_generic_top_level_packages():
     assert set(dirs) <= set(packages), "a package-dir maps a package that is not installed"
     for target in dirs.values():
         assert (REPO / target).is_dir(), target
+
+
+def test_validation_imports_torch_at_the_top_and_defines_no_classes_in_functions():
+    """validation/ only runs with torch: it imports torch at module level (torch_env, which gives the
+    one-line 'needs torch' error, and the optional llama.cpp engine are the exceptions) and defines its
+    modules as module-level classes, not inside functions or static methods."""
+    lazy_ok = {"torch_env.py", "llamacpp.py", "llamacpp_report.py", "gguf_writer.py", "host.py", "native.py"}
+    offenders = []
+    for path in (REPO / "validation").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ClassDef):
+                    offenders.append(f"{path.name}:{node.lineno} class {node.name} inside {fn.name}()")
+                if path.name not in lazy_ok and isinstance(node, ast.Import) and any(
+                        a.name.split(".")[0] == "torch" for a in node.names):
+                    offenders.append(f"{path.name}:{node.lineno} import torch inside {fn.name}()")
+    assert not offenders, offenders

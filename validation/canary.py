@@ -38,6 +38,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 from roofline.results.validate import ContentionResult
 
 #: a round whose canary runs more than this much slower than the reference is contended
@@ -125,7 +127,6 @@ class Canary:
     unresolved: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        import torch
 
         if not self.size:
             self.size = 256 if self.threads <= 2 else 64 * round(4 * (self.threads / 2) ** (1 / 3))
@@ -144,7 +145,6 @@ class Canary:
             self.best_cpu_share = max(self.best_cpu_share, stored["best_cpu_share"])
 
     def _key(self) -> str:
-        import torch
 
         return f"{_cpu_model()}; torch {torch.__version__}; {self.threads} threads; mm {self.size}^3"
 
@@ -182,7 +182,6 @@ class Canary:
     def _time(self, calls: int) -> tuple[float, float | None]:
         """(mean seconds per GEMM over ``calls`` back-to-back calls, the process's CPU share meanwhile)
         with this run's thread count."""
-        import torch
 
         saved = torch.get_num_threads()
         torch.set_num_threads(self.threads)

@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import torch
+
 #: GEMM kernels as they appear at call sites in Inductor's generated wrapper, most specific first.
 KERNEL_CALLS: list[tuple[str, str]] = [
     ("onednn.qlinear_pointwise", r"torch\.ops\.onednn\.qlinear_pointwise\.\w+\("),
@@ -127,7 +129,6 @@ def compile_module(module, example, *, max_autotune: bool = False):
     """
     from unittest import mock
 
-    import torch
     from torch._inductor.graph import GraphLowering
 
     ns = {"M": module}

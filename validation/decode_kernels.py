@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import torch
+import torch.nn as nn
+
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.estimate.shape import shape_ceiling
 from roofline.results.validate import RECIPE_OF as RECIPE
@@ -28,12 +31,24 @@ def _weight_bytes(precision: str, n: int, k: int) -> float:
     return r.e_w * n * k + float(weight_meta_bytes(n, k, r.w_scale, r.w_group_size, r.scale_bytes, r.w_zero_point))
 
 
+class Stack(nn.Module):
+    """``copies`` distinct linear layers of one shape on the same input, their outputs summed: one call
+    streams every copy's weights."""
+
+    def __init__(self, copies: int, n: int, k: int):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(k, n, bias=False) for _ in range(copies))
+
+    def forward(self, x):
+        y = self.layers[0](x)
+        for layer in self.layers[1:]:
+            y = y + layer(x)
+        return y
+
+
 def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: TimingSettings,
                        progress: Callable[[str], None] = lambda x: None,
                        precisions: tuple[str, ...] = WEIGHT_ONLY_VARIANTS) -> list[DecodeKernelResult]:
-    import torch
-    import torch.nn as nn
-
     llc = platform.llc_domain_bytes * int(platform.sockets.value)
     b_mem = platform.dram_bytes_per_s(int(platform.sockets.value))
     out = []
@@ -41,19 +56,8 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
         per_copy = _weight_bytes(precision, n, k)
         copies = max(2, math.ceil(4 * llc / per_copy))
 
-        class Stack(nn.Module):
-            def __init__(self, copies: int):
-                super().__init__()
-                self.layers = nn.ModuleList(nn.Linear(k, n, bias=False) for _ in range(copies))
-
-            def forward(self, x):
-                y = self.layers[0](x)
-                for layer in self.layers[1:]:
-                    y = y + layer(x)
-                return y
-
         g = torch.Generator().manual_seed(n * 31 + k)
-        model = Stack(copies)
+        model = Stack(copies, n, k)
         with torch.no_grad():
             for layer in model.layers:
                 layer.weight.copy_(torch.randn(n, k, generator=g) / k**0.5)

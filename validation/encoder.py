@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
 from roofline.calc.amdahl import amdahl
 from roofline.estimate.harness import encoder_run
 from roofline.spec.model import ModelSpec
@@ -20,42 +24,45 @@ from roofline.validation.prepare import prepare_variants
 from roofline.results.validate import EncoderRun, EndToEndResult
 
 
-def build_encoder(spec: ModelSpec, layers: int, seed: int = 0):
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
+class EncoderLayer(nn.Module):
+    """One post-LN BERT layer: fused QKV, scaled-dot-product attention, output projection, residual and
+    LayerNorm, FFN up + GeLU, FFN down, residual and LayerNorm."""
 
-    hidden, heads, head_dim = spec.hidden_size, spec.num_attention_heads, spec.head_size
+    def __init__(self, hidden: int, heads: int, head_dim: int, intermediate: int):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+        self.qkv = nn.Linear(hidden, 3 * heads * head_dim)
+        self.attn_out = nn.Linear(heads * head_dim, hidden)
+        self.ln1 = nn.LayerNorm(hidden)
+        self.ffn_up = nn.Linear(hidden, intermediate)
+        self.ffn_down = nn.Linear(intermediate, hidden)
+        self.ln2 = nn.LayerNorm(hidden)
 
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.qkv = nn.Linear(hidden, 3 * heads * head_dim)
-            self.attn_out = nn.Linear(heads * head_dim, hidden)
-            self.ln1 = nn.LayerNorm(hidden)
-            self.ffn_up = nn.Linear(hidden, spec.intermediate_size)
-            self.ffn_down = nn.Linear(spec.intermediate_size, hidden)
-            self.ln2 = nn.LayerNorm(hidden)
+    def forward(self, x):
+        b, s, _ = x.shape
+        h, d = self.heads, self.head_dim
+        q, k, v = self.qkv(x).view(b, s, 3, h, d).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, h * d)
+        x = self.ln1(x + self.attn_out(a))
+        return self.ln2(x + self.ffn_down(F.gelu(self.ffn_up(x))))
 
-        def forward(self, x):
-            b, s, _ = x.shape
-            q, k, v = self.qkv(x).view(b, s, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, heads * head_dim)
-            x = self.ln1(x + self.attn_out(a))
-            return self.ln2(x + self.ffn_down(F.gelu(self.ffn_up(x))))
 
-    class Encoder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+class Encoder(nn.Module):
+    def __init__(self, spec: ModelSpec, layers: int):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            EncoderLayer(spec.hidden_size, spec.num_attention_heads, spec.head_size, spec.intermediate_size)
+            for _ in range(layers))
 
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
 
+
+def build_encoder(spec: ModelSpec, layers: int, seed: int = 0) -> Encoder:
     torch.manual_seed(seed)
-    enc = Encoder()
+    enc = Encoder(spec, layers)
     with torch.no_grad():  # BERT's initialisation: N(0, 0.02) weights, zero biases
         for m in enc.modules():
             if isinstance(m, nn.Linear):
@@ -71,10 +78,6 @@ PROFILE_AGREEMENT = 1.35
 def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, precisions: list[str],
                    platform: Platform, s: TimingSettings,
                    progress: Callable[[str], None] = lambda x: None) -> tuple[list[EndToEndResult], list[EncoderRun]]:
-    import dataclasses
-
-    import torch
-
     model = build_encoder(spec, layers)
     g = torch.Generator().manual_seed(7)
     example = torch.randn(batch, seq_len, spec.hidden_size, generator=g)

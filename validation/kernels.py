@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 from roofline.estimate.shape import shape_ceiling
 from roofline.spec.platform import Platform
 from roofline.validation.prepare import Prepared, prepare_variants
@@ -40,7 +42,6 @@ def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: T
     profile before and after timing (something recompiled) is flagged and its time dropped.
     ``breakdowns`` receives the profile taken after timing, per variant (the median of
     ``profile_repeats`` interleaved profiles)."""
-    import torch
 
     usable = {n: p.call for n, p in prepared.items() if p.usable}
     before = {n: profile_breakdown(c, make_input, iters=3).dominant_gemm for n, c in usable.items()}
@@ -68,7 +69,6 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
               s: TimingSettings, progress: Callable[[str], None] = lambda x: None,
               host_flags: dict[str, list[str]] | None = None) -> list[ShapeResult]:
     """Every precision of one GEMM shape; ``host_flags`` adds per-precision remarks (e.g. no native BF16)."""
-    import torch
 
     g = torch.Generator().manual_seed(1000 + shape.m + shape.n + shape.k)
     model = torch.nn.Linear(shape.k, shape.n)

@@ -17,6 +17,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+
 from roofline.validation.compiled import FLOAT_KERNELS, INT8_KERNELS, KernelReport, compile_module
 from roofline.validation.variants import build_variant, quantized_weights
 
@@ -73,7 +75,6 @@ def prepare_variants(model, example, calibration: list, reference, precisions: l
                      layers: int = 1, max_autotune: bool = False, progress: Callable[[str], None] = lambda s: None,
                      verbose: bool = False) -> dict[str, Prepared]:
     """Build, compile and check each precision; ``layers``: the depth the tolerances scale with."""
-    import torch
 
     out: dict[str, Prepared] = {}
     for precision in precisions:

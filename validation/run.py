@@ -6,6 +6,8 @@ import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 from roofline import __version__
 from roofline.calc.shapes import transformer_gemms
 from roofline.catalog import find_file, load_model_file
@@ -56,7 +58,6 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     from roofline.catalog.cache import cache_dir
 
     require_torchao()
-    import torch
 
     host = detect_host()
     threads = o.threads or host.cores

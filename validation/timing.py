@@ -22,7 +22,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+import torch.utils.benchmark as tb
+
 from roofline.validation.canary import Canary, CanarySample, contention_flag
+
 from roofline.validation.compiled import PROFILER_ATTENTION, PROFILER_GEMM
 
 
@@ -44,8 +48,6 @@ def time_interleaved(fns: dict[str, Callable], make_input: Callable, *, rounds: 
     With a ``canary``, a round after which the canary says the host was contended is run again, up to
     ``max_reruns`` extra rounds in all (default: as many as ``rounds``). If clean rounds are still
     short, the least contended of the others fill in and every timing gets the same contention flag."""
-    import torch.utils.benchmark as tb
-
     names = list(fns)
     max_reruns = rounds if max_reruns is None else max_reruns
     identity = lambda x: x  # noqa: E731
@@ -108,7 +110,6 @@ def profile_breakdown(call: Callable, make_input: Callable, iters: int = 10) -> 
     Linear block: the GEMM ops (with their fused epilogues); attention: the SDPA kernel;
     other: everything else, including Inductor's C++ kernels (quantize, layer norm, GeLU) and
     dispatch. Wrapper events count only through their own self time."""
-    import torch
 
     call(make_input())
     inputs = [make_input() for _ in range(iters)]
@@ -164,23 +165,25 @@ def _quiet_stderr():
         os.close(devnull)
 
 
+class Chain(torch.nn.Module):
+    """``n`` tiny linears in a row: a compiled graph of ``n`` extern GEMM calls."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(16, 16) for _ in range(n))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 def measure_dispatch(threads: int, rounds: int = 5, canary: Canary | None = None) -> dict[str, float]:
     """Fixed costs of running compiled code on this host: one call of a compiled graph holding one
     tiny linear (``call_s``), and each further extern op inside a graph (``per_op_s``: a graph of 17
     tiny linears against one of 1)."""
-    import torch
 
     from roofline.validation.compiled import compile_module
-
-    class Chain(torch.nn.Module):
-        def __init__(self, n: int):
-            super().__init__()
-            self.layers = torch.nn.ModuleList(torch.nn.Linear(16, 16) for _ in range(n))
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
 
     x = torch.randn(4, 16)
     fns = {n: compile_module(Chain(n).eval(), x)[0] for n in (1, 17)}

@@ -25,60 +25,56 @@ from __future__ import annotations
 
 import copy
 
+import torch
+import torch.nn as nn
+
 VARIANTS = ("fp32", "bf16", "int8-dynamic", "int8-static")
 OPTIONAL_VARIANTS = ("int8-static-pt2e",)
 #: weight-only paths torchao 0.18 runs on x86 CPUs, on a BF16 model (see the module docstring)
 WEIGHT_ONLY_VARIANTS = ("bf16-weights", "int8-weight-only", "int4-weight-only")
 
 
-def _torch_nn():
-    import torch
-    import torch.nn as nn
+class Parent(nn.Module):
+    """A wrapper, because ``quantize_`` cannot replace a root module."""
 
-    return torch, nn
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
 
 
-class _Parent:
-    """Factory for the wrapper modules (nn imported lazily)."""
+class AutocastBF16(nn.Module):
+    """The float model under BF16 autocast, FP32 in and out."""
 
-    @staticmethod
-    def wrap(m):
-        _, nn = _torch_nn()
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
 
-        class Parent(nn.Module):
-            def __init__(self, inner):
-                super().__init__()
-                self.inner = inner
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.inner(x).float()
 
-            def forward(self, x):
-                return self.inner(x)
 
-        return Parent(m)
+class BF16IO(nn.Module):
+    """BF16 weights and activations inside; FP32 in and out, like the other variants."""
 
-    @staticmethod
-    def autocast_bf16(m):
-        torch, nn = _torch_nn()
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
 
-        class AutocastBF16(nn.Module):
-            def __init__(self, inner):
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, x):
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    return self.inner(x).float()
-
-        return AutocastBF16(m)
+    def forward(self, x):
+        return self.inner(x.to(torch.bfloat16)).float()
 
 
 def build_variant(name: str, model, calibration: list, example):
     """A fresh copy of ``model`` (float, eval) prepared for ``name``; the original is untouched."""
-    torch, _ = _torch_nn()
-    m = _Parent.wrap(copy.deepcopy(model)).eval()
+    m = Parent(copy.deepcopy(model)).eval()
     if name == "fp32":
         return m
     if name == "bf16":
-        return _Parent.autocast_bf16(m)
+        return AutocastBF16(m)
     if name in ("int8-dynamic", "int8-static"):
         from torchao.prototype.smoothquant import SmoothQuantConfig
         from torchao.quantization import (
@@ -117,18 +113,6 @@ def build_variant(name: str, model, calibration: list, example):
 
 
 def _weight_only(name: str, m):
-    torch, nn = _torch_nn()
-
-    class BF16IO(nn.Module):
-        """BF16 weights and activations inside; float32 in and out, like the other variants."""
-
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, x):
-            return self.inner(x.to(torch.bfloat16)).float()
-
     m = m.to(torch.bfloat16)
     if name == "int8-weight-only":
         from torchao.quantization import Int8WeightOnlyConfig, quantize_
@@ -145,7 +129,6 @@ def _weight_only(name: str, m):
 
 def quantized_weights(module) -> tuple[int, int]:
     """(linear weights that are quantized tensor subclasses, all linear weights) in ``module``."""
-    _, nn = _torch_nn()
     total = quantized = 0
     for sub in module.modules():
         if isinstance(sub, nn.Linear):

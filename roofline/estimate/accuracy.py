@@ -44,7 +44,7 @@ from roofline.spec.stack import Accuracy, PathRule, StackProfile
 
 #: ceilings are compared with measurements of performance (time or throughput); a speedup above the
 #: ratio of two ceilings is possible when the baseline runs further below its own
-ABSOLUTE = ("latency", "gemm", "throughput")
+ABSOLUTE = ("latency", "gemm", "throughput", "tokens_per_s")
 #: the figures that compare two precisions
 RATIOS = ("speedup", "linear_speedup", "non_gemm_speedup")
 PULL = 0.02
@@ -91,6 +91,8 @@ class Figure:
     parts: tuple[Parts, ...]
     """one step (latency, gemm, throughput) or two (baseline, new: speedups)"""
     batch: int = 1
+    tokens: float = 1.0
+    """tokens per step (tokens_per_s figures)"""
 
 
 @dataclass
@@ -156,6 +158,8 @@ def predict(f: Figure, q: Params | None) -> float:
         return parts_time(f.parts[0], q, "linear", f.platform) / t
     if f.kind == "throughput":
         return f.batch / t
+    if f.kind == "tokens_per_s":
+        return f.tokens / t
     return t
 
 
@@ -176,13 +180,16 @@ def figures(rec: LoadedRecord, rules: Sequence[PathRule] = ()) -> list[Figure]:
     out = []
     cache: dict[tuple, tuple[Parts, ...]] = {}
     for m in rec.measurements:
-        key = (m.kind, m.precision, m.baseline, m.non_gemm_mode, m.m, m.n, m.k)
+        key = (m.kind, m.precision, m.baseline, m.non_gemm_mode, m.m, m.n, m.k, m.phase, m.seq_len, m.context,
+               m.kv_dtype)
         if key not in cache:
             cache[key] = _parts_for(r, platform, spec, m, stack)
-        label = (f"{m.name} {m.m}x{m.n}x{m.k}" if m.kind == "gemm" else
+        label = (f"{m.name} {m.m}x{m.n}x{m.k}" if m.kind == "gemm" else m.name if m.name else
                  f"{m.kind.replace('_', ' ')} vs {m.baseline}" if m.baseline else m.kind)
+        phase = m.phase or r.phase
+        tokens = r.batch * (1 if phase == "decode" else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, m.kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch))
+                          cache[key], r.batch, tokens))
     return out
 
 
@@ -199,9 +206,10 @@ def _parts_for(r, platform, spec, m, stack: StackProfile) -> tuple[Parts, ...]:
                             cores=cores, embeddings=r.embeddings)
         return (_parts(h.res, h.recipe, [h.recipe] * len(h.gemms), h.gemms, h.step, h.mode, m.kind != "gemm", stack),)
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
-    ev = evaluate(platform, spec, precisions=names, baseline=names[0], batch=r.batch, seq_len=r.seq_len,
-                  phase=r.phase, context=r.context, sockets=r.platform.sockets, cores=cores,
-                  instance_cores=r.platform.instance_cores)
+    ev = evaluate(platform, spec, precisions=names, baseline=names[0], batch=r.batch, seq_len=m.seq_len or r.seq_len,
+                  phase=m.phase or r.phase, context=m.context if m.context is not None else r.context,
+                  sockets=r.platform.sockets, cores=cores, kv_dtype=m.kv_dtype,
+                  instance_cores=r.platform.instance_cores or (cores if m.kind == "tokens_per_s" else None))
     return tuple(_parts(ev.res, e.recipe, e.cells, ev.gemms, e.step, e.recipe.non_gemm_mode, True, stack)
                  for e in ev.evaluated)
 

@@ -20,6 +20,8 @@ def _value(kind: str, v: float) -> str:
         return f"{sig(v * 1e3)} ms"
     if kind == "throughput":
         return f"{sig(v)}/s"
+    if kind == "tokens_per_s":
+        return f"{sig(v)} tok/s"
     if kind == "gemm_share":
         return f"{v:.3f}"
     return f"{v:.2f}x"
@@ -53,7 +55,7 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
             t.add_column(c, justify="left" if c in ("what", "precision") else "right", no_wrap=True)
         for row in rows:
             prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
-            what = row.what if row.kind == "gemm" else row.kind.replace("_", " ")
+            what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
             t.add_row(what, prec, _value(row.kind, row.measured), _value(row.kind, row.ceiling),
                       Text(_pct(row.ceiling_error), style="bold red" if row.violation else ""),
                       "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))

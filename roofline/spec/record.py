@@ -11,6 +11,8 @@ workload (model, batch, sequence, phase), the software stack, and its measured f
   the linear block (the GEMM kernels' time);
 - ``gemm``: seconds of one linear compiled and called on its own (``name``, ``m``, ``n``, ``k``);
 - ``throughput``: steps (requests) per second of the whole platform;
+- ``tokens_per_s``: tokens per second of the whole platform (a prefill step's ``batch x seq_len`` tokens,
+  a decode step's ``batch``), as LLM engines report them (llama-bench's pp and tg);
 - ``gemm_share``: the linear block's share of ``precision``'s time (the paper's ``f_GEMM``);
 - ``non_gemm_speedup``: the speedup of everything but the linear block over ``baseline``'s (``s_non``).
 
@@ -26,7 +28,8 @@ from typing import Literal
 from roofline.spec import PYDANTIC_CONFIG
 
 SCHEMA_VERSION = 1
-KINDS = ("latency", "speedup", "linear_speedup", "gemm", "throughput", "gemm_share", "non_gemm_speedup")
+KINDS = ("latency", "speedup", "linear_speedup", "gemm", "throughput", "tokens_per_s", "gemm_share",
+         "non_gemm_speedup")
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,8 @@ class RecordPlatform:
 class Measurement:
     __pydantic_config__ = PYDANTIC_CONFIG
 
-    kind: Literal["latency", "speedup", "linear_speedup", "gemm", "throughput", "gemm_share", "non_gemm_speedup"]
+    kind: Literal["latency", "speedup", "linear_speedup", "gemm", "throughput", "tokens_per_s", "gemm_share",
+                  "non_gemm_speedup"]
     precision: str
     value: float
     """seconds (latency, gemm), a ratio (speedups) or per second (throughput)"""
@@ -61,6 +65,12 @@ class Measurement:
     """speedups: the precision they are over"""
     non_gemm_mode: str | None = None
     """how the run's non-GEMM work ran (default: the recipe's)"""
+    phase: str | None = None
+    """this figure's phase, when it differs from the record's (a llama.cpp run's pp and tg)"""
+    seq_len: int | None = None
+    context: int | None = None
+    kv_dtype: str | None = None
+    """the KV cache's element type in the run (default: the activation dtype)"""
     name: str | None = None
     m: int | None = None
     n: int | None = None
