@@ -235,6 +235,7 @@ def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: b
                         "LLC bandwidth of one core") if threads > 1 else None
     progress("GEMM peaks")
     size = 1024 if quick else (2048 if threads <= 8 else 4096)
+    torch.set_num_threads(threads)  # whatever the kernels above did to the process's thread settings
     gemm = _guarded(lambda: gemm_peaks(torch, size), canary, "GEMM peaks", notes)
     canary.save()
     return ProbeResult(

@@ -82,6 +82,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     dispatch = measure_dispatch(threads, canary=canary)
     progress("probe")
     measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
+    torch.set_num_threads(threads)  # the probe's kernels share the process's threads: compile and time with these
     sheet = datasheet_for(host, threads, measured)
     notes = []
     if canary.unresolved:

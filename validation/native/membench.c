@@ -9,6 +9,9 @@
  *   static schedule, each thread touching its own part first so that its pages are local), repeated
  *   `reps` times; they return the best repetition's seconds. Bytes moved per element: read 4, copy 8,
  *   triad 12 (STREAM's convention: write-allocate traffic not counted).
+ *
+ * Thread counts go in num_threads clauses, never omp_set_num_threads: the process's OpenMP runtime may
+ * be torch's, whose intra-op thread count (and Inductor's guards on it) must not change.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,9 +21,8 @@ static double now(void) { return omp_get_wtime(); }
 
 double clock_chain(uint64_t n, int threads) {
     double best = 0.0;
-    omp_set_num_threads(threads);
     double seconds[4096];
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
     {
         int t = omp_get_thread_num();
         uint64_t x = (uint64_t)t;
@@ -43,25 +45,23 @@ double clock_chain(uint64_t n, int threads) {
     return best;
 }
 
-static void first_touch(float *a, size_t n, float v) {
-#pragma omp parallel for schedule(static)
+static void first_touch(float *a, size_t n, float v, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i++) a[i] = v;
 }
 
 void init_arrays(float *a, float *b, float *c, size_t n, int threads) {
-    omp_set_num_threads(threads);
-    first_touch(a, n, 1.0f);
-    first_touch(b, n, 2.0f);
-    first_touch(c, n, 0.5f);
+    first_touch(a, n, 1.0f, threads);
+    first_touch(b, n, 2.0f, threads);
+    first_touch(c, n, 0.5f, threads);
 }
 
 double read_bw(const float *a, size_t n, int reps, int threads, double *sink) {
-    omp_set_num_threads(threads);
     double best = 1e30, total = 0.0;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
         float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s3)
+#pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s3) num_threads(threads)
         for (size_t i = 0; i < n; i += 4) {
             s0 += a[i];
             s1 += a[i + 1];
@@ -77,11 +77,10 @@ double read_bw(const float *a, size_t n, int reps, int threads, double *sink) {
 }
 
 double copy_bw(float *restrict b, const float *restrict a, size_t n, int reps, int threads) {
-    omp_set_num_threads(threads);
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
         for (size_t i = 0; i < n; i++) b[i] = a[i];
         double t = now() - t0;
         if (t < best) best = t;
@@ -91,11 +90,10 @@ double copy_bw(float *restrict b, const float *restrict a, size_t n, int reps, i
 
 double triad_bw(float *restrict a, const float *restrict b, const float *restrict c, size_t n, int reps,
                 int threads) {
-    omp_set_num_threads(threads);
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
         for (size_t i = 0; i < n; i++) a[i] = b[i] + 0.5f * c[i];
         double t = now() - t0;
         if (t < best) best = t;
