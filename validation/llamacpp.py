@@ -122,10 +122,11 @@ def ceilings(platform: Platform, model: ModelSpec, precision: str, *, pp: int, t
     ceiling of a pp prompt, with the lm_head quantized and an f16 KV cache, as llama.cpp runs."""
     from roofline.estimate.engine import estimate
 
+    one = int(platform.cores_per_socket.value)  # one process on every core: one instance of them all
     dec = estimate(platform, model, precisions=[precision], baseline=precision, phase="decode", batch=1,
-                   context=tg // 2, quantize_lm_head=True, kv_dtype="fp16").precisions[precision]
+                   context=tg // 2, quantize_lm_head=True, kv_dtype="fp16", instance_cores=one).precisions[precision]
     pre = estimate(platform, model, precisions=[precision], baseline=precision, phase="prefill", batch=1,
-                   seq_len=pp, quantize_lm_head=True, kv_dtype="fp16").precisions[precision]
+                   seq_len=pp, quantize_lm_head=True, kv_dtype="fp16", instance_cores=one).precisions[precision]
     pre_bound = "compute" if sum(g.time_s for g in pre.gemms if g.bound == "compute") > pre.gemm_time_s / 2 \
         else "memory"
     return dict(tg=dec.decode.tokens_per_s, tg_bound=dec.decode.bound, weight_bytes=dec.decode.weight_bytes,

@@ -61,7 +61,8 @@ def load_record(path: Path) -> LoadedRecord:
 
 
 def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...], dict[str, float] | None]:
-    """A validate report's timed, numerically checked encoder runs (latency) and shapes (gemm)."""
+    """A validate report's timed, numerically checked encoder runs (latency) and shapes (gemm); a llama.cpp
+    report's prompt-processing and generation rates (tokens_per_s)."""
     from roofline.catalog.validate import validate
     from roofline.results.validate import ValidateResult
 
@@ -69,6 +70,8 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
         data = json.loads(read_bytes(path).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SpecError(str(path), "", f"not a validate report: {e}") from None
+    if isinstance(data, dict) and data.get("engine") == "llama.cpp":
+        return _llamacpp_figures(path, data, record), None
     report = validate(ValidateResult, data, path)
     out = []
     for run in report.encoder:
@@ -107,3 +110,24 @@ def stack_path(ref: str) -> Path:
 def load_stack(ref: str) -> StackProfile:
     path = stack_path(ref)
     return load_validated(StackProfile, path, lambda raw: parse_toml(raw, path))
+
+
+def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measurement, ...]:
+    """pp N: a prefill of N tokens in one batch; tg N: N tokens generated one at a time from an empty
+    cache, so at a mean context of N / 2 (llama-bench's tests), with the KV cache in the run's type."""
+    from roofline.catalog.validate import validate
+    from roofline.results.llamacpp import LlamaCppResult
+
+    report = validate(LlamaCppResult, data, path)
+    if report.layers != (record.layers or report.layers):
+        raise SpecError(str(path), "layers", f"the report ran {report.layers} layers; the record says {record.layers}")
+    kv = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}.get(report.settings.get("kv_type", "f16"), "fp16")
+    out = []
+    for run in report.runs:
+        out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=run.pp.tokens_per_s,
+                               name=run.pp.test, phase="prefill", seq_len=run.pp.tokens, kv_dtype=kv,
+                               note=f"llama.cpp {run.pp.test}, median of {len(run.pp.samples_tokens_per_s)}"))
+        out.append(Measurement(kind="tokens_per_s", precision=run.tg.test and run.precision, value=run.tg.tokens_per_s,
+                               name=run.tg.test, phase="decode", context=run.tg.tokens // 2, kv_dtype=kv,
+                               note=f"llama.cpp {run.tg.test}, median of {len(run.tg.samples_tokens_per_s)}"))
+    return tuple(out)

@@ -208,7 +208,7 @@ def _parts_for(r, platform, spec, m, stack: StackProfile) -> tuple[Parts, ...]:
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
     ev = evaluate(platform, spec, precisions=names, baseline=names[0], batch=r.batch, seq_len=m.seq_len or r.seq_len,
                   phase=m.phase or r.phase, context=m.context if m.context is not None else r.context,
-                  sockets=r.platform.sockets, cores=cores, kv_dtype=m.kv_dtype,
+                  sockets=r.platform.sockets, cores=cores, kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                   instance_cores=r.platform.instance_cores or (cores if m.kind == "tokens_per_s" else None))
     return tuple(_parts(ev.res, e.recipe, e.cells, ev.gemms, e.step, e.recipe.non_gemm_mode, True, stack)
                  for e in ev.evaluated)

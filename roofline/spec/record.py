@@ -110,6 +110,8 @@ class Record:
     """the layers the run built (default: the model's)"""
     embeddings: bool = True
     """the run included the embedding lookup (a validate encoder takes hidden states: false)"""
+    quantize_lm_head: bool = False
+    """decoders: the lm_head in the precision too (llama.cpp quantizes it with the rest)"""
     measurements: tuple[Measurement, ...] = ()
     report: str | None = None
     """a validate report (path relative to this file) whose figures this record takes"""
