@@ -37,6 +37,7 @@ from roofline.estimate.efficiency import from_stack, gemm_eta, mode_value, path_
 from roofline.estimate.engine import evaluate
 from roofline.estimate.harness import encoder_run, host_resources, shape_run
 from roofline.estimate.realistic import UNFITTED, TermName, realistic_step
+from roofline.estimate.step import GemmEval
 from roofline.results.validate import RECIPE_OF
 from roofline.spec.precision import get_recipe
 from roofline.spec.sourced import Sourced
@@ -59,9 +60,8 @@ M_HALF_MAX = 512.0
 class Parts:
     """One step's realistic time with the efficiencies left out."""
 
-    count: np.ndarray
-    t_compute: np.ndarray
-    t_memory: np.ndarray
+    gemm: GemmEval
+    """the step's GEMM rows at the ceiling (calls, compute and memory time)"""
     classes: tuple[str, ...]
     factor: np.ndarray
     """the path rule's peak ratio per row"""
@@ -130,14 +130,15 @@ def parts_time(p: Parts, q: Params | None, part: str = "all", platform: str = ""
     profile holding ``q``; None: the ceiling); ``part``: all, linear (the GEMM kernels and their epilogue)
     or non_gemm."""
     if q is None:
-        linear = float((p.count * np.maximum(p.t_compute, p.t_memory)).sum())
+        linear = float((p.gemm.count * p.gemm.time).sum())
         return {"linear": linear, "non_gemm": p.ceiling_s - linear, "all": p.ceiling_s}[part]
     phi = q.platform.get(platform, 1.0)
     eta = np.array([gemm_eta(q.gemm, q.kernel, c, p.graph)[0] for c in p.classes]) * p.factor
     if q.m_half > 0:
         eta = eta * p.m / (p.m + q.m_half)
     eta = np.minimum(eta * phi, 1.0)
-    linear = float((p.count * np.maximum(p.t_compute / eta, p.t_memory / q.memory)).sum()) + p.fixed_s
+    g = p.gemm
+    linear = float((g.count * np.maximum(g.t_compute / eta, g.t_memory / q.memory)).sum()) + p.fixed_s
     if part == "linear":
         return linear
     vec = min((mode_value(q.other, p.mode) or 1.0) * phi, 1.0)
@@ -218,7 +219,7 @@ def _parts(res, recipe, cells, gemms, step, mode: str, graph: bool, stack: Stack
     classes, factor = zip(*(path_class(res, c, stack) for c in cells))
     base = realistic_step(res, recipe, gemms, step, mode=mode, eff=UNFITTED, graph=graph)
     g = step.gemm
-    return Parts(count=np.asarray(g.count, dtype=float), t_compute=np.asarray(g.t_compute), t_memory=np.asarray(g.t_memory),
+    return Parts(gemm=g,
                  classes=tuple(classes), factor=np.asarray(factor), m=np.asarray(gemms.m, dtype=float),
                  attention_s=base.attention_s, other_s=base.other_s, mode=mode,
                  quant_s=base.seconds(TermName.ACTIVATION_QUANTIZATION), fixed_s=base.seconds(TermName.COMPENSATION),
