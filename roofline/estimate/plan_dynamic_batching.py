@@ -12,6 +12,12 @@ realistic or ceiling) is one scenario of the serving simulations, all in one cal
 
 then each CPU's best layout (:mod:`roofline.estimate.plan_fleet`) and its latency-vs-load curve
 (:func:`~roofline.serving.dynamic_batching.simulate_server` at loads up to 95% of its capacity).
+
+A server of more than :data:`MAX_QUEUE_INSTANCES` instances (beyond any catalog platform: 2 x 128
+one-core instances is 256) is simulated as ``k = ceil(c / 256)`` groups of ``round(c / k)``
+instances, each with its share of the arrivals (a load balancer per group, as a NUMA-aware deployment
+runs one per socket): the simulation's cost grows with the instances one queue feeds, and one queue
+for all would wait a little less (pooling), so the grouped answer errs low.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ from roofline.serving.dynamic_batching import (
 from roofline.estimate.step import BOUNDS
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+
+
+#: the most instances one simulated queue feeds; larger servers are split into groups (module docstring)
+MAX_QUEUE_INSTANCES = 256
 
 
 class _Tables:
@@ -71,6 +81,11 @@ class _Tables:
                 self.index += [(k, kind, i) for i in range(len(t.instance_cores))]
         self.rows = np.concatenate(rows)
         self.instances = np.concatenate(inst).astype(np.int64)
+        groups = -(-self.instances // MAX_QUEUE_INSTANCES)
+        self.queue = np.maximum(np.round(self.instances / groups), 1).astype(np.int64)
+        """instances one simulated queue feeds"""
+        self.scale = self.instances / self.queue
+        """the server's rate over the simulated queue's"""
 
     def row(self, cpu: int, kind: str, layout: int) -> int:
         return self.index.index((cpu, kind, layout))
@@ -91,9 +106,9 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
     server = o.scenario == "server"
-    mr = (max_rate(o.p99_s, tab.instances, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+    mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
           if server else None)
-    rate = mr.rate_rps if server else off.rps
+    rate = mr.rate_rps * tab.scale if server else off.rps
     bare = mr.bare_p99_s if server else bare_latency_p99(service, lengths, tab.rows.shape[0], max_batch_tokens=cap,
                                                          max_wait_s=mw)
     what = f"p99 {o.p99_s * 1e3:g} ms" if server else ""
@@ -136,14 +151,17 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
                               rps_per_server=cb.rps_per_server_ceiling,
                               servers_needed=servers_needed(o.target_rps, cb.rps_per_server_ceiling, o.utilization)
                               if pick_c.meets else None)
+        notes = [] if pick.meets else [reason]
+        if np.any(tab.queue[real] < tab.instances[real]):
+            notes.append(f"layouts of more than {MAX_QUEUE_INSTANCES} instances per server are simulated as groups of "
+                         f"at most {MAX_QUEUE_INSTANCES}, each with its share of the arrivals")
         plans.append(CpuPlan(
             cpu=p.name, description=p.description, sockets=t.sockets, cores_per_socket=int(o.cores or p.cores_per_socket.value),
             weights_llc_resident=t.weights_llc_resident, layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if pick.meets else None,
             price_per_hour=price,
             cost_per_million_requests=cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets else None,
-            ceiling=ceiling, curve=[],
-            notes=[] if pick.meets else [reason],
+            ceiling=ceiling, curve=[], notes=notes,
         ))
         best_rows.append(real[pick.index])
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
@@ -157,14 +175,16 @@ def _with_curves(plans: list[CpuPlan], tab: _Tables, rows: list[int], capacity: 
     rows_a = np.array(rows)
     loads = [curve_loads(rate[r] / capacity[r] if o.scenario == "server" else 0.0) for r in rows]
     width = max(len(x) for x in loads)
+    scale = tab.scale[rows_a, None]
     grid = np.array([np.pad(x, (0, width - len(x)), mode="edge") for x in loads]) * capacity[rows_a, None]
-    st = simulate_server(grid, tab.instances[rows_a], tab.service(rows_a), o.lengths,
+    st = simulate_server(grid / scale, tab.queue[rows_a], tab.service(rows_a), o.lengths,
                          max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=o.sampling)
     out = []
     for s, (plan, x) in enumerate(zip(plans, loads)):
-        curve = [CurvePoint(offered_rps=float(st.rate_rps[s, g]), utilization=float(st.utilization[s, g]),
+        k = float(scale[s, 0])
+        curve = [CurvePoint(offered_rps=float(st.rate_rps[s, g] * k), utilization=float(st.utilization[s, g]),
                             p50_s=num(st.p50_s[s, g]), p99_s=num(st.p99_s[s, g]),
-                            p99_ci_s=interval(st.p99_ci_s[s, g]), throughput_rps=num(st.throughput_rps[s, g]))
+                            p99_ci_s=interval(st.p99_ci_s[s, g]), throughput_rps=num(st.throughput_rps[s, g] * k))
                  for g in range(len(x))]
         out.append(replace(plan, curve=curve))
     return out

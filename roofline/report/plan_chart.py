@@ -53,8 +53,8 @@ def plot_plan(r: PlanResult, path: str | Path) -> int:
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(fontsize=8, loc="upper left")
     what = (f"prompt {r.seq_len}, output {r.output_len} tokens" if decode else f"{r.lengths.description}")
-    fig.suptitle(f"{r.model} in {r.precision} ({what}): best layout per CPU, {r.scenario} scenario"
-                 + (f", stack {r.stack}" if r.stack else ""), fontsize=10)
+    fig.suptitle(f"{r.model} in {r.precision}, {what}\nthe best layout per CPU under load ({r.scenario} scenario; "
+                 + (f"stack {r.stack})" if r.stack else "no stack profile)"), fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
