@@ -150,8 +150,8 @@ def test_offline_plan_is_the_closed_form(monkeypatch):
     assert c.servers_needed == math.ceil(1000 / want)
     assert c.cost_per_million_requests == pytest.approx(2.0 / (want * 3600) * 1e6)
     assert c.ceiling.rps_per_server == pytest.approx(2 * want)
-    assert [p.offered_rps for p in c.curve] == pytest.approx([f * want for f in
-                                                             (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)])
+    loads = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+    assert [p.offered_rps for p in c.curve] == pytest.approx([f * want for f in loads])
 
 
 def test_server_plan_of_one_instance_is_md1(monkeypatch):
@@ -418,7 +418,8 @@ def test_length_histogram_file(tmp_path):
     assert data["lengths"]["mean"] == pytest.approx((64 * 10 + 128 * 30 + 256 * 10) / 50)
     for text, words in [("64\n", "line 1"), ("64 1 2\n", "line 1"), ("64.5 1\n", "not a whole number"),
                         ("0 1\n", "not a whole number"), ("64 -1\n", "not a finite number >= 0"),
-                        ("64 nan\n", "not a finite number"), ("# nothing\n", "holds no"), ("64 0\n", "every weight is 0"),
+                        ("64 nan\n", "not a finite number"), ("# nothing\n", "holds no"),
+                        ("64 0\n", "every weight is 0"),
                         ("1000 1\n", "positions"), ("64 1e308\n128 1e308\n", "add up")]:
         bad = tmp_path / "bad.txt"
         bad.write_text(text)

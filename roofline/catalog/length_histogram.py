@@ -12,7 +12,8 @@ repeated length adds its weights up. For example::
     1024 120
 
 Anything else (a missing weight, a fractional or negative length, NaN, a third column, no bin at
-all, every weight 0, weights whose sum overflows, a file over 16 MiB) is refused in one line naming the file and the line.
+all, every weight 0, weights whose sum overflows, a file over 16 MiB) is refused in one line
+naming the file and the line.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from roofline import __version__
@@ -271,13 +272,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser(
         "plan", help="requests per second per server under an SLO, servers needed and cost, per CPU",
-        description="Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
+        description=textwrap.fill(  # the examples below keep their lines (RawDescriptionHelpFormatter)
+        "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
         "weights shared per socket. Per layout one instance's service time of every batch from the realistic "
         "model (the ceiling beside it), then a simulation of the scenario: offline (the most throughput per server, "
         "batching free up to --max-batch-tokens) or server (Poisson arrivals, dynamic batching; the highest rate "
         "whose p99 latency meets --p99-ms). Decoders are served with continuous batching (TTFT, TPOT, the KV cache "
         "capping the running batch). The best layout per CPU, the servers a load needs, the cost, and the "
-        "latency-vs-load curve. See docs/capacity-planning.md.",
+        "latency-vs-load curve. See docs/capacity-planning.md.", 100),
         epilog="examples:\n"
         "  roofline plan --model bert-large --cpu spr,gnr --p99-ms 100 --target-rps 20000\n"
         "  roofline plan --model bert-base --cpu icx --scenario offline --seq-len-mean 128\n"
@@ -329,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="DRAM per server, GB, 0.01 to 1e8 (default: the platform file's dram.capacity_gb x sockets); "
                      "what the weights leave caps the KV cache")
     dec.add_argument("--max-sequences", type=_int_in(1, 4096, "sequences"),
-                     help="running sequences per instance at most, 1 to 4,096 (default 256; the KV cache may cap it lower)")
+                     help="running sequences per instance at most, 1 to 4,096 (default 256; the KV cache may cap it "
+                     "lower)")
     dec.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     pl.add_argument("--phase", choices=PHASES, help="forward (encoders, the default), decode (decoders, the default: "

@@ -32,10 +32,17 @@ from roofline.calc.kv_capacity import max_concurrent_sequences
 from roofline.errors import UserError
 from roofline.estimate.cells import precision_recipe
 from roofline.estimate.footprint import footprint
-from roofline.estimate.plan_fleet import choose, cost_per_million, curve_loads, interval, num, servers_needed
+from roofline.estimate.plan_fleet import (
+    choose,
+    cost_per_million,
+    curve_loads,
+    interval,
+    layout_fields,
+    num,
+    servers_needed,
+)
 from roofline.estimate.plan_options import PlanOptions
 from roofline.estimate.service_time import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
-from roofline.estimate.step import BOUNDS
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, LayoutResult, Memory
 from roofline.serving.continuous_batching import (
     DecodeStep,
@@ -171,10 +178,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
         n = len(t.instance_cores)
         real = [dec.row(c, "realistic", i) for i in range(n)]
         ceil = [dec.row(c, "ceiling", i) for i in range(n)]
-        results = []
-        for i in range(n):
-            r, rc = real[i], ceil[i]
-            results.append(_layout(o, dec, c, i, r, rc, t, sim, out))
+        results = [_layout(o, dec, c, i, real[i], ceil[i], t, sim, out) for i in range(n)]
         fits = np.array([r is not None for r in real])
         rates = np.array([x.rps_per_server for x in results])
         usable = fits & (np.array([bool(x.meets_latency) for x in results]) if server else fits)
@@ -187,7 +191,8 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
         best = results[pick.index]
         if not fits.any():
             reason = (f"no layout fits a sequence of {dec.per_sequence:,.0f} tokens in the KV cache: the weights take "
-                      f"{dec.weights / 1e9:.3g} GB of the {dec.memory[c].dram_bytes_per_socket / 1e9:.3g} GB per socket")
+                      f"{dec.weights / 1e9:.3g} GB of the {dec.memory[c].dram_bytes_per_socket / 1e9:.3g} GB per "
+                      "socket")
         elif not pick.meets:
             reason = (f"no layout meets {slos}: the fastest, {best.instances_per_socket} x {best.instance_cores} "
                       f"cores per socket, takes TTFT {_ms(best.prefill_time_s)} ms and TPOT {_ms(best.decode_step_s)} "
@@ -256,12 +261,13 @@ def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: in
             out: int) -> LayoutResult:
     """One layout's result (a layout whose KV cache holds no sequence gets zeros)."""
     server = o.scenario == "server"
-    g_k = int(np.searchsorted(dec.grid, max(1, int(dec.k[c][i])))) if dec.decode is not None else 0
-    split = (dec.decode[c].time_split[i, len(dec.grid) + min(g_k, len(dec.grid) - 1)] if dec.decode is not None
-             else t.time_split[i, dec.prefill_alone])
-    base = dict(scenario=o.scenario, instance_cores=int(t.instance_cores[i]), cores_per_instance=int(t.instance_cores[i]),
-                instances_per_socket=int(t.instances_per_socket[i]), instances_per_server=int(t.instances_per_server[i]),
-                bound=BOUNDS[int(np.argmax(split))], time_split={BOUNDS[b]: float(v) for b, v in enumerate(split) if v > 0},
+    if dec.decode is not None:  # the ceiling's decode step at the running batch cap, longest context
+        g_k = min(int(np.searchsorted(dec.grid, max(1, int(dec.k[c][i])))), len(dec.grid) - 1)
+        split = dec.decode[c].time_split[i, len(dec.grid) + g_k]
+    else:
+        split = t.time_split[i, dec.prefill_alone]
+    base = dict(**layout_fields(o.scenario, t.instance_cores[i], t.instances_per_socket[i], t.instances_per_server[i],
+                                split),
                 max_concurrent_sequences=int(dec.k[c][i]), kv_capacity_sequences=int(dec.kv_cap[c][i]),
                 p50_s=None, p99_s=None, p99_ci_s=None, bare_p99_s=None)
     if r is None:
@@ -306,8 +312,9 @@ def _with_curves(plans: list[CpuPlan], dec: _Decoder, rows: list[int | None], ca
                           sampling=o.sampling)
     out = list(plans)
     for s, k in enumerate(live):
+        cap = capacity[rows_a[s]]
         out[k] = replace(plans[k], curve=[
-            CurvePoint(offered_rps=float(st.rate_rps[s, g]), utilization=float(st.rate_rps[s, g] / capacity[rows_a[s]]),
+            CurvePoint(offered_rps=float(st.rate_rps[s, g]), utilization=float(st.rate_rps[s, g] / cap),
                        ttft_p50_s=num(st.ttft_p50_s[s, g]), ttft_p99_s=num(st.ttft_p99_s[s, g]),
                        tpot_p50_s=num(st.tpot_p50_s[s, g]), tpot_p99_s=num(st.tpot_p99_s[s, g]),
                        tokens_per_s=num(st.tokens_per_s[s, g]), mean_batch=num(st.mean_batch[s, g]))

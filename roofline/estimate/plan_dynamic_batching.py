@@ -22,6 +22,8 @@ for all would wait a little less (pooling), so the grouped answer errs low.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from roofline.estimate.plan_fleet import (
@@ -29,6 +31,7 @@ from roofline.estimate.plan_fleet import (
     cost_per_million,
     curve_loads,
     interval,
+    layout_fields,
     num,
     servers_needed,
 )
@@ -43,7 +46,6 @@ from roofline.serving.dynamic_batching import (
     offline_throughput,
     simulate_server,
 )
-from roofline.estimate.step import BOUNDS
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 
@@ -118,29 +120,10 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
         real = [tab.row(k, "realistic", i) for i in range(n)]
         ceil = [tab.row(k, "ceiling", i) for i in range(n)]
         usable = mr.meets[real] if server else np.ones(n, dtype=bool)
-        alone = np.array([tab.alone_s(r) for r in real])
         pick = choose(rate[real], t.instance_cores, usable, bare[real], what)
         pick_c = choose(rate[ceil], t.instance_cores, mr.meets[ceil] if server else np.ones(n, dtype=bool),
                         bare[ceil], what)
-        layouts = []
-        for i in range(n):
-            r, rc = real[i], ceil[i]
-            split = t.time_split[i, tab.alone_point]
-            stats = (lambda f: getattr(mr.stats, f)[r, 0]) if server else None
-            layouts.append(LayoutResult(
-                scenario=o.scenario, instance_cores=int(t.instance_cores[i]), cores_per_instance=int(t.instance_cores[i]),
-                instances_per_socket=int(t.instances_per_socket[i]), instances_per_server=int(tab.instances[r]),
-                rps_per_server=float(rate[r]), rps_per_server_ceiling=float(rate[rc]), server_rps=float(rate[r]),
-                offline_rps_per_server=float(off.rps[r]), offline_rps_per_server_ceiling=float(off.rps[rc]),
-                service_time_s=alone[i], service_time_ceiling_s=tab.alone_s(rc),
-                p50_s=num(stats("p50_s")) if server else None, p99_s=num(stats("p99_s")) if server else None,
-                p99_ci_s=interval(mr.stats.p99_ci_s[r, 0]) if server else None, bare_p99_s=float(bare[r]),
-                utilization=num(stats("utilization")) if server else 1.0,
-                batch_tokens=num(stats("batch_tokens")) if server else float(off.batch_tokens[r]),
-                batch_requests=num(stats("batch_requests")) if server else float(off.batch_requests[r]),
-                bound=BOUNDS[int(np.argmax(split))], time_split={BOUNDS[b]: float(v) for b, v in enumerate(split) if v > 0},
-                meets_latency=bool(mr.meets[r]) if server else None,
-            ))
+        layouts = [_layout(o, tab, t, i, real[i], ceil[i], off, mr, rate, bare) for i in range(n)]
         best = layouts[pick.index]
         reason = pick.reason if pick.meets else (
             f"no layout meets p99 {o.p99_s * 1e3:g} ms: the fastest, {best.instances_per_socket} x "
@@ -156,22 +139,42 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             notes.append(f"layouts of more than {MAX_QUEUE_INSTANCES} instances per server are simulated as groups of "
                          f"at most {MAX_QUEUE_INSTANCES}, each with its share of the arrivals")
         plans.append(CpuPlan(
-            cpu=p.name, description=p.description, sockets=t.sockets, cores_per_socket=int(o.cores or p.cores_per_socket.value),
-            weights_llc_resident=t.weights_llc_resident, layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
+            cpu=p.name, description=p.description, sockets=t.sockets,
+            cores_per_socket=int(o.cores or p.cores_per_socket.value), weights_llc_resident=t.weights_llc_resident,
+            layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if pick.meets else None,
             price_per_hour=price,
-            cost_per_million_requests=cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets else None,
+            cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
+                                       else None),
             ceiling=ceiling, curve=[], notes=notes,
         ))
         best_rows.append(real[pick.index])
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
 
 
+def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,
+            bare: np.ndarray) -> LayoutResult:
+    """Layout ``i`` of a CPU from its realistic row ``r`` and ceiling row ``rc`` (``mr``: the server
+    scenario's search, None offline)."""
+    fields = layout_fields(o.scenario, t.instance_cores[i], t.instances_per_socket[i], tab.instances[r],
+                           t.time_split[i, tab.alone_point])
+    rates = dict(rps_per_server=float(rate[r]), rps_per_server_ceiling=float(rate[rc]), server_rps=float(rate[r]),
+                 offline_rps_per_server=float(off.rps[r]), offline_rps_per_server_ceiling=float(off.rps[rc]),
+                 service_time_s=tab.alone_s(r), service_time_ceiling_s=tab.alone_s(rc), bare_p99_s=float(bare[r]))
+    if mr is None:  # offline: every instance always busy on the best batch
+        return LayoutResult(**fields, **rates, p50_s=None, p99_s=None, p99_ci_s=None, utilization=1.0,
+                            batch_tokens=float(off.batch_tokens[r]), batch_requests=float(off.batch_requests[r]),
+                            meets_latency=None)
+    st = mr.stats
+    return LayoutResult(**fields, **rates, p50_s=num(st.p50_s[r, 0]), p99_s=num(st.p99_s[r, 0]),
+                        p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
+                        batch_tokens=num(st.batch_tokens[r, 0]), batch_requests=num(st.batch_requests[r, 0]),
+                        meets_latency=bool(mr.meets[r]))
+
+
 def _with_curves(plans: list[CpuPlan], tab: _Tables, rows: list[int], capacity: np.ndarray, rate: np.ndarray,
                  o: PlanOptions) -> list[CpuPlan]:
     """Each CPU's best layout simulated at loads up to 95% of its offline capacity, one call for all."""
-    from dataclasses import replace
-
     rows_a = np.array(rows)
     loads = [curve_loads(rate[r] / capacity[r] if o.scenario == "server" else 0.0) for r in rows]
     width = max(len(x) for x in loads)
@@ -184,7 +187,8 @@ def _with_curves(plans: list[CpuPlan], tab: _Tables, rows: list[int], capacity: 
         k = float(scale[s, 0])
         curve = [CurvePoint(offered_rps=float(st.rate_rps[s, g] * k), utilization=float(st.utilization[s, g]),
                             p50_s=num(st.p50_s[s, g]), p99_s=num(st.p99_s[s, g]),
-                            p99_ci_s=interval(st.p99_ci_s[s, g]), throughput_rps=num(st.throughput_rps[s, g] * k))
+                            p99_ci_s=interval(st.p99_ci_s[s, g]),
+                            throughput_rps=num(st.throughput_rps[s, g] * k))
                  for g in range(len(x))]
         out.append(replace(plan, curve=curve))
     return out

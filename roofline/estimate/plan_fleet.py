@@ -49,6 +49,17 @@ def choose(rates: np.ndarray, cores: np.ndarray, usable: np.ndarray, alone_s: np
     return Choice(i, True, reason)
 
 
+def layout_fields(scenario: str, cores: float, per_socket: float, per_server: float, split: np.ndarray) -> dict:
+    """The fields every layout's result has: which layout it is, and what bounds its ceiling step
+    (``split``: that step's seconds by bound, compute, L2, LLC, DRAM)."""
+    from roofline.estimate.step import BOUNDS
+
+    return dict(scenario=scenario, instance_cores=int(cores), cores_per_instance=int(cores),
+                instances_per_socket=int(per_socket), instances_per_server=int(per_server),
+                bound=BOUNDS[int(np.argmax(split))],
+                time_split={BOUNDS[b]: float(v) for b, v in enumerate(split) if v > 0})
+
+
 def servers_needed(target_rps: float | None, rps_per_server: float, utilization: float) -> int | None:
     if not target_rps or not rps_per_server > 0:
         return None

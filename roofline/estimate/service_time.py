@@ -143,7 +143,8 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: str,
     split = np.empty((n_l, n_g, len(BOUNDS)))
     resident = False
     for g, pt in enumerate(points):
-        work = make_workload(model, phase, int(pt.batch), int(pt.seq_len), int(pt.context) if phase == "decode" else None)
+        context = int(pt.context) if phase == "decode" else None
+        work = make_workload(model, phase, int(pt.batch), int(pt.seq_len), context)
         gemms, lm_head = work.gemms()
         cells = cell_recipes(recipe, gemms, lm_head, model=model)
         step = evaluate_step(res, cells, gemms, ops=work.ops(), non_gemm_mode=recipe.non_gemm_mode, kv_dtype=kv_dtype,

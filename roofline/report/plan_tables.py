@@ -106,7 +106,8 @@ def _summary(r: PlanResult) -> Table:
                 row[cols.index(key)] = _n(c.ceiling.tokens_per_s_per_server if decode else c.ceiling.rps_per_server)
             t.add_row(*row)
             continue
-        ceil = c.ceiling.tokens_per_s_per_server if decode and c.ceiling else (c.ceiling.rps_per_server if c.ceiling else None)
+        ceil = None if c.ceiling is None else (
+            c.ceiling.tokens_per_s_per_server if decode else c.ceiling.rps_per_server)
         row = [c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}"]
         row += ([str(b.max_concurrent_sequences), _n(b.tokens_per_s_per_server), sig(b.rps_per_server), _n(ceil)]
                 if decode else [sig(b.rps_per_server), _n(ceil)])
