@@ -168,6 +168,22 @@ def test_decode_step_from_callable_is_exact_for_affine_steps():
                                fn(0, b, np.array([7.0, 300.0, 2000.0])))
 
 
+def test_decode_step_from_callable_with_a_jump_stays_positive_and_above_the_secant():
+    """A step whose time jumps between the two contexts (the KV cache leaving a cache level): the
+    secant's intercept would be negative; the line through the longest context's time from about 0
+    is taken, positive, exact at hi and above the secant in between."""
+    lo, hi = 100.0, 200.0
+    fn = lambda s, b, c: np.where(c / b < 150, 0.001 * b, 0.01 * b)  # noqa: E731
+    step = DecodeStep.from_callable(fn, 1, 3, (lo, hi))
+    assert np.all(step.base_s > 0) and np.all(step.per_token_s >= 0)
+    b = np.array([1, 2, 3])
+    s = np.zeros(3, dtype=int)
+    np.testing.assert_allclose(step(s, b, b * hi), fn(0, b, b * hi), rtol=1e-12)
+    for x in (lo, 120.0, 180.0):
+        secant = 0.001 * b + (0.01 - 0.001) * b * (x - lo) / (hi - lo)
+        assert np.all(step(s, b, b * x) >= secant - 1e-15)
+
+
 def test_deterministic_with_a_fixed_seed():
     step = affine_step(8)
     args = ([2.0, 6.0], [1], linear_prefill(), step, fixed_lengths(100), 16, 8)

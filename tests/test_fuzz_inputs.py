@@ -374,7 +374,11 @@ INT_FLAGS = [  # (command line before the flag, flag, lowest, highest)
      "--group-size", 1, 65536),
     (["estimate", *DECODE], "--context", 0, 1 << 27),
     (["footprint", "--model", "llama-3.2-1b", "--precision", "int4-weight-only"], "--group-size", 1, 65536),
-    (["plan", "--model", "bert-base", "--cpu", "icx"], "--batch", 1, 1_000_000),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--max-batch-tokens", 1, 1 << 20),
+    (["plan", "--model", "bert-base", "--cpu", "icx", "--json"], "--seq-len", 1, 1 << 27),
+    (["plan", "--model", "llama-3.2-1b", "--cpu", "icx"], "--output-len", 1, 1 << 27),
+    (["plan", "--model", "llama-3.2-1b", "--cpu", "icx"], "--max-sequences", 1, 4096),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--seed", 0, 2**32 - 1),
     (["plot", "--model", "bert-base", "--cpu", "icx", "-o", "chart.svg"], "--seq-len", 1, 1 << 27),
     (["check", "--model", "bert-large", "--cpu", "icx", "--precision", "int8-static", "--throughput-speedup", "2"],
      "--batch", 1, 1_000_000),
@@ -395,6 +399,12 @@ FLOAT_FLAGS = [  # (command line, flag, lowest, highest)
     (["plan", "--model", "bert-base", "--cpu", "icx", "--json"], "--utilization", 0.01, 1.0),
     (["plan", "--model", "bert-base", "--cpu", "icx"], "--p99-ms", 1e-6, 1e9),
     (["plan", "--model", "bert-base", "--cpu", "icx"], "--target-rps", 1e-6, 1e12),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--max-wait-ms", 0.0, 1e7),
+    (["plan", "--model", "bert-base", "--cpu", "icx"], "--seq-len-mean", 1.0, 1 << 27),
+    (["plan", "--model", "bert-base", "--cpu", "icx", "--seq-len-mean", "100"], "--seq-len-sigma", 0.01, 4.0),
+    (["plan", "--model", "llama-3.2-1b", "--cpu", "icx"], "--ttft-ms", 1e-6, 1e9),
+    (["plan", "--model", "llama-3.2-1b", "--cpu", "icx", "--json"], "--tpot-ms", 1e-6, 1e9),
+    (["plan", "--model", "llama-3.2-1b", "--cpu", "icx"], "--memory-gb", 0.01, 1e8),
     (["plan", "--model", "bert-base", "--cpu", "icx,gnr", "--json", "out.json"], "--price-per-hour", 0.0, 1e7),
 ]
 JUNK = st.sampled_from(["", "abc", "nan", "inf", "-inf", "1e", "0x10", "--", " ", "1;2", "1 2"])
@@ -500,7 +510,7 @@ def _finite(obj) -> bool:
 
 @given(platform=extreme_platform(), model=extreme_model(),
        batch=st.sampled_from(["1", "1000000"]), seq=st.sampled_from(["1", "512", "134217728"]),
-       command=st.sampled_from(["estimate", "estimate-decode", "plan", "footprint", "sweep"]))
+       command=st.sampled_from(["estimate", "estimate-decode", "plan", "plan-decode", "footprint", "sweep"]))
 @fuzz(40)
 def test_values_in_range_never_trace(platform, model, batch, seq, command, cases_root):
     """Every value at or inside its stated range: the result is a number (finite JSON) or a one-line refusal
@@ -512,9 +522,13 @@ def test_values_in_range_never_trace(platform, model, batch, seq, command, cases
         "estimate": ["estimate", "--model", "m.toml", "--cpu", "p.toml", "--batch", batch, "--seq-len", seq, "--json"],
         "estimate-decode": ["estimate", "--model", "m.toml", "--cpu", "p.toml", "--phase", "decode", "--batch", batch,
                             "--context", str(int(seq) - 1), "--json"],
-        "plan": ["plan", "--model", "m.toml", "--cpu", "p.toml", "--batch", batch, "--seq-len", seq,
-                 "--target-rps", "1e12", "--utilization", "0.01", "--price-per-hour", "1e7", "--p99-ms", "1e-6",
-                 "--json"],
+        "plan": ["plan", "--model", "m.toml", "--cpu", "p.toml", "--max-batch-tokens", min(batch, "1048576", key=int),
+                 "--seq-len", seq, "--target-rps", "1e12", "--utilization", "0.01", "--price-per-hour", "1e7",
+                 "--p99-ms", "1e-6", "--max-wait-ms", "1e7", "--json"],
+        "plan-decode": ["plan", "--model", "m.toml", "--cpu", "p.toml", "--prompt-len", seq, "--output-len", "1",
+                        "--max-batch-tokens", min(batch, "1048576", key=int), "--memory-gb", "1e8",
+                        "--max-sequences", "4096", "--ttft-ms", "1e-6", "--tpot-ms", "1e9", "--target-rps", "1e12",
+                        "--price-per-hour", "1e7", "--json"],
         "footprint": ["footprint", "--model", "m.toml", "--precision", "int4-weight-only", "--group-size", "1",
                       "--json"],
         "sweep": ["sweep", "--model", "m.toml", "--cpu", "p.toml", "--batch", f"{batch}", "--seq-len", seq,

@@ -1,4 +1,4 @@
-"""Every README block marked `<!-- output of: CMD -->` is what CMD prints today."""
+"""Every block marked `<!-- output of: CMD -->` in README.md and docs/*.md is what CMD prints today."""
 
 from __future__ import annotations
 
@@ -7,18 +7,27 @@ import re
 import pytest
 from clitools import REPO, run_cli
 
-BLOCKS = re.findall(r"<!-- output of: (.+?) -->\n```\n\$ (.+?)\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PATTERN = re.compile(r"<!-- output of: (.+?) -->\n```\n\$ (.+?)\n(.*?)```", re.S)
+BLOCKS = [(page, *m) for page in PAGES for m in PATTERN.findall(page.read_text())]
 
 
 def test_readme_has_checked_blocks():
-    assert BLOCKS, "no checked output blocks found in README.md"
+    assert any(page.name == "README.md" for page, *_ in BLOCKS), "no checked output blocks found in README.md"
 
 
-@pytest.mark.parametrize("marker, shown, output", BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_readme_output_is_current(marker, shown, output):
+def test_capacity_planning_page_has_checked_blocks():
+    shown = [b for b in BLOCKS if b[0].name == "capacity-planning.md"]
+    assert len(shown) >= 4, "docs/capacity-planning.md shows encoder and decoder plans in both scenarios"
+
+
+@pytest.mark.parametrize("page, marker, shown, output", BLOCKS,
+                         ids=[f"{b[0].relative_to(REPO)}: {b[1]}" for b in BLOCKS])
+def test_readme_output_is_current(page, marker, shown, output):
     assert marker == shown
     args = shown.split()[1:]
     assert shown.split()[0] == "roofline"
     proc = run_cli(*args, env={"COLUMNS": "100"}, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == output, f"README block for `{shown}` is stale: regenerate it with COLUMNS=100"
+    assert proc.stdout == output, (f"{page.name} block for `{shown}` is stale: regenerate it with "
+                                   "python tests/update_readme.py")

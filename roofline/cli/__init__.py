@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from roofline import __version__
@@ -155,6 +156,7 @@ THREADS = _int_in(1, 4096)
 CORES = _int_in(1, 4096)
 FRACTION = _float_in(0.0, 1.0, "a fraction of time")
 A_SPEEDUP = _float_in(*SPEEDUP, "a speedup is a positive number")
+SLO_MS = _float_in(1e-6, 1e9, "milliseconds")
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -269,24 +271,81 @@ def build_parser() -> argparse.ArgumentParser:
     fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
 
     pl = sub.add_parser(
-        "plan", help="instance layouts, servers needed and cost for a load, per CPU",
-        description="Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
-        "weights shared per socket, bandwidth shared by the instances. Per layout the roofline latency, "
-        "throughput per instance, socket and server, and what bounds it; the best layout per CPU, the servers "
-        "needed for the load at the planned utilization, and the cost per million requests.",
+        "plan", help="requests per second per server under an SLO, servers needed and cost, per CPU",
+        description=textwrap.fill(  # the examples below keep their lines (RawDescriptionHelpFormatter)
+        "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
+        "weights shared per socket. Per layout one instance's service time of every batch from the realistic "
+        "model (the ceiling beside it), then a simulation of the scenario: offline (the most throughput per server, "
+        "batching free up to --max-batch-tokens) or server (Poisson arrivals, dynamic batching; the highest rate "
+        "whose p99 latency meets --p99-ms). Decoders are served with continuous batching (TTFT, TPOT, the KV cache "
+        "capping the running batch). The best layout per CPU, the servers a load needs, the cost, and the "
+        "latency-vs-load curve. See docs/capacity-planning.md.", 100),
+        epilog="examples:\n"
+        "  roofline plan --model bert-large --cpu spr,gnr --p99-ms 100 --target-rps 20000\n"
+        "  roofline plan --model bert-base --cpu icx --scenario offline --seq-len-mean 128\n"
+        "  roofline plan --model llama-3.2-1b --cpu gnr --precision int8-weight-only --prompt-len 512 "
+        "--output-len 128 --ttft-ms 2000 --tpot-ms 100",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pl.add_argument("--model", required=True)
     pl.add_argument("--cpu", required=True, action="append", help="one or more, comma-separated or repeated")
     pl.add_argument("--precision", default="int8-static")
+    pl.add_argument("--scenario", choices=("offline", "server"), help="offline: the most throughput per server; "
+                    "server: Poisson arrivals, the highest rate meeting the SLO (default: server when an SLO is "
+                    "given, else offline)")
     pl.add_argument("--target-rps", type=_float_in(1e-6, 1e12, "requests per second"),
                     help="load to serve, requests per second (1e-6 to 1e12)")
-    pl.add_argument("--p99-ms", type=_float_in(1e-6, 1e9, "milliseconds"),
-                    help="latency target in ms (1e-6 to 1e9); the roofline latency (no queueing) must meet it")
+    pl.add_argument("--p99-ms", type=SLO_MS, help="server scenario: the p99 latency (queueing, batching wait, "
+                    "service) each request must meet, ms (1e-6 to 1e9)")
     pl.add_argument("--price-per-hour", action="append", type=_float_list_in(0, 1e7),
                     help="per server, one per CPU, comma-separated (0 to 1e7 each)")
-    pl.add_argument("--utilization", type=_float_in(0.01, 1, "a fraction"), default=0.7,
-                    help="planned utilization of a server, 0.01 to 1 (default 0.7)")
-    _add_workload(pl, batch_help="requests per instance call (default 1)", instance_cores=False)
+    pl.add_argument("--utilization", type=_float_in(0.01, 1, "a fraction"), default=1.0,
+                    help="run servers at this fraction of the scenario's rate, 0.01 to 1 (default 1: the server "
+                    "scenario's rate already leaves the headroom queueing needs; lower it for peaks or failures)")
+    lens = pl.add_argument_group("request lengths (tokens; for decoders, of the prompt)")
+    lens.add_argument("--seq-len", "--prompt-len", dest="seq_len", type=TOKENS,
+                      help=f"every request this long, 1 to {MAX_TOKENS:,} (default 256)")
+    lens.add_argument("--seq-len-mean", type=_float_in(1, MAX_TOKENS, "tokens"),
+                      help="lengths drawn from a distribution with this mean (--seq-len-dist), 1 to "
+                      f"{MAX_TOKENS:,}")
+    lens.add_argument("--seq-len-dist", choices=("lognormal",), help="with --seq-len-mean: lognormal (the default), "
+                      "truncated to [1, 4 x mean] (and the model's positions) and rounded to whole tokens, its mean "
+                      "exactly --seq-len-mean")
+    lens.add_argument("--seq-len-sigma", type=_float_in(0.01, 4, "the standard deviation of ln(length)"),
+                      help="the lognormal's sigma, the standard deviation of ln(length), 0.01 to 4 (default 0.5: "
+                      "a coefficient of variation of about 0.53)")
+    lens.add_argument("--seq-len-histogram", metavar="FILE", help="lengths from a histogram file: one 'LENGTH WEIGHT' "
+                      "line per bin ('#' comments; weights are normalised)")
+    bat = pl.add_argument_group("batching")
+    bat.add_argument("--max-batch-tokens", type=_int_in(1, 1 << 20, "tokens"), default=2048,
+                     help="tokens per batch at most (encoders: requests of one batch; decoders: prompt tokens of "
+                     "one prefill step, one prompt always fits), 1 to 1,048,576 (default 2,048)")
+    bat.add_argument("--max-wait-ms", type=_float_in(0, 1e7, "milliseconds"), default=0.0,
+                     help="encoders: the longest the oldest waiting request waits for its batch to fill, 0 to 1e7 ms "
+                     "(default 0: an instance that frees up takes whatever is waiting)")
+    dec = pl.add_argument_group("decoders (continuous batching)")
+    dec.add_argument("--output-len", type=TOKENS, help=f"output tokens per request, 1 to {MAX_TOKENS:,} (default 128)")
+    dec.add_argument("--ttft-ms", type=SLO_MS, help="server scenario: p99 time to first token, ms (1e-6 to 1e9)")
+    dec.add_argument("--tpot-ms", type=SLO_MS, help="server scenario: p99 time per output token, ms (1e-6 to 1e9)")
+    dec.add_argument("--memory-gb", type=_float_in(0.01, 1e8, "GB"),
+                     help="DRAM per server, GB, 0.01 to 1e8 (default: the platform file's dram.capacity_gb x sockets); "
+                     "what the weights leave caps the KV cache")
+    dec.add_argument("--max-sequences", type=_int_in(1, 4096, "sequences"),
+                     help="running sequences per instance at most, 1 to 4,096 (default 256; the KV cache may cap it "
+                     "lower)")
+    dec.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
+                     help="KV-cache element type (default: the activation dtype)")
+    pl.add_argument("--phase", choices=PHASES, help="forward (encoders, the default), decode (decoders, the default: "
+                    "continuous batching) or prefill (a decoder's prompts alone, batched like an encoder's requests)")
+    pl.add_argument("--bandwidth", choices=("measured", "theoretical"), default="measured",
+                    help="bandwidth figures to use: the measured ones where the platform file has them (default), or "
+                    "the theoretical (datasheet) ones")
+    _add_layout(pl, instance_cores=False)
+    _add_stack(pl)
+    pl.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0,
+                    help="the simulation's random seed, 0 to 4,294,967,295 (default 0)")
+    pl.add_argument("--plot", metavar="FILE", help="p99 against offered load for each CPU's best layout, with the "
+                    "SLO line (.svg or .png; the plot extra)")
     pl.add_argument("--best-only", action="store_true", help="only the summary table")
     _add_json(pl)
     _add_force(pl)
@@ -494,7 +553,7 @@ def _catalog_argv(argv: list[str]) -> list[str]:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before any work is done."""
-    for value in (getattr(args, "json", None), getattr(args, "output", None)):
+    for value in (getattr(args, "json", None), getattr(args, "output", None), getattr(args, "plot", None)):
         if value is not None and value != "-":
             from roofline.outputs import check_target
 

@@ -3,27 +3,83 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from roofline.catalog import find_file, load_model_file, load_platform_file
-from roofline.cli.estimate_cmd import names
+from roofline.cli.estimate_cmd import names, stack_arg
 from roofline.cli.output import emit
-from roofline.estimate.plan import plan
+from roofline.errors import UserError
+from roofline.estimate.plan import PlanOptions, plan
+from roofline.estimate.plan_options import DEFAULT_OUTPUT_LEN
+from roofline.serving.request_lengths import RequestLengths, fixed_lengths, histogram_lengths, lognormal_lengths
+from roofline.spec.model import ModelSpec
+
+DEFAULT_SEQ_LEN = 256
+
+
+def request_lengths(args: argparse.Namespace, model: ModelSpec) -> RequestLengths:
+    """``--seq-len`` (fixed), ``--seq-len-mean`` (a truncated lognormal) or ``--seq-len-histogram FILE``."""
+    given = [f for f, v in (("--seq-len", args.seq_len), ("--seq-len-mean", args.seq_len_mean),
+                            ("--seq-len-histogram", args.seq_len_histogram)) if v is not None]
+    if len(given) > 1:
+        raise UserError(f"{given[0]} and {given[1]}: give one way of stating the request lengths")
+    if args.seq_len_mean is None and (args.seq_len_dist or args.seq_len_sigma is not None):
+        raise UserError(f"{'--seq-len-dist' if args.seq_len_dist else '--seq-len-sigma'} shapes the distribution of "
+                        "--seq-len-mean; give --seq-len-mean")
+    if args.seq_len_histogram is not None:
+        from roofline.catalog.length_histogram import read_length_histogram
+
+        lengths, weights = read_length_histogram(args.seq_len_histogram, max_length=model.max_position_embeddings)
+        return histogram_lengths(lengths, weights)
+    if args.seq_len_mean is not None:
+        room = model.max_position_embeddings  # a decoder's prompt leaves room for the output
+        if model.family == "decoder" and args.phase in (None, "decode"):
+            room -= DEFAULT_OUTPUT_LEN if args.output_len is None else args.output_len
+        hi = min(math.ceil(4 * args.seq_len_mean), room)
+        if not args.seq_len_mean < hi:
+            raise UserError(f"--seq-len-mean {args.seq_len_mean:g}: must be below {hi:,} tokens ({model.name}'s "
+                            f"{model.max_position_embeddings:,} positions, less any output; the lognormal is "
+                            "truncated there)")
+        if not args.seq_len_mean > 1:
+            raise UserError(f"--seq-len-mean {args.seq_len_mean:g}: a distribution of lengths needs a mean above 1 "
+                            "token; use --seq-len 1")
+        sigma = 0.5 if args.seq_len_sigma is None else args.seq_len_sigma
+        return lognormal_lengths(args.seq_len_mean, sigma, 1, hi)
+    return fixed_lengths(DEFAULT_SEQ_LEN if args.seq_len is None else args.seq_len)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot:
+        from roofline.report.plan_chart import check_chart_path
+
+        check_chart_path(args.plot, "--plot")
     cpus = names(args.cpu, "--cpu", "CPU")
     platforms = [load_platform_file(find_file("platforms", c)) for c in cpus]
     model = load_model_file(find_file("models", args.model))
     prices = [v for group in args.price_per_hour for v in group] if args.price_per_hour else None
-    result = plan(
-        platforms, model, args.precision, prices=prices,
-        target_rps=args.target_rps, latency_s=args.p99_ms / 1e3 if args.p99_ms is not None else None,
-        utilization=args.utilization, batch=args.batch, seq_len=args.seq_len, phase=args.phase,
-        context=args.context, bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
+    ms = lambda v: None if v is None else v / 1e3  # noqa: E731
+    options = PlanOptions(
+        lengths=request_lengths(args, model), scenario=args.scenario, phase=args.phase,
+        max_batch_tokens=args.max_batch_tokens, max_wait_s=args.max_wait_ms / 1e3, p99_s=ms(args.p99_ms),
+        ttft_s=ms(args.ttft_ms), tpot_s=ms(args.tpot_ms), target_rps=args.target_rps, utilization=args.utilization,
+        prices=prices, output_len=args.output_len, memory_gb=args.memory_gb, max_sequences=args.max_sequences,
+        kv_dtype=args.kv_dtype, stack=stack_arg(args.stack), cores=args.cores, memory_model=args.memory_model,
+        bandwidth=args.bandwidth, seed=args.seed,
     )
+    result = plan(platforms, model, args.precision, options)
+    if args.plot:
+        from roofline.outputs import replacing
+        from roofline.report.plan_chart import plot_plan
+
+        with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed
+            plot_plan(result, path)
+
     def render():
         from roofline.report.plan_tables import render_plan
 
         return render_plan(result, all_layouts=not args.best_only)
 
-    return emit(result, args, render)
+    code = emit(result, args, render)
+    if args.plot and args.json != "-":
+        print(f"wrote {args.plot}")
+    return code

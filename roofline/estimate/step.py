@@ -23,6 +23,7 @@ instances together, i.e. amortised); an instance's latency is that times the ins
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -160,6 +161,20 @@ class StepEval:
     def bound(self) -> np.ndarray:
         """index into BOUNDS: what most of the step's time is bound by"""
         return np.argmax(self.time_by_bound(), axis=-1)
+
+    def at(self, index: int | tuple[int, ...]) -> StepEval:
+        """The step of one point of the leading axes (a plan layout, a sweep point): every array
+        field indexed there, so that the scalar consumers (the realistic model) can take it."""
+        lead = self.gemm.flops.shape[:-1]
+
+        def pick(v: np.ndarray) -> np.ndarray:  # a per-point figure, broadcast to the leading axes first
+            return np.broadcast_to(v, lead)[index]
+
+        gemm = GemmEval(*(np.asarray(getattr(self.gemm, f.name))[index] for f in dataclasses.fields(GemmEval)))
+        ops = dataclasses.replace(self.ops, **{k: getattr(self.ops, k)[index] for k in
+                                               ("t_compute", "t_memory", "act_level", "kv_level", "bound")})
+        return dataclasses.replace(self, gemm=gemm, ops=ops, **{k: pick(getattr(self, k)) for k in (
+            "weight_bytes", "weight_read_bytes", "weight_level", "fits_llc", "l2_capacity", "llc_capacity")})
 
     @property
     def memory_levels(self) -> dict[str, str]:

@@ -48,6 +48,7 @@ def render_platform(p: Platform) -> RenderableType:
         _sourced_row(t, f"compute.{name} ({c.dtype}, {c.isa_class})", c.ops_per_cycle, " ops/cycle/core")
     _sourced_row(t, "dram.theoretical", p.dram.theoretical_gb_per_s, " GB/s")
     _sourced_row(t, "dram.measured", p.dram.measured_gb_per_s, " GB/s")
+    _sourced_row(t, "dram.capacity", p.dram.capacity_gb, " GB")
     _sourced_row(t, "llc.size", p.llc.size_mib, " MiB")
     t.add_row("llc.domains_per_socket", str(p.llc.domains_per_socket), "", "LLC slices cores cannot share")
     _sourced_row(t, "llc.read", p.llc.read_gb_per_s, " GB/s")

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.report.fmt import ms, sig
-from roofline.results.plan import PlanResult
+from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
 
 
 def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Table:
@@ -18,33 +18,134 @@ def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Table:
     return t
 
 
-def render_plan(r: PlanResult, all_layouts: bool = True) -> RenderableType:
-    target = f"{sig(r.target_rps)} req/s" if r.target_rps else "no load target"
-    lat = f"latency target {r.latency_target_s * 1e3:g} ms" if r.latency_target_s else "no latency target"
-    head = Text.assemble((f"plan {r.model} in {r.precision}", "bold"),
-                         f": batch {r.batch} x seq {r.seq_len} per instance call; {target}, {lat}, "
-                         f"{r.utilization:.0%} planned utilization")
-    parts: list[RenderableType] = [head]
-    if all_layouts:
-        for c in r.cpus:
-            t = _table(f"{c.cpu}: {c.description}; weights {'resident in' if c.weights_llc_resident else 'beyond'} "
-                       f"the LLC", ["cores/inst", "inst/socket", "latency ms", "req/s/inst", "req/s/socket",
-                                    "req/s/server", "bound", "meets"], left=("bound", "meets"))
-            for x in c.layouts:
-                meets = "-" if x.meets_latency is None else ("yes" if x.meets_latency else "no")
-                style = "bold" if x is c.best or x == c.best else ""
-                t.add_row(str(x.cores_per_instance), str(x.instances_per_socket), ms(x.latency_s), sig(x.instance_rps),
-                          sig(x.socket_rps), sig(x.server_rps), x.bound, meets, style=style)
-            parts.append(t)
-    s = _table("Best layout per CPU", ["cpu", "layout", "latency ms", "req/s/server", "bound", "servers",
-                                       "$/hour", "$ per M req"], left=("cpu", "layout", "bound"))
+def _ms(v: float | None) -> str:
+    return "-" if v is None else ms(v)
+
+
+def _n(v: float | None) -> str:
+    return "-" if v is None else sig(v)
+
+
+def _meets(x: LayoutResult) -> str:
+    return "-" if x.meets_latency is None else ("yes" if x.meets_latency else "no")
+
+
+def _headline(r: PlanResult) -> Text:
+    decode = r.phase == "decode"
+    lengths = r.lengths.description + (" prompts" if decode else " per request")
+    if decode:
+        batching = (f"continuous batching, prefill steps of up to {r.max_batch_tokens:,} tokens, {r.output_len} "
+                    "output tokens")
+        slo = ", ".join(f"{k} p99 {v * 1e3:g} ms" for k, v in (("TTFT", r.ttft_target_s), ("TPOT", r.tpot_target_s))
+                        if v is not None)
+    else:
+        batching = f"batches of up to {r.max_batch_tokens:,} tokens, max wait {(r.max_wait_s or 0) * 1e3:g} ms"
+        slo = f"p99 {r.latency_target_s * 1e3:g} ms" if r.latency_target_s is not None else ""
+    load = f"{sig(r.target_rps)} req/s to serve" if r.target_rps else "no load target"
+    parts = [lengths, batching] + ([slo] if slo else []) + [load]
+    if r.utilization < 1:
+        parts.append(f"servers at {r.utilization:.0%} of the rate")
+    return Text.assemble((f"plan {r.model} in {r.precision}, {r.scenario} scenario", "bold"), ": " + "; ".join(parts))
+
+
+def _encoder_layouts(r: PlanResult, c: CpuPlan) -> Table:
+    server = r.scenario == "server"
+    cols = ["cores", "inst", "alone ms", "ceil ms", "req/s", "ceil req/s"]
+    cols += ["offline", "p99 ms", "batch", "meets"] if server else ["batch"]
+    cols += ["bound"]
+    t = _table(f"{c.cpu}: {c.description}; weights {'resident in' if c.weights_llc_resident else 'beyond'} the LLC. "
+               "Per layout (cores per instance, instances per socket): a lone request's service time, realistic "
+               "and at the ceiling; requests/s per server" + (", offline capacity, p99 at that rate, requests per "
+                                                             "batch" if server else ", requests per batch"),
+               cols, left=("bound", "meets"))
+    for x in c.layouts:
+        row = [str(x.instance_cores), str(x.instances_per_socket), ms(x.service_time_s), ms(x.service_time_ceiling_s),
+               sig(x.rps_per_server), sig(x.rps_per_server_ceiling)]
+        row += ([sig(x.offline_rps_per_server), _ms(x.p99_s), _n(x.batch_requests), _meets(x)] if server
+                else [_n(x.batch_requests)])
+        t.add_row(*row, x.bound, style="bold" if x == c.best else "")
+    return t
+
+
+def _decoder_layouts(r: PlanResult, c: CpuPlan) -> Table:
+    server = r.scenario == "server"
+    cols = ["cores", "inst", "seqs", "TTFT ms", "TPOT ms", "req/s", "tok/s", "ceil tok/s"]
+    cols += ["TTFT p99", "TPOT p99", "meets"] if server else ["batch"]
+    t = _table(f"{c.cpu}: {c.description}. Per layout (cores per instance, instances per socket): running sequences "
+               "per instance, a lone request's TTFT and TPOT, requests and output tokens/s per server"
+               + (", p99s at that rate (ms)" if server else ", mean running batch"), cols, left=("meets",))
+    for x in c.layouts:
+        row = [str(x.instance_cores), str(x.instances_per_socket), str(x.max_concurrent_sequences),
+               _ms(x.prefill_time_s), _ms(x.decode_step_s), sig(x.rps_per_server), _n(x.tokens_per_s_per_server),
+               _n(x.tokens_per_s_per_server_ceiling)]
+        row += [_ms(x.ttft_p99_s), _ms(x.tpot_p99_s), _meets(x)] if server else [_n(x.batch_requests)]
+        t.add_row(*row, style="bold" if x == c.best else "")
+    return t
+
+
+def _summary(r: PlanResult) -> Table:
+    server, decode = r.scenario == "server", r.phase == "decode"
+    cols = ["cpu", "layout"]
+    cols += ["seqs", "tok/s", "req/s", "ceil tok/s"] if decode else ["req/s", "ceil req/s"]
+    if server:
+        cols += ["TTFT p99", "TPOT p99"] if decode else ["p99 ms"]
+    cols += ["servers", "$/M tok" if decode else "$/M req"]
+    title = "Best layout per CPU: instances x cores per socket x sockets, rates per server"
+    t = _table(title + (", p99 in ms" if server else ""), cols, left=("cpu", "layout"))
     for c in r.cpus:
         b = c.best
-        s.add_row(c.cpu, f"{b.instances_per_socket} x {b.cores_per_instance} cores x {c.sockets} sockets",
-                  ms(b.latency_s), sig(b.server_rps), b.bound, "-" if c.servers_needed is None else str(c.servers_needed),
-                  "-" if c.price_per_hour is None else f"{c.price_per_hour:g}",
-                  "-" if c.cost_per_million_requests is None else f"{c.cost_per_million_requests:.3g}")
-    parts.append(s)
-    notes = [f"{c.cpu}: {c.best_reason}" for c in r.cpus] + [n for c in r.cpus for n in c.notes] + r.notes
-    parts.append(Text("\n".join(notes)))
+        if not c.meets:
+            fits = any(x.max_concurrent_sequences for x in c.layouts) or not decode
+            what = (f"none meets it; fastest {b.instances_per_socket} x {b.instance_cores} x {c.sockets}" if fits
+                    else "no layout fits the KV cache")
+            row = [c.cpu, what] + ["-"] * (len(cols) - 2)
+            if server and not decode:  # the fastest layout's lone request: the p99 no load gets under
+                row[cols.index("p99 ms")] = f"> {ms(b.bare_p99_s)}" if b.bare_p99_s else "-"
+            if c.ceiling is not None and c.ceiling.rps_per_server > 0:
+                key = "ceil tok/s" if decode else "ceil req/s"
+                row[cols.index(key)] = _n(c.ceiling.tokens_per_s_per_server if decode else c.ceiling.rps_per_server)
+            t.add_row(*row)
+            continue
+        ceil = None if c.ceiling is None else (
+            c.ceiling.tokens_per_s_per_server if decode else c.ceiling.rps_per_server)
+        row = [c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}"]
+        row += ([str(b.max_concurrent_sequences), _n(b.tokens_per_s_per_server), sig(b.rps_per_server), _n(ceil)]
+                if decode else [sig(b.rps_per_server), _n(ceil)])
+        if server:
+            row += [_ms(b.ttft_p99_s), _ms(b.tpot_p99_s)] if decode else [_ms(b.p99_s)]
+        cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
+        row += ["-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}"]
+        t.add_row(*row)
+    return t
+
+
+def _notes(r: PlanResult) -> list[str]:
+    out = []
+    for c in r.cpus:
+        out.append(f"{c.cpu}: {c.best_reason}")
+        if c.ceiling is not None and c.meets:
+            rate = (f"{sig(c.ceiling.tokens_per_s_per_server)} tokens/s" if r.phase == "decode"
+                    and c.ceiling.tokens_per_s_per_server is not None else f"{sig(c.ceiling.rps_per_server)} req/s")
+            out.append(f"{c.cpu}: at the ceiling the best is {c.ceiling.instances_per_socket} x "
+                       f"{c.ceiling.instance_cores} cores, {rate} per server")
+        if c.memory is not None:
+            m = c.memory
+            out.append(f"{c.cpu}: KV cache: {m.dram_bytes_per_socket / 1e9:.4g} GB DRAM per socket less "
+                       f"{m.weight_bytes / 1e9:.3g} GB of weights, {m.kv_bytes_per_token / 1e3:.4g} kB per token, "
+                       f"{m.tokens_per_sequence:,.0f} tokens per sequence")
+        out += [n for n in c.notes if n != c.best_reason]
+    s = r.simulation
+    if r.scenario == "server" or any(c.curve for c in r.cpus):
+        out.append(f"simulation: {s.replications} replications of at least {s.requests_per_replication:,} requests, "
+                   f"seed {s.seed}; p99 intervals are 95% (--json)")
+    return out + r.notes
+
+
+def render_plan(r: PlanResult, all_layouts: bool = True) -> RenderableType:
+    parts: list[RenderableType] = [_headline(r)]
+    if all_layouts:
+        for c in r.cpus:
+            parts.append(_decoder_layouts(r, c) if r.phase == "decode" else _encoder_layouts(r, c))
+    parts.append(_summary(r))
+    parts.append(Text("\n".join(_notes(r))))
     return Group(*parts)

@@ -20,11 +20,11 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 LABEL_OFFSETS = [(7, 7), (7, -12), (-38, 7), (-38, -12), (7, 16), (-38, 16)]
 
 
-def _matplotlib():
+def _matplotlib(who: str = "roofline plot"):
     try:
         import matplotlib
     except ImportError:
-        raise UserError("roofline plot needs matplotlib: pip install 'roofline[plot]'") from None
+        raise UserError(f"{who} needs matplotlib: pip install 'roofline[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -46,9 +46,9 @@ def measured_points(estimate: EstimateResult, report: ValidateResult) -> list[di
     return out
 
 
-def check_chart_path(path: str | Path) -> None:
+def check_chart_path(path: str | Path, flag: str = "-o") -> None:
     if Path(path).suffix.lower() not in (".svg", ".png"):
-        raise UserError(f"-o {path}: the chart is written as .svg or .png")
+        raise UserError(f"{flag} {path}: the chart is written as .svg or .png")
 
 
 def plot_roofline(r: EstimateResult, path: str | Path, measured: list[dict] | None = None,

@@ -102,15 +102,25 @@ class DecodeStep:
         """The secant of ``step_time(scenario, batch, total_context)`` between ``b x lo`` and
         ``b x hi`` context tokens (``context_per_sequence = (lo, hi)``: the shortest and longest
         context a sequence reaches, ``P_min + 1`` and ``P_max + O - 1``). Exact for an affine step;
-        for ``max(compute, memory)`` it overestimates between the two points."""
+        for ``max(compute, memory)`` it overestimates between the two points.
+
+        Where the secant would not have a positive intercept (the time jumps between the two points,
+        e.g. the KV cache outgrowing a cache level), the line from ``(0, 1e-9 t_hi)`` to ``(b hi, t_hi)``
+        is taken instead: it lies above the secant on ``[lo, hi]`` (it overestimates there too) and
+        is exact at ``hi``. A step time falling with the context (``t_hi < t_lo``) keeps a flat line at
+        ``t_lo``."""
         lo, hi = (float(v) for v in context_per_sequence)
         if not (0 <= lo < hi and math.isfinite(hi)):
             raise UserError(f"context_per_sequence={context_per_sequence}: need 0 <= lo < hi")
         ss, bb = np.meshgrid(np.arange(n_scenarios), np.arange(1, int(max_batch) + 1), indexing="ij")
         t_lo = np.asarray(step_time(ss, bb, bb * lo), dtype=float)
-        t_hi = np.asarray(step_time(ss, bb, bb * hi), dtype=float)
+        t_hi = np.maximum(np.asarray(step_time(ss, bb, bb * hi), dtype=float), t_lo)
         slope = (t_hi - t_lo) / (bb * (hi - lo))
-        return cls(t_lo - slope * bb * lo, slope)
+        base = t_lo - slope * bb * lo
+        steep = ~(base > 0)
+        floor = 1e-9 * t_hi
+        slope = np.where(steep, (t_hi - floor) / (bb * hi), slope)
+        return cls(np.where(steep, floor, base), slope)
 
 
 @dataclass(frozen=True, eq=False)

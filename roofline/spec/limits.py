@@ -48,6 +48,8 @@ LIMITS: dict[str, Limit] = {
                                                 "socket is beyond any memory", low_open=False),
     "platform.dram.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
                                              "socket is beyond any memory", low_open=False),
+    "platform.dram.capacity_gb": Limit(0.01, 1_000_000, "GB", "a socket holds at most a few TB of DRAM; a PB is "
+                                       "beyond any server", low_open=False),
     "platform.llc.size_mib": Limit(0.01, 65536, "MiB", "64 GiB of last-level cache per socket is beyond any CPU",
                                    low_open=False),
     "platform.llc.domains_per_socket": Limit(1, 1024, "domains", "at most one LLC slice per core",

@@ -52,6 +52,8 @@ class Dram:
     """per socket, sustained read with all cores"""
     read_gb_per_s_per_core: Sourced = Sourced(unknown="not given")
     """what one core alone can read from DRAM; caps a few-core layout's share (cores x this)"""
+    capacity_gb: Sourced = Sourced(unknown="not given")
+    """per socket, GB (1e9 bytes) of DRAM: what the weights and a decoder's KV cache share (``roofline plan``)"""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,9 @@ class Platform:
                     f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
                 )
+        if self.dram.capacity_gb.known:
+            _positive("dram.capacity_gb", self.dram.capacity_gb)
+            check_sourced("platform.dram.capacity_gb", self.dram.capacity_gb)
         _positive("llc.size_mib", self.llc.size_mib)
         check_sourced("platform.llc.size_mib", self.llc.size_mib)
         for name, v in (("dram.read_gb_per_s_per_core", self.dram.read_gb_per_s_per_core),
