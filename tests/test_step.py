@@ -226,3 +226,20 @@ def test_estimate_and_check_give_the_same_realistic_speedup():
         chk = check_typed(host, load_model("bert-base"), precision, "fp32", throughput_speedup=2.0, calibration=cal)
         assert chk.comparisons[0].rows[0].realistic == pytest.approx(est.speedups[0].realistic, rel=5e-3)
         assert est.speedups[0].realistic != pytest.approx(est.speedups[0].end_to_end_ceiling, rel=1e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cpu=st.sampled_from(sorted(PLATFORMS)), model=st.sampled_from(["llama-3.2-1b", "qwen3-0.6b", "llama-3.1-8b"]),
+       precision=st.sampled_from(["q4_0", "q4_k", "q8_0", "int4-weight-only", "int8-dynamic", "w4a8", "bf16"]),
+       batch=st.integers(1, 15), context=st.sampled_from([1, 128, 2048]))
+def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precision, batch, context):
+    """One more sequence in the batch adds rows: the step cannot take less time. The stack's shape term
+    slows the multiply-accumulates of a short GEMM, not its per-weight dequantization (a GEMM of one row
+    priced slower than one of two rows would be this defect)."""
+    from roofline.catalog.records import load_stack
+
+    kw = dict(phase="decode", context=context, stack=load_stack("torch-inductor"))
+    one = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch, **kw)
+    two = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch + 1, **kw)
+    assert two[0] >= one[0] * (1 - 1e-12)
+    assert two[1] >= one[1] * (1 - 1e-9)

@@ -36,7 +36,7 @@ from roofline.errors import UserError
 from roofline.estimate.efficiency import from_stack, gemm_eta, mode_value, path_class
 from roofline.estimate.engine import evaluate
 from roofline.estimate.harness import encoder_run, host_resources, shape_run
-from roofline.estimate.realistic import UNFITTED, TermName, realistic_step
+from roofline.estimate.realistic import UNFITTED, TermName, gemm_seconds, realistic_step
 from roofline.estimate.step import GemmEval
 from roofline.results.validate import RECIPE_OF
 from roofline.spec.precision import get_recipe
@@ -134,11 +134,9 @@ def parts_time(p: Parts, q: Params | None, part: str = "all", platform: str = ""
         return {"linear": linear, "non_gemm": p.ceiling_s - linear, "all": p.ceiling_s}[part]
     phi = q.platform.get(platform, 1.0)
     eta = np.array([gemm_eta(q.gemm, q.kernel, c, p.graph)[0] for c in p.classes]) * p.factor
-    if q.m_half > 0:
-        eta = eta * p.m / (p.m + q.m_half)
-    eta = np.minimum(eta * phi, 1.0)
-    g = p.gemm
-    linear = float((g.count * np.maximum(g.t_compute / eta, g.t_memory / q.memory)).sum()) + p.fixed_s
+    shape = p.m / (p.m + q.m_half) if q.m_half > 0 else 1.0
+    eta = np.minimum(eta * shape * phi, 1.0)
+    linear = gemm_seconds(p.gemm, eta, q.memory, shape) + p.fixed_s
     if part == "linear":
         return linear
     vec = min((mode_value(q.other, p.mode) or 1.0) * phi, 1.0)

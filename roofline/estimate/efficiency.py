@@ -46,7 +46,7 @@ def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") 
     if c.call_s is not None:
         values["call_s"] = c.call_s.value
         values["per_op_s"] = c.per_op_s.value if c.per_op_s is not None else 0.0
-    return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values))
+    return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values) - {"shape"})
 
 
 def _geo(values: list[float]) -> float:
@@ -122,7 +122,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         kernel.append(k * factor)
         how.append(found)
     values: dict[str, object] = {"gemm": np.minimum(np.asarray(gemm) * shape * phi, 1.0),
-                                 "kernel": np.minimum(np.asarray(kernel) * shape * phi, 1.0)}
+                                 "kernel": np.minimum(np.asarray(kernel) * shape * phi, 1.0), "shape": shape}
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
     for part in ("attention", "other"):
@@ -138,7 +138,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         values["per_op_s"] = stack.per_op_s.value if stack.per_op_s is not None else 0.0
     classes = ", ".join(dict.fromkeys(how))
     where = f"; {res.platform.name} x {phi:.3g}" if known else ""
-    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values))
+    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape"})
 
 
 def efficiency_for(calibration: Calibration | None, precision: str, mode: str, name: str = "", *,

@@ -38,7 +38,7 @@ import numpy as np
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.estimate.resources import Resources
-from roofline.estimate.step import StepEval
+from roofline.estimate.step import GemmEval, StepEval
 from roofline.spec.op_costs import cost
 from roofline.spec.precision import PrecisionRecipe
 from roofline.units import DTYPE_BYTES
@@ -77,6 +77,10 @@ class Efficiency:
     """GEMMs inside a compiled model: compute efficiency, one value or one per GEMM row"""
     kernel: float | np.ndarray = 1.0
     """one linear compiled and called on its own"""
+    shape: float | np.ndarray = 1.0
+    """the shape term ``M / (M + m_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
+    scales the multiply-accumulates only, the extra vector work (dequantization) runs at the
+    efficiency without it"""
     memory: float | None = None
     """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
@@ -165,9 +169,7 @@ def realistic_step(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, ste
     terms = quantization_terms(res, recipe, gemms, step, mode=mode, eff=eff, graph=graph)
     terms.append(dispatch_term(eff, float(np.sum(gemms.count))))
     eta_c = np.asarray(eff.gemm if graph else eff.kernel, dtype=float)
-    eta_m = eta_c if eff.memory is None else eff.memory
-    g = step.gemm
-    real_gemm = float((g.count * np.maximum(g.t_compute / eta_c, g.t_memory / eta_m)).sum())
+    real_gemm = gemm_seconds(step.gemm, eta_c, eff.memory, eff.shape)
     fitted = eff.fitted
     lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
     span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
@@ -182,6 +184,22 @@ def realistic_step(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, ste
         terms.append(Term(name, t * (1 / eta - 1), f"{what} at {eta:.0%} of their roofline ({mode}, {eff.source})"
                           if eta < 1 else f"{what} at their roofline (not fitted)", key in fitted))
     return Realistic(gemm_s, attention_s, other_s, terms, float(step.step_time))
+
+
+def gemm_seconds(g: GemmEval, eta: np.ndarray, memory: float | None = None, shape: float | np.ndarray = 1.0
+                 ) -> float:
+    """The GEMMs' realistic time in one step:
+
+    ``sum_i count_i max((t_compute,i - t_extra,i) / eta_i + t_extra,i / min(eta_i / shape_i, 1), t_memory,i / eta_m)``
+
+    the multiply-accumulates at their efficiency ``eta_i`` (shape term included), the extra vector
+    work (dequantization) at the efficiency without the shape term (it is per weight, not per row),
+    the memory time at ``eta_m`` (``memory``; None: ``eta_i``)."""
+    eta = np.asarray(eta, dtype=float)
+    eta_x = np.minimum(eta / np.asarray(shape, dtype=float), 1.0)
+    eta_m = eta if memory is None else memory
+    t_c = (g.t_compute - g.t_extra) / eta + g.t_extra / eta_x
+    return float((g.count * np.maximum(t_c, g.t_memory / eta_m)).sum())
 
 
 def quantization_terms(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: str,

@@ -60,6 +60,9 @@ class GemmEval:
     """index into BOUNDS"""
     peak: np.ndarray
     """the matmul path's peak of each row"""
+    t_extra: np.ndarray
+    """the part of ``t_compute`` that is extra vector work ``E / P_vector`` (dequantization,
+    compensation, group rescaling): it does not shrink with M as the multiply-accumulates' share does"""
 
     @property
     def nbytes(self) -> np.ndarray:
@@ -238,6 +241,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         d_y=d_y, t_compute=t_compute,
         t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
+        t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
     )
     return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, flops.shape[:-1]),
                     weight_bytes=w_set, weight_read_bytes=(count * d_w).sum(axis=-1), weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
