@@ -164,6 +164,10 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_brief(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--brief", action="store_true", help="only the headline: the answer in a few lines, no tables")
+
+
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace an output file even if it is read-only")
 
@@ -232,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
-    est.add_argument("--brief", action="store_true", help="only the headline tables (decode step, speedups)")
+    _add_brief(est)
     est.add_argument("--calibration", help="a `roofline calibrate` file of this host: kernel efficiencies and "
                      "dispatch for the realistic estimate (instead of the stack profile)")
     _add_stack(est)
@@ -264,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--count-tied-lm-head-copy", action="store_true",
                     help="count a separate lm_head copy for tied embeddings (a runtime that unties them)")
     fp.add_argument("--mib", action="store_true", help="tables in MiB (2^20 bytes) instead of MB (10^6)")
+    _add_brief(fp)
     _add_json(fp)
     _add_force(fp)
     fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
@@ -357,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override s_non (0.001 to 10,000)")
     ck.add_argument("--calibration-any-platform", action="store_true",
                     help="apply a calibration fitted on another platform (the result says so)")
+    _add_brief(ck)
     _add_json(ck)
     _add_force(ck)
     ck.set_defaults(handler="roofline.cli.check_cmd:check")
@@ -388,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     acc.add_argument("--records", nargs="*", metavar="PATH", help="record files or folders (default: the built-in)")
     acc.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
-    acc.add_argument("--brief", action="store_true", help="only the summary")
+    _add_brief(acc)
     _add_json(acc)
     acc.set_defaults(handler="roofline.cli.accuracy_cmd:run")
 
@@ -396,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
         p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
         p.add_argument("name", nargs="?", help="name, alias or file path (with show)")
+        _add_brief(p)
         _add_json(p)
         _add_force(p)
         p.set_defaults(handler=f"roofline.cli.catalog_cmd:{kind}")

@@ -64,7 +64,7 @@ def check(args: argparse.Namespace) -> int:
     def render():
         from roofline.report.check_tables import render_check
 
-        return render_check(result)
+        return render_check(result, brief=args.brief)
 
     return emit(result, args, render)
 

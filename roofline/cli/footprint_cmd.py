@@ -17,6 +17,6 @@ def run(args: argparse.Namespace) -> int:
     def render():
         from roofline.report.footprint_tables import render_footprint
 
-        return render_footprint(result, mib=args.mib)
+        return render_footprint(result, mib=args.mib, brief=args.brief)
 
     return emit(result, args, render)

@@ -29,13 +29,17 @@ def write_json(result, dest: str, force: bool = False) -> None:
 
 
 def print_rich(renderable) -> None:
-    """Print through rich; 100 columns when stdout is not a terminal (files, pipes) and COLUMNS is unset."""
+    """Print through rich. On a terminal, as rich draws it; into a file or a pipe, plain text without the
+    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset)."""
     from rich.console import Console
 
-    width = None
-    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
-        width = 100
-    Console(width=width).print(renderable)
+    if sys.stdout.isatty():
+        Console().print(renderable)
+        return
+    console = Console(width=None if "COLUMNS" in os.environ else 100, color_system=None)
+    with console.capture() as capture:
+        console.print(renderable)
+    sys.stdout.write("\n".join(line.rstrip() for line in capture.get().split("\n")))
 
 
 def emit(result, args, render) -> int:

@@ -95,8 +95,11 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
                       gemm_speedup=s, non_gemm_speedup=s_non, baseline_time_s=t_base, rows=rows,
                       terms=_terms(terms, t_base, gap * t_base), explained_gap=min(total / gap, 1.0) if gap > 0 else 0.0,
                       unexplained=max(gap - total, 0.0))
+    profile = stack if calibration is None else None
     return CheckResult(model=model.name, cpu=platform.name, source="typed", calibration=calibration_name,
-                       comparisons=[comp], notes=notes, memory_model=memory_model)
+                       comparisons=[comp], notes=notes, memory_model=memory_model,
+                       stack=profile.name if profile else None,
+                       realistic_accuracy=profile.accuracy if profile else None)
 
 
 def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *, calibration: Calibration | None,

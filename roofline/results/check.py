@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.stack import Accuracy
 
 SCHEMA_VERSION = 1
 
@@ -99,4 +100,8 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
     memory_model: Literal["levels", "paper"] = "levels"
     """the ceiling's memory model (see the estimate's)"""
+    stack: str | None = None
+    """the software-stack profile the realistic estimate used (none with a calibration or a report)"""
+    realistic_accuracy: Accuracy | None = None
+    """the stack profile's measured error, leave-one-platform-out over its records"""
     schema_version: int = SCHEMA_VERSION
