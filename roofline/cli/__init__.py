@@ -26,10 +26,50 @@ hyper-parameters in milliseconds; `probe` and `validate` measure the host and ru
   roofline <command> --help     flags and an example for each command"""
 
 
+#: each command's examples, shown at the end of its --help (tests/test_help.py runs the cheap ones)
+EXAMPLES = {
+    "estimate": ["roofline estimate --model bert-large --cpu icx",
+                 "roofline estimate --model bert-large --cpu gnr --memory-model paper",
+                 "roofline estimate --model llama-3.2-3b --cpu spr --phase decode --brief",
+                 "roofline estimate --model meta-llama/Llama-3.2-1B --cpu genoa --json"],
+    "footprint": ["roofline footprint --model qwen3-0.6b --precision int8-weight-only",
+                  "roofline footprint --model mixtral-8x7b --precision q4_k_m --brief"],
+    "plan": ["roofline plan --model bert-large --cpu spr,gnr --target-rps 5000"],
+    "sweep": ["roofline sweep --model bert-base --cpu icx,spr --batch 1:64 -o grid.csv"],
+    "plot": ["roofline plot --model bert-large --cpu gnr -o roofline.svg"],
+    "check": ["roofline check --model bert-large --cpu gnr --precision int8-static \\",
+              "    --throughput-speedup 5.82 --linear-speedup 8.7",
+              "roofline check --report report.json --calibration my-host.toml"],
+    "calibrate": ["roofline calibrate report.json -o my-host.toml",
+                  "roofline calibrate --records -o torch-inductor.toml"],
+    "accuracy": ["roofline accuracy --brief", "roofline accuracy --plot accuracy.png"],
+    "platforms": ["roofline platforms", "roofline platforms show gnr"],
+    "models": ["roofline models", "roofline models show bert-large"],
+    "probe": ["roofline probe -o host.toml"],
+    "validate": ["roofline validate --model bert-base --quick",
+                 "roofline validate --model bert-large --cpu host --json report.json"],
+    "schema": ["roofline schema estimate"],
+}
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, keeping an epilog of examples line by line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors on one line and exit code 2."""
 
+    #: set by the Python API: a bad value raises UserError instead of printing and exiting
+    raise_errors = False
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        if self.raise_errors:
+            raise UserError(message)
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USER_ERROR)
 
@@ -390,7 +430,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare every measurement record (validation/records) with its ceiling and with the realistic "
         "estimate of its software stack, that stack's profile refitted without the record's platform "
         "(leave-one-platform-out: the error to expect on an unseen CPU). Counts ceiling violations (must be 0).",
-        epilog="example: roofline accuracy --plot accuracy.png",
     )
     acc.add_argument("--records", nargs="*", metavar="PATH", help="record files or folders (default: the built-in)")
     acc.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
@@ -470,6 +509,11 @@ def build_parser() -> argparse.ArgumentParser:
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
     sch.add_argument("which", choices=("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check"))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
+    parser.commands = sub.choices  # type: ignore[attr-defined]  # the Python API parses one command's flags
+    for name, p in sub.choices.items():
+        p.formatter_class = _Formatter
+        if p.epilog is None and name in EXAMPLES:
+            p.epilog = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
     return parser
 
 

@@ -5,17 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-
-def json_text(result) -> str:
-    """A dataclass tree as JSON; NaN or infinity anywhere is a bug and raises ValueError."""
-    import dataclasses
-    import json
-
-    if isinstance(result, list):
-        data = [dataclasses.asdict(x) for x in result]
-    else:
-        data = dataclasses.asdict(result)
-    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+from roofline.results import json_text
 
 
 def write_json(result, dest: str, force: bool = False) -> None:

@@ -82,7 +82,7 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
         peak = path_peak(p, name, sockets)
         peaks.add_row(name, c.dtype, tera(peak), sig(peak / p.dram_bytes_per_s(sockets)))
     sections = [
-        section(f"Numbers and their sources (per socket; ops/clk: per cycle per core)", t,
+        section("Numbers and their sources (per socket; ops/clk: per cycle per core)", t,
                 [f"{p.vendor} {p.microarchitecture}; ISA: {' '.join(p.isa)}"]),
         section(f"Peaks at the nominal clock, all {sockets} socket(s); BP: balance point against DRAM "
                 f"({p.dram_kind()})", peaks),

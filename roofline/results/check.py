@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
@@ -85,7 +86,7 @@ class LatencyRow:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(JsonResult):
     """Output of ``roofline check --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
