@@ -82,6 +82,25 @@ def _namespace(command: str, kwargs: dict[str, Any]) -> argparse.Namespace:
     return args
 
 
+def _typed(command: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """Each flag the command's parser knows, converted and range-checked by its own type (a list flag given as a
+    list or a comma-separated string); others are left as given."""
+    from roofline.cli import build_parser
+
+    actions = {a.dest: a for a in build_parser().commands[command]._actions if a.option_strings}
+    out = dict(flags)
+    for key, value in flags.items():
+        action = actions.get(key)
+        if action is None or value is None or action.type is None or isinstance(value, bool):
+            continue
+        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        try:
+            out[key] = action.type(text)
+        except (argparse.ArgumentTypeError, ValueError) as e:
+            raise UserError(f"{command}: {key}: {e}") from None
+    return out
+
+
 def estimate(model: Any = None, cpu: Any = None, **flags: Any):
     """``roofline estimate``: the roofline ceilings of ``model``'s GEMMs on ``cpu``, the end-to-end Amdahl ceiling
     and the realistic estimate; returns the :class:`~roofline.results.estimate.EstimateResult`.
@@ -141,13 +160,14 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         cpu if isinstance(cpu, (list, tuple)) else [cpu])
     if not cpus:
         raise UserError("plan: cpu: no CPU given")
+    flags = _typed("plan", flags)
     params = inspect.signature(plan_fn).parameters
     if "p99_ms" in flags and "p99_ms" not in params and "latency_s" in params:
         p99 = flags.pop("p99_ms")
         flags["latency_s"] = None if p99 is None else p99 / 1e3
     if "price_per_hour" in flags and "price_per_hour" not in params and "prices" in params:
         prices = flags.pop("price_per_hour")
-        flags["prices"] = [float(p) for p in prices.split(",")] if isinstance(prices, str) else prices
+        flags["prices"] = prices
     precision = flags.pop("precision", "int8-static")
     try:
         return plan_fn([platform_arg(c)[0] for c in cpus], model_arg(model), precision, **flags)

@@ -1,6 +1,6 @@
-"""Regenerate the README blocks marked `<!-- output of: CMD -->` by running CMD (COLUMNS=100).
+"""Regenerate the blocks of README.md and docs/*.md marked `<!-- output of: CMD -->` by running CMD (COLUMNS=100).
 
-    python tests/update_readme.py          # rewrite README.md in place
+    python tests/update_readme.py          # rewrite them in place
 tests/test_readme.py fails when a block differs from what its command prints today.
 """
 
@@ -15,17 +15,20 @@ PATTERN = re.compile(r"(<!-- output of: (.+?) -->\n```\n\$ )(.+?)\n(.*?)```", re
 
 
 def main() -> int:
-    path = REPO / "README.md"
-    text = path.read_text()
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = path.read_text()
 
-    def regenerate(m: re.Match) -> str:
-        cmd = m.group(2)
-        proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"}, cwd=REPO)
-        if proc.returncode != 0:
-            sys.exit(f"`{cmd}` failed: {proc.stderr}")
-        return f"{m.group(1)}{cmd}\n{proc.stdout}```"
+        def regenerate(m: re.Match) -> str:
+            cmd = m.group(2)
+            proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"}, cwd=REPO)
+            if proc.returncode != 0:
+                sys.exit(f"{path.name}: `{cmd}` failed: {proc.stderr}")
+            return f"{m.group(1)}{cmd}\n{proc.stdout}```"
 
-    path.write_text(PATTERN.sub(regenerate, text))
+        new = PATTERN.sub(regenerate, text)
+        if new != text:
+            path.write_text(new)
+            print(f"updated {path.relative_to(REPO)}")
     return 0
 
 

@@ -16,14 +16,19 @@ from roofline.errors import EXIT_USER_ERROR, UserError
 
 
 DESCRIPTION = """\
-How fast can a transformer run on a server CPU in a precision, what bounds it (compute, L2, LLC or
-DRAM), what end-to-end speedup INT8 or INT4 can possibly give, how fast it will really run, and how
-many servers a load needs. Ceilings come from the platform's datasheet and the model's
-hyper-parameters in milliseconds; `probe` and `validate` measure the host and run the real kernels.
+How fast can a transformer run on a server CPU in a given precision, what
+bounds it (compute, L2, LLC or DRAM), what end-to-end speedup can INT8 or INT4
+possibly give, how fast will it really run, and how many servers does a load
+need? The ceilings come from the CPU's spec sheet and the model's
+hyper-parameters, in milliseconds; the realistic estimate from measurements of
+real software stacks, with its error beside it; `probe` and `validate` measure
+this host and run the real kernels. Every command prints its answer first.
 
   roofline estimate --model bert-large --cpu icx
-  roofline plan --model bert-large --cpu spr,gnr --precision int8-static --target-rps 5000
-  roofline <command> --help     flags and an example for each command"""
+  roofline plan --model bert-large --cpu spr,gnr --target-rps 5000
+  roofline <command> --help       its flags, and examples
+
+From Python: import roofline; roofline.estimate(model="bert-large", cpu="icx")"""
 
 
 #: each command's examples, shown at the end of its --help (tests/test_help.py runs the cheap ones)
@@ -257,9 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     est = sub.add_parser(
-        "estimate", help="roofline ceilings of a model's GEMMs on a CPU, and the end-to-end Amdahl ceiling",
-        description="Roofline ceilings of a model's GEMMs on a CPU, per precision, and the end-to-end Amdahl "
-        "ceiling. Whole-platform throughput (all sockets, all instances together).",
+        "estimate", help="what bounds a model on a CPU per precision, its latency and throughput, the GEMM and "
+        "end-to-end speedups: ceiling and realistic",
+        description="First the answer, in a few lines (--brief: only those): what bounds each precision, one "
+        "instance's latency and the whole platform's throughput, the GEMM speedup, the end-to-end (Amdahl) ceiling "
+        "and the realistic estimate of a software stack with its measured error. Then the tables behind it: compute "
+        "paths, the roofline of every GEMM, LLC residency, the Amdahl inputs and their sources, the inputs that are "
+        "not datasheet or measured facts, and what the estimate leaves out.",
     )
     est.add_argument("--model", required=True, help="catalog name (roofline models) or a config.json / .toml path")
     est.add_argument("--cpu", required=True, help="catalog name (roofline platforms) or a platform .toml path")
@@ -507,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check"))
+    schemas = ("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check")
+    sch.add_argument("which", metavar="COMMAND", choices=schemas, help=", ".join(schemas))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
     parser.commands = sub.choices  # type: ignore[attr-defined]  # the Python API parses one command's flags
     for name, p in sub.choices.items():

@@ -46,7 +46,7 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
     for record in dict.fromkeys(row.record for row in r.rows):
         rows = [x for x in r.rows if x.record == record]
         t = table(["what", "precision", "measured", "ceiling", "error", "realistic", "error "],
-                  left=("what", "precision"))
+                  left=("what", "precision"), wrap=("what", "precision"))
         for row in rows:
             prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
             what = row.what if row.kind == "gemm" else row.kind.replace("_", " ")

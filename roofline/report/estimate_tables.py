@@ -57,7 +57,7 @@ def headline(r: EstimateResult) -> list[RenderableType]:
     end-to-end ceiling, ceiling and realistic side by side."""
     decode = r.workload.phase == "decode"
     latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
-    t = grid(["precision", "bound", latency, rate, f"GEMM vs {r.baseline}", "end to end"], left=("precision", "bound"))
+    t = grid(["precision", "bound", latency, rate, "GEMM", "end to end"], left=("precision", "bound"))
     speedups = {s.precision: s for s in r.speedups}
     for name, pr in r.precisions.items():
         s = speedups.get(name)
@@ -65,7 +65,8 @@ def headline(r: EstimateResult) -> list[RenderableType]:
                   f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
                   ratio(s.gemm_speedup) if s else "",
                   Text(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", style="bold") if s else "")
-    out: list[RenderableType] = [Text(workload_line(r), style="bold"), t, Text(realistic_line(r))]
+    out: list[RenderableType] = [Text(workload_line(r) + f"; baseline {r.baseline}", style="bold"), t,
+                                 Text(realistic_line(r))]
     if r.notes:
         out.append(Text("\n".join(f"note: {n}" for n in r.notes), style="yellow"))
     return out
@@ -77,7 +78,7 @@ def headline(r: EstimateResult) -> list[RenderableType]:
 def platform_table(r: EstimateResult) -> RenderableType:
     p = r.platform
     t = table(["path", "dtype", "GHz", "ops/clk/core", "peak Tops/s", "BP ops/B", "used by"],
-              left=("path", "dtype", "used by"))
+              left=("path", "dtype", "used by"), wrap=("used by",))
     users: dict[str, list[str]] = {}
     for name, pr in r.precisions.items():
         users.setdefault(pr.compute_path, []).append(name)
@@ -100,7 +101,7 @@ def platform_table(r: EstimateResult) -> RenderableType:
 def gemm_table(r: EstimateResult, pr: PrecisionResult) -> RenderableType:
     e = pr.element_bytes
     t = table(["GEMM", "M x N x K", "calls", "GFLOP", "MB", "AI", "BP", "bound", "B GB/s", "Tops/s"],
-              left=("GEMM", "bound"), footers=["all", "", "", "", "", "", "", "", "", tera(pr.aggregate_ops_per_s)])
+              left=("GEMM", "bound"), wrap=("GEMM",), footers=["all", "", "", "", "", "", "", "", "", tera(pr.aggregate_ops_per_s)])
     for g in pr.gemms:
         bw = giga(g.bandwidth_bytes_per_s) + ("*" if g.bandwidth_kind == "llc-effective" else "")
         name = g.name if g.recipe == pr.name else f"{g.name} ({g.recipe})"
@@ -124,22 +125,25 @@ def _dim(x: int | float) -> str:
 def llc_table(r: EstimateResult) -> RenderableType:
     p = r.platform
     llc_bw = f"{giga(p.llc_read_bytes_per_s)} GB/s (all sockets)" if p.llc_read_bytes_per_s else "not given"
-    t = table(["precision", "weights MB", "share of LLC", "resident", "GB/s over shapes"], left=("precision", "resident"))
+    t = table(["precision", "weights MB", "of LLC", "resident", "read from", "GB/s"],
+              left=("precision", "resident", "read from"))
     for pr in r.precisions.values():
         bws = [g.bandwidth_bytes_per_s for g in pr.gemms]
-        kind = "B_eff" if pr.llc_resident else "B_mem"
         if r.memory_model == "levels":
-            kind = "weights from " + pr.levels.get("weights", "DRAM") + ","
+            source = pr.levels.get("weights", "DRAM")
+        else:
+            source = "B_eff" if pr.llc_resident else "B_mem"
         span = giga(min(bws)) if giga(min(bws)) == giga(max(bws)) else f"{giga(min(bws))}-{giga(max(bws))}"
         t.add_row(pr.name, mega(pr.weight_set_bytes or pr.weight_bytes), pct(pr.llc_fraction),
-                  "yes" if pr.llc_resident else "no", f"{kind} {span}")
+                  "yes" if pr.llc_resident else "no", source, span)
     return section(f"LLC residency of the GEMM weights (paper Table 6): {mega(p.llc_bytes_per_domain)} MB per LLC "
-                   f"domain, LLC read {llc_bw}", t)
+                   f"domain, LLC read {llc_bw}", t, ["of LLC: the weights over one LLC domain; GB/s: the bandwidth "
+                                                     "each GEMM gets, over the shapes"])
 
 
 def decode_table(r: EstimateResult) -> RenderableType:
     t = table(["precision", "ms/token", "tokens/s", "bound", "time split", "weights MB", "KV MB", "compute at batch"],
-              left=("precision", "bound", "time split"))
+              left=("precision", "bound", "time split"), wrap=("time split", "compute at batch"))
     short = {"compute": "C", "weights": "W", "kv-cache": "KV", "activations": "A"}
     for pr in r.precisions.values():
         d = pr.decode
@@ -156,8 +160,7 @@ def decode_table(r: EstimateResult) -> RenderableType:
 
 
 def speedup_table(r: EstimateResult) -> RenderableType:
-    t = table(["precision", "vs", "GEMM speedup s", "f_GEMM", "non-GEMM s_non", "ceiling S", "realistic"],
-              left=("precision", "vs"))
+    t = table(["precision", "vs", "GEMM s", "f_GEMM", "s_non", "ceiling S", "realistic"], left=("precision", "vs"))
     for s in r.speedups:
         t.add_row(s.precision, s.baseline, ratio(s.gemm_speedup), f"{s.f_gemm:.3f}", ratio(s.non_gemm_speedup),
                   Text(ratio(s.end_to_end_ceiling), style="bold"), ratio(s.realistic))
@@ -177,7 +180,8 @@ def speedup_table(r: EstimateResult) -> RenderableType:
             lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
                 f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time")
     lines.append(realistic_line(r).removeprefix("a / b: ceiling / "))
-    return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), and the realistic estimate", t, lines)
+    return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), s the GEMM speedup, s_non the "
+                   "non-GEMM one, and the realistic estimate", t, lines)
 
 
 def inputs_text(r: EstimateResult) -> RenderableType:
