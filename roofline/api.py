@@ -25,6 +25,15 @@ from roofline.errors import UserError
 _NOT_ARGUMENTS = {"help", "json", "force", "brief", "plot", "output", "mib"}
 
 
+def _parser(command: str) -> tuple[argparse.ArgumentParser, dict[str, argparse.Action]]:
+    """The command's parser, raising UserError on a bad value, and its flags by argument name."""
+    from roofline.cli import build_parser
+
+    parser = build_parser().commands[command]
+    parser.raise_errors = True
+    return parser, {a.dest: a for a in parser._actions if a.option_strings and a.dest not in _NOT_ARGUMENTS}
+
+
 def _flag_value(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise TypeError
@@ -33,11 +42,7 @@ def _flag_value(value: Any) -> str:
 
 def _namespace(command: str, kwargs: dict[str, Any]) -> argparse.Namespace:
     """``kwargs`` parsed as the command's flags: the command line's defaults, ranges and messages."""
-    from roofline.cli import build_parser
-
-    parser = build_parser().commands[command]
-    parser.raise_errors = True
-    actions = {a.dest: a for a in parser._actions if a.option_strings and a.dest not in _NOT_ARGUMENTS}
+    parser, actions = _parser(command)
     argv: list[str] = []
     objects: dict[str, Any] = {}
     for key, value in kwargs.items():
@@ -85,9 +90,7 @@ def _namespace(command: str, kwargs: dict[str, Any]) -> argparse.Namespace:
 def _typed(command: str, flags: dict[str, Any]) -> dict[str, Any]:
     """Each flag the command's parser knows, converted and range-checked by its own type (a list flag given as a
     list or a comma-separated string); others are left as given."""
-    from roofline.cli import build_parser
-
-    actions = {a.dest: a for a in build_parser().commands[command]._actions if a.option_strings}
+    actions = _parser(command)[1]
     out = dict(flags)
     for key, value in flags.items():
         action = actions.get(key)

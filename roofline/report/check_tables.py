@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roofline.report.fmt import ms
+from roofline.report.fmt import ms, realistic_basis
 from roofline.report.style import document, grid, section, table
 from roofline.results.check import CheckResult
 from roofline.spec.calibration import Calibration
@@ -21,25 +21,16 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
-def realistic_line(r: CheckResult) -> str:
-    a = r.realistic_accuracy
-    if r.calibration:
-        return f"realistic: calibration {r.calibration} (this host's fitted efficiencies)"
-    if a is not None:
-        return (f"realistic: +/-{a.median_abs_error:.0%} (leave-one-platform-out over {a.figures} figures, "
-                f"stack {r.stack})")
-    return "realistic: the ceiling plus the roofline-priced overhead terms (uncalibrated)"
-
-
 def headline(r: CheckResult) -> list[RenderableType]:
     """The source, then one row per comparison: the measured end-to-end speedup against the ceiling and the
-    realistic estimate, and how much of the gap the named terms explain."""
+    realistic estimate, then what the realistic estimate rests on."""
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
     for c in r.comparisons:
         row = c.rows[0]
         g.add_row(f"{c.precision} vs {c.baseline}", Text(f"{row.measured:.2f}x", style="bold"), f"{row.ceiling:.2f}x",
                   _pct(row.fraction_of_ceiling), f"{row.realistic:.2f}x", _pct(row.fraction_of_realistic))
-    return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), g, Text(realistic_line(r))]
+    return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), g,
+            Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
 
 
 def render_check(r: CheckResult, brief: bool = False) -> RenderableType:

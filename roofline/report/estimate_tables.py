@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from roofline.report.fmt import giga, mega, ms, pct, ratio, sig, tera
+from roofline.report.fmt import giga, mega, ms, pct, ratio, realistic_basis, sig, tera
 from roofline.report.style import document, grid, section, table
 from roofline.results.estimate import EstimateResult, PrecisionResult
 
@@ -40,15 +40,7 @@ def workload_line(r: EstimateResult) -> str:
 
 def realistic_line(r: EstimateResult) -> str:
     """What the realistic figures are, and how far off they are expected to be."""
-    a = r.realistic_accuracy
-    if r.calibration:
-        return f"a / b: ceiling / realistic (calibration {r.calibration}: this host's fitted efficiencies)"
-    if a is not None:
-        return (f"a / b: ceiling / realistic (+/-{a.median_abs_error:.0%}, leave-one-platform-out over {a.figures} "
-                f"figures, stack {r.stack})")
-    if r.stack:
-        return f"a / b: ceiling / realistic (stack {r.stack}, no measured error band)"
-    return "a / b: ceiling / realistic (no stack profile: the ceiling plus the roofline-priced overhead terms)"
+    return f"a / b: ceiling / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
 
 
 def headline(r: EstimateResult) -> list[RenderableType]:
@@ -179,7 +171,7 @@ def speedup_table(r: EstimateResult) -> RenderableType:
         if named:
             lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
                 f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time")
-    lines.append(realistic_line(r).removeprefix("a / b: ceiling / "))
+    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})")
     return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), s the GEMM speedup, s_non the "
                    "non-GEMM one, and the realistic estimate", t, lines)
 
