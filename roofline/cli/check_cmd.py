@@ -22,13 +22,14 @@ def _report_platform(report, args, path: str):
         raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with --cpu") from None
     if platform.name != report.platform.name:
         raise UserError(f"{path}: the report was measured on '{report.platform.name}', not '{platform.name}' "
-                        f"(--cpu {args.cpu})")
+                        f"(--cpu {args.cpu if isinstance(args.cpu, str) else platform.name})")
     return platform
 
 
 def _report_model(report, args, path: str):
-    if args.model and model_arg(args.model).name != report.model:
-        raise UserError(f"{path}: the report is for model '{report.model}', not '{args.model}'")
+    given = model_arg(args.model).name if args.model else report.model
+    if given != report.model:
+        raise UserError(f"{path}: the report is for model '{report.model}', not '{given}'")
     from roofline.estimate.check import report_model
 
     return report_model(report, load_model_file(find_file("models", report.model)))

@@ -11,6 +11,10 @@ from roofline.report.style import document, grid, section, table
 from roofline.results.estimate import EstimateResult, PrecisionResult
 
 
+#: the tensor classes of ``PrecisionResult.levels``, as the tables name them
+LEVEL_NAMES = {"weights": "weights", "activations": "activations", "non_gemm": "non-GEMM", "kv_cache": "KV cache"}
+
+
 def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
     sections: list[RenderableType] = [platform_table(r), *(gemm_table(r, pr) for pr in r.precisions.values()),
                                       llc_table(r)]
@@ -102,7 +106,7 @@ def gemm_table(r: EstimateResult, pr: PrecisionResult) -> RenderableType:
     step = {"decode": "decode step", "prefill": "prefill"}.get(r.workload.phase, "forward pass")
     notes = [f"aggregate {tera(pr.aggregate_ops_per_s)} Tops/s: GEMM time {ms(pr.gemm_time_s)} ms per {step} (whole "
              f"platform); with the modelled non-GEMM work {ms(pr.step_time_s)} ms",
-             "levels: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in pr.levels.items() if v != "none")]
+             "read from: " + ", ".join(f"{LEVEL_NAMES.get(k, k)} {v}" for k, v in pr.levels.items() if v != "none")]
     notes += pr.notes
     if pr.llc_resident and r.memory_model == "paper":
         notes.append("* B_eff: weights streamed from the LLC, X and Y from DRAM")
