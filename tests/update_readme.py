@@ -1,6 +1,6 @@
-"""Regenerate the blocks marked `<!-- output of: CMD -->` in README.md and docs/*.md by running CMD (COLUMNS=100).
+"""Regenerate the blocks of README.md and docs/*.md marked `<!-- output of: CMD -->` by running CMD (COLUMNS=100).
 
-    python tests/update_readme.py          # rewrite README.md and docs/*.md in place
+    python tests/update_readme.py          # rewrite them in place
 tests/test_readme.py fails when a block differs from what its command prints today.
 """
 
@@ -22,12 +22,13 @@ def main() -> int:
             cmd = m.group(2)
             proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"}, cwd=REPO)
             if proc.returncode != 0:
-                sys.exit(f"`{cmd}` failed: {proc.stderr}")
+                sys.exit(f"{path.name}: `{cmd}` failed: {proc.stderr}")
             return f"{m.group(1)}{cmd}\n{proc.stdout}```"
 
         new = PATTERN.sub(regenerate, text)
         if new != text:
             path.write_text(new)
+            print(f"updated {path.relative_to(REPO)}")
     return 0
 
 

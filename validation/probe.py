@@ -217,6 +217,7 @@ def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: b
         if so is None:
             return _guarded(lambda: _torch_level(torch, nbytes, n_threads), canary, what, notes)
         b = _guarded(lambda: native.bandwidth(so, nbytes, n_threads), canary, what, notes)
+        torch.set_num_threads(threads)  # the STREAM loops set OpenMP's thread count, which torch shares
         return Level(b.working_set_bytes, b.threads, b.read, b.copy, b.triad)
 
     progress("DRAM bandwidth")

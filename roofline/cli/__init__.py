@@ -17,20 +17,70 @@ from roofline.errors import EXIT_USER_ERROR, UserError
 
 
 DESCRIPTION = """\
-How fast can a transformer run on a server CPU in a precision, what bounds it (compute, L2, LLC or
-DRAM), what end-to-end speedup INT8 or INT4 can possibly give, how fast it will really run, and how
-many servers a load needs. Ceilings come from the platform's datasheet and the model's
-hyper-parameters in milliseconds; `probe` and `validate` measure the host and run the real kernels.
+How fast can a transformer run on a server CPU in a given precision, what
+bounds it (compute, L2, LLC or DRAM), what end-to-end speedup can INT8 or INT4
+possibly give, how fast will it really run, and how many servers does a load
+need? The ceilings come from the CPU's spec sheet and the model's
+hyper-parameters, in milliseconds; the realistic estimate from measurements of
+real software stacks, with its error beside it; `probe` and `validate` measure
+this host and run the real kernels. Every command prints its answer first.
 
   roofline estimate --model bert-large --cpu icx
-  roofline plan --model bert-large --cpu spr,gnr --precision int8-static --target-rps 5000
-  roofline <command> --help     flags and an example for each command"""
+  roofline plan --model bert-large --cpu spr,gnr --target-rps 5000
+  roofline <command> --help       its flags, and examples
+
+From Python: import roofline; roofline.estimate(model="bert-large", cpu="icx")"""
+
+
+#: each command's examples, shown at the end of its --help (tests/test_help.py runs the cheap ones)
+EXAMPLES = {
+    "estimate": ["roofline estimate --model bert-large --cpu icx",
+                 "roofline estimate --model bert-large --cpu gnr --memory-model paper",
+                 "roofline estimate --model llama-3.2-3b --cpu spr --phase decode --brief",
+                 "roofline estimate --model meta-llama/Llama-3.2-1B --cpu genoa --json"],
+    "footprint": ["roofline footprint --model qwen3-0.6b --precision int8-weight-only",
+                  "roofline footprint --model mixtral-8x7b --precision q4_k_m --brief"],
+    "plan": ["roofline plan --model bert-large --cpu spr,gnr --target-rps 5000",
+             "roofline plan --model bert-large --cpu spr,gnr --p99-ms 100 --brief \\",
+             "    --target-rps 20000",
+             "roofline plan --model bert-base --cpu icx --scenario offline --seq-len-mean 96",
+             "roofline plan --model llama-3.2-1b --cpu gnr --precision int8-weight-only \\",
+             "    --prompt-len 512 --output-len 128 --ttft-ms 2000 --tpot-ms 100"],
+    "sweep": ["roofline sweep --model bert-base --cpu icx,spr --batch 1:64 -o grid.csv"],
+    "plot": ["roofline plot --model bert-large --cpu gnr -o roofline.svg"],
+    "check": ["roofline check --model bert-large --cpu gnr --precision int8-static \\",
+              "    --throughput-speedup 5.82 --linear-speedup 8.7",
+              "roofline check --report report.json --calibration my-host.toml"],
+    "calibrate": ["roofline calibrate report.json -o my-host.toml",
+                  "roofline calibrate --records -o torch-inductor.toml"],
+    "accuracy": ["roofline accuracy --brief", "roofline accuracy --plot accuracy.png"],
+    "platforms": ["roofline platforms", "roofline platforms show gnr"],
+    "models": ["roofline models", "roofline models show bert-large"],
+    "probe": ["roofline probe -o host.toml"],
+    "validate": ["roofline validate --model bert-base --quick",
+                 "roofline validate --model bert-large --cpu host --json report.json"],
+    "schema": ["roofline schema estimate"],
+}
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, keeping an epilog of examples line by line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors on one line and exit code 2."""
 
+    #: set by the Python API: a bad value raises UserError instead of printing and exiting
+    raise_errors = False
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        if self.raise_errors:
+            raise UserError(message)
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USER_ERROR)
 
@@ -166,6 +216,10 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_brief(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--brief", action="store_true", help="only the headline: the answer in a few lines, no tables")
+
+
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace an output file even if it is read-only")
 
@@ -215,9 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     est = sub.add_parser(
-        "estimate", help="roofline ceilings of a model's GEMMs on a CPU, and the end-to-end Amdahl ceiling",
-        description="Roofline ceilings of a model's GEMMs on a CPU, per precision, and the end-to-end Amdahl "
-        "ceiling. Whole-platform throughput (all sockets, all instances together).",
+        "estimate", help="what bounds a model on a CPU per precision, its latency and throughput, the GEMM and "
+        "end-to-end speedups: ceiling and realistic",
+        description="First the answer, in a few lines (--brief: only those): what bounds each precision, one "
+        "instance's latency and the whole platform's throughput, the GEMM speedup, the end-to-end (Amdahl) ceiling "
+        "and the realistic estimate of a software stack with its measured error. Then the tables behind it: compute "
+        "paths, the roofline of every GEMM, LLC residency, the Amdahl inputs and their sources, the inputs that are "
+        "not datasheet or measured facts, and what the estimate leaves out.",
     )
     est.add_argument("--model", required=True, help="catalog name (roofline models) or a config.json / .toml path")
     est.add_argument("--cpu", required=True, help="catalog name (roofline platforms) or a platform .toml path")
@@ -234,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
-    est.add_argument("--brief", action="store_true", help="only the headline tables (decode step, speedups)")
+    _add_brief(est)
     est.add_argument("--calibration", help="a `roofline calibrate` file of this host: kernel efficiencies and "
                      "dispatch for the realistic estimate (instead of the stack profile)")
     _add_stack(est)
@@ -266,26 +324,21 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--count-tied-lm-head-copy", action="store_true",
                     help="count a separate lm_head copy for tied embeddings (a runtime that unties them)")
     fp.add_argument("--mib", action="store_true", help="tables in MiB (2^20 bytes) instead of MB (10^6)")
+    _add_brief(fp)
     _add_json(fp)
     _add_force(fp)
     fp.set_defaults(handler="roofline.cli.footprint_cmd:run")
 
     pl = sub.add_parser(
         "plan", help="requests per second per server under an SLO, servers needed and cost, per CPU",
-        description=textwrap.fill(  # the examples below keep their lines (RawDescriptionHelpFormatter)
+        description=(
         "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), "
         "weights shared per socket. Per layout one instance's service time of every batch from the realistic "
         "model (the ceiling beside it), then a simulation of the scenario: offline (the most throughput per server, "
         "batching free up to --max-batch-tokens) or server (Poisson arrivals, dynamic batching; the highest rate "
         "whose p99 latency meets --p99-ms). Decoders are served with continuous batching (TTFT, TPOT, the KV cache "
         "capping the running batch). The best layout per CPU, the servers a load needs, the cost, and the "
-        "latency-vs-load curve. See docs/capacity-planning.md.", 100),
-        epilog="examples:\n"
-        "  roofline plan --model bert-large --cpu spr,gnr --p99-ms 100 --target-rps 20000\n"
-        "  roofline plan --model bert-base --cpu icx --scenario offline --seq-len-mean 128\n"
-        "  roofline plan --model llama-3.2-1b --cpu gnr --precision int8-weight-only --prompt-len 512 "
-        "--output-len 128 --ttft-ms 2000 --tpot-ms 100",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "latency-vs-load curve. See docs/capacity-planning.md."),
     )
     pl.add_argument("--model", required=True)
     pl.add_argument("--cpu", required=True, action="append", help="one or more, comma-separated or repeated")
@@ -346,7 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the simulation's random seed, 0 to 4,294,967,295 (default 0)")
     pl.add_argument("--plot", metavar="FILE", help="p99 against offered load for each CPU's best layout, with the "
                     "SLO line (.svg or .png; the plot extra)")
-    pl.add_argument("--best-only", action="store_true", help="only the summary table")
+    pl.add_argument("--best-only", action="store_true", help="the summary table, not every layout's")
+    _add_brief(pl)
     _add_json(pl)
     _add_force(pl)
     pl.set_defaults(handler="roofline.cli.plan_cmd:run")
@@ -430,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="decode: the engine widens quantized weights to a float copy it writes and reads back")
     dec.add_argument("--engine-kv-dtype", choices=("fp32", "bf16", "fp16", "int8"),
                      help="decode: the engine's KV-cache element type (default: the ceiling's)")
+    _add_brief(ck)
     _add_json(ck)
     _add_force(ck)
     ck.set_defaults(handler="roofline.cli.check_cmd:check")
@@ -457,11 +512,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare every measurement record (validation/records) with its ceiling and with the realistic "
         "estimate of its software stack, that stack's profile refitted without the record's platform "
         "(leave-one-platform-out: the error to expect on an unseen CPU). Counts ceiling violations (must be 0).",
-        epilog="example: roofline accuracy --plot accuracy.png",
     )
     acc.add_argument("--records", nargs="*", metavar="PATH", help="record files or folders (default: the built-in)")
     acc.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
-    acc.add_argument("--brief", action="store_true", help="only the summary")
+    _add_brief(acc)
     _add_json(acc)
     acc.set_defaults(handler="roofline.cli.accuracy_cmd:run")
 
@@ -469,6 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(kind, help=f"list the {kind} catalog, or show one entry ({kind} show NAME)")
         p.add_argument("action", nargs="?", choices=("list", "show"), default="list")
         p.add_argument("name", nargs="?", help="name, alias or file path (with show)")
+        _add_brief(p)
         _add_json(p)
         _add_force(p)
         p.set_defaults(handler=f"roofline.cli.catalog_cmd:{kind}")
@@ -534,8 +589,14 @@ def build_parser() -> argparse.ArgumentParser:
     val.set_defaults(handler="roofline.cli.validate_cmd:run")
 
     sch = sub.add_parser("schema", help="print the JSON Schema of a command's --json output")
-    sch.add_argument("which", choices=("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check"))
+    schemas = ("estimate", "validate", "validate-llamacpp", "footprint", "plan", "check")
+    sch.add_argument("which", metavar="COMMAND", choices=schemas, help=", ".join(schemas))
     sch.set_defaults(handler="roofline.cli.catalog_cmd:schema")
+    parser.commands = sub.choices  # type: ignore[attr-defined]  # the Python API parses one command's flags
+    for name, p in sub.choices.items():
+        p.formatter_class = _Formatter
+        if p.epilog is None and name in EXAMPLES:
+            p.epilog = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
     return parser
 
 

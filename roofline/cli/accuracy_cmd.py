@@ -6,13 +6,18 @@ import argparse
 
 from roofline.catalog.records import load_records
 from roofline.cli.output import emit
+from roofline.results.accuracy import AccuracyResult
 
 
-def run(args: argparse.Namespace) -> int:
+def compute(args: argparse.Namespace) -> AccuracyResult:
     from roofline.estimate.accuracy_run import accuracy
 
     command = "roofline accuracy" + ("".join(f" {p}" for p in args.records) if args.records else "")
-    result = accuracy(load_records(args.records or None), command)
+    return accuracy(load_records(args.records or None), command)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = compute(args)
     if args.plot:
         from roofline.report.plot import plot_accuracy
 

@@ -20,12 +20,12 @@ def _catalog(kind: str, args: argparse.Namespace) -> int:
         load = load_platform_file if kind == "platforms" else load_model_file
         item = load(find_file(kind, args.name))
         render = tables.render_platform if kind == "platforms" else tables.render_model
-        return emit(item, args, lambda: render(item))
+        return emit(item, args, lambda: render(item, brief=args.brief))
     items, skipped = catalog_listing(kind)
     for path, why in skipped:  # one line each, on stderr: the listing itself stays clean JSON or tables
         sys.stderr.write(f"roofline {kind}: warning: skipped {path}: {why.removeprefix(str(path) + ': ')}\n")
     render = tables.platform_list if kind == "platforms" else tables.model_list
-    return emit(items, args, lambda: render(items))
+    return emit(items, args, lambda: render(items, brief=args.brief))
 
 
 def platforms(args: argparse.Namespace) -> int:

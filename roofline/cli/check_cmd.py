@@ -4,45 +4,47 @@ from __future__ import annotations
 
 import argparse
 
-from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
-from roofline.cli.estimate_cmd import stack_arg
+from roofline.catalog import find_file, load_model_file
+from roofline.cli.estimate_cmd import calibration_arg, model_arg, platform_arg, stack_arg
 from roofline.cli.output import emit, print_rich
 from roofline.cli.reports import load_report
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
 from roofline.outputs import check_target, write_text
+from roofline.results.check import CheckResult
 
 
 def _report_platform(report, args, path: str):
     ref = args.cpu or report.platform.file
     try:
-        platform = load_platform_file(find_file("platforms", ref))
+        platform = platform_arg(ref)[0]
     except UserError:
         raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with --cpu") from None
     if platform.name != report.platform.name:
         raise UserError(f"{path}: the report was measured on '{report.platform.name}', not '{platform.name}' "
-                        f"(--cpu {args.cpu})")
+                        f"(--cpu {args.cpu if isinstance(args.cpu, str) else platform.name})")
     return platform
 
 
 def _report_model(report, args, path: str):
-    if args.model and load_model_file(find_file("models", args.model)).name != report.model:
-        raise UserError(f"{path}: the report is for model '{report.model}', not '{args.model}'")
+    given = model_arg(args.model).name if args.model else report.model
+    if given != report.model:
+        raise UserError(f"{path}: the report is for model '{report.model}', not '{given}'")
     from roofline.estimate.check import report_model
 
     return report_model(report, load_model_file(find_file("models", report.model)))
 
 
-def check(args: argparse.Namespace) -> int:
+def compute(args: argparse.Namespace) -> CheckResult:
     from roofline.estimate.check import check_report, check_typed
 
-    calibration = load_calibration(args.calibration) if args.calibration else None
+    calibration, calibration_name = calibration_arg(args.calibration)
     if args.report:
         if args.throughput_speedup is not None or args.linear_speedup is not None:
             raise UserError("give either --report or the measured speedups, not both")
         report = load_report(args.report)
         result = check_report(report, _report_platform(report, args, args.report), _report_model(report, args, args.report),
-                              calibration=calibration, source=args.report, calibration_name=args.calibration,
+                              calibration=calibration, source=args.report, calibration_name=calibration_name,
                               precision=args.precision, baseline=(args.baseline or "fp32") if args.precision else None,
                               calibration_any_platform=args.calibration_any_platform)
         if not result.comparisons:
@@ -57,15 +59,14 @@ def check(args: argparse.Namespace) -> int:
             raise UserError(f"check --phase decode needs {', '.join(missing)}")
         if args.linear_speedup is not None:
             raise UserError("--linear-speedup: not with --phase decode (its throughput speedup is tokens/s)")
-        model = load_model_file(find_file("models", args.model))
-        platform = load_platform_file(find_file("platforms", args.cpu))
+        model, platform = model_arg(args.model), platform_arg(args.cpu)[0]
         from roofline.estimate.engine import default_baseline
 
         result = check_decode(
             platform, model, args.precision, args.baseline or default_baseline(platform, model),
             throughput_speedup=args.throughput_speedup, batch=args.batch, context=args.context,
             engine=Engine(args.engine_ops_per_cycle, args.dequant, args.widen_weights, args.engine_kv_dtype),
-            calibration=calibration, calibration_name=args.calibration,
+            calibration=calibration, calibration_name=calibration_name,
             calibration_any_platform=args.calibration_any_platform, stack=stack_arg(args.stack),
             memory_model=args.memory_model)
     else:
@@ -74,17 +75,23 @@ def check(args: argparse.Namespace) -> int:
         if missing:
             raise UserError(f"check needs {', '.join(missing)} (or --report REPORT.json)")
         result = check_typed(
-            load_platform_file(find_file("platforms", args.cpu)), load_model_file(find_file("models", args.model)),
+            platform_arg(args.cpu)[0], model_arg(args.model),
             args.precision, args.baseline or "fp32", throughput_speedup=args.throughput_speedup,
             linear_speedup=args.linear_speedup, batch=args.batch, seq_len=args.seq_len,
             overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup), calibration=calibration,
-            calibration_name=args.calibration, memory_model=args.memory_model, stack=stack_arg(args.stack),
+            calibration_name=calibration_name, memory_model=args.memory_model, stack=stack_arg(args.stack),
             calibration_any_platform=args.calibration_any_platform,
         )
+    return result
+
+
+def check(args: argparse.Namespace) -> int:
+    result = compute(args)
+
     def render():
         from roofline.report.check_tables import render_check
 
-        return render_check(result)
+        return render_check(result, brief=args.brief)
 
     return emit(result, args, render)
 

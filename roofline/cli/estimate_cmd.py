@@ -9,6 +9,10 @@ from roofline.cli.output import emit
 from roofline.errors import UserError
 from roofline.estimate.amdahl_inputs import Overrides
 from roofline.estimate.engine import estimate
+from roofline.results.estimate import EstimateResult
+from roofline.spec.calibration import Calibration
+from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
 
 
 def split_list(values: list[str] | None) -> list[str] | None:
@@ -18,13 +22,37 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
-def stack_arg(ref: str | None):
-    """``--stack``: a profile by name or path; ``none`` for no profile."""
-    if ref is None or ref.lower() == "none":
+def stack_arg(ref):
+    """``--stack``: a profile by name or path (or a StackProfile); ``none`` for no profile."""
+    from roofline.spec.stack import StackProfile
+
+    if ref is None or isinstance(ref, StackProfile):
+        return ref
+    if ref.lower() == "none":
         return None
     from roofline.catalog.records import load_stack
 
     return load_stack(ref)
+
+
+def platform_arg(ref) -> tuple[Platform, str]:
+    """``--cpu``: a catalog name, alias or file (or a Platform), and the file it came from."""
+    if isinstance(ref, Platform):
+        return ref, ""
+    path = find_file("platforms", ref)
+    return load_platform_file(path), str(path)
+
+
+def model_arg(ref) -> ModelSpec:
+    """``--model``: a catalog name or alias, a file or folder, a Hugging Face id in the local cache (or a ModelSpec)."""
+    return ref if isinstance(ref, ModelSpec) else load_model_file(find_file("models", ref))
+
+
+def calibration_arg(ref) -> tuple[Calibration | None, str | None]:
+    """``--calibration``: a file or its name in platforms/calibration (or a Calibration), and its name."""
+    if ref is None or isinstance(ref, Calibration):
+        return ref, None if ref is None else f"<calibration of {ref.platform}>"
+    return load_calibration(ref), ref
 
 
 def names(values: list[str] | None, flag: str, what: str) -> list[str]:
@@ -35,11 +63,11 @@ def names(values: list[str] | None, flag: str, what: str) -> list[str]:
     return items
 
 
-def run(args: argparse.Namespace) -> int:
-    platform_path = find_file("platforms", args.cpu)
-    platform = load_platform_file(platform_path)
-    model = load_model_file(find_file("models", args.model))
-    result = estimate(
+def compute(args: argparse.Namespace) -> EstimateResult:
+    platform, platform_file = platform_arg(args.cpu)
+    model = model_arg(args.model)
+    calibration, calibration_name = calibration_arg(args.calibration)
+    return estimate(
         platform, model,
         precisions=names(args.precision, "--precision", "precision") if args.precision else None,
         baseline=args.baseline,
@@ -47,12 +75,16 @@ def run(args: argparse.Namespace) -> int:
         sockets=args.sockets, cores=args.cores, instance_cores=args.instance_cores, memory_model=args.memory_model,
         bandwidth=args.bandwidth, fused_qkv=not args.separate_qkv,
         group_size=args.group_size, kv_dtype=args.kv_dtype, quantize_lm_head=args.quantize_lm_head,
-        calibration=load_calibration(args.calibration) if args.calibration else None,
-        stack=stack_arg(args.stack),
-        calibration_name=args.calibration, calibration_any_platform=args.calibration_any_platform,
+        calibration=calibration, stack=stack_arg(args.stack),
+        calibration_name=calibration_name, calibration_any_platform=args.calibration_any_platform,
         overrides=Overrides(args.f_gemm, args.gemm_speedup, args.non_gemm_speedup),
-        platform_file=str(platform_path),
+        platform_file=platform_file,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    result = compute(args)
+
     def render():
         from roofline.report.estimate_tables import render_estimate
 

@@ -5,17 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-
-def json_text(result) -> str:
-    """A dataclass tree as JSON; NaN or infinity anywhere is a bug and raises ValueError."""
-    import dataclasses
-    import json
-
-    if isinstance(result, list):
-        data = [dataclasses.asdict(x) for x in result]
-    else:
-        data = dataclasses.asdict(result)
-    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+from roofline.results import json_text
 
 
 def write_json(result, dest: str, force: bool = False) -> None:
@@ -29,13 +19,17 @@ def write_json(result, dest: str, force: bool = False) -> None:
 
 
 def print_rich(renderable) -> None:
-    """Print through rich; 100 columns when stdout is not a terminal (files, pipes) and COLUMNS is unset."""
+    """Print through rich. On a terminal, as rich draws it; into a file or a pipe, plain text without the
+    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset)."""
     from rich.console import Console
 
-    width = None
-    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
-        width = 100
-    Console(width=width).print(renderable)
+    if sys.stdout.isatty():
+        Console().print(renderable)
+        return
+    console = Console(width=None if "COLUMNS" in os.environ else 100, color_system=None)
+    with console.capture() as capture:
+        console.print(renderable)
+    sys.stdout.write("\n".join(line.rstrip() for line in capture.get().split("\n")))
 
 
 def emit(result, args, render) -> int:

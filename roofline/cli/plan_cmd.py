@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import math
 
-from roofline.catalog import find_file, load_model_file, load_platform_file
-from roofline.cli.estimate_cmd import names, stack_arg
+from roofline.cli.estimate_cmd import model_arg, names, platform_arg, stack_arg
 from roofline.cli.output import emit
 from roofline.errors import UserError
 from roofline.estimate.plan import PlanOptions, plan
 from roofline.estimate.plan_options import DEFAULT_OUTPUT_LEN
+from roofline.results.plan import PlanResult
 from roofline.serving.request_lengths import RequestLengths, fixed_lengths, histogram_lengths, lognormal_lengths
 from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
 
 DEFAULT_SEQ_LEN = 256
 
@@ -48,14 +49,23 @@ def request_lengths(args: argparse.Namespace, model: ModelSpec) -> RequestLength
     return fixed_lengths(DEFAULT_SEQ_LEN if args.seq_len is None else args.seq_len)
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.plot:
-        from roofline.report.plan_chart import check_chart_path
+def platforms_arg(value) -> list[Platform]:
+    """``--cpu``: names, aliases or files, comma-separated or repeated (or Platform objects)."""
+    out: list[Platform] = []
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            out += [platform_arg(c)[0] for c in names([item], "--cpu", "CPU")]
+        else:
+            out.append(platform_arg(item)[0])
+    if not out:
+        raise UserError("--cpu: no CPU given; give at least one name")
+    return out
 
-        check_chart_path(args.plot, "--plot")
-    cpus = names(args.cpu, "--cpu", "CPU")
-    platforms = [load_platform_file(find_file("platforms", c)) for c in cpus]
-    model = load_model_file(find_file("models", args.model))
+
+def compute(args: argparse.Namespace) -> PlanResult:
+    """The plan the parsed flags ask for (what ``--json`` prints)."""
+    platforms = platforms_arg(args.cpu)
+    model = model_arg(args.model)
     prices = [v for group in args.price_per_hour for v in group] if args.price_per_hour else None
     ms = lambda v: None if v is None else v / 1e3  # noqa: E731
     options = PlanOptions(
@@ -66,7 +76,15 @@ def run(args: argparse.Namespace) -> int:
         kv_dtype=args.kv_dtype, stack=stack_arg(args.stack), cores=args.cores, memory_model=args.memory_model,
         bandwidth=args.bandwidth, seed=args.seed,
     )
-    result = plan(platforms, model, args.precision, options)
+    return plan(platforms, model, args.precision, options)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.plot:
+        from roofline.report.plan_chart import check_chart_path
+
+        check_chart_path(args.plot, "--plot")
+    result = compute(args)
     if args.plot:
         from roofline.outputs import replacing
         from roofline.report.plan_chart import plot_plan
@@ -77,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     def render():
         from roofline.report.plan_tables import render_plan
 
-        return render_plan(result, all_layouts=not args.best_only)
+        return render_plan(result, all_layouts=not args.best_only, brief=args.brief)
 
     code = emit(result, args, render)
     if args.plot and args.json != "-":

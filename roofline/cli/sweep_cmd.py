@@ -60,14 +60,22 @@ def run(args: argparse.Namespace) -> int:
         target = open_text(args.output, force=args.force, newline="")
     else:
         target = contextlib.nullcontext(sys.stdout)
+    rows = 0
     with target as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, fieldnames=COLUMNS)
             writer.writeheader()
-            for p in planes:
-                writer.writerows(p.rows())
-        else:
-            for p in planes:
-                for row in p.rows():
+        for p in planes:
+            for row in p.rows():
+                if fmt == "csv":
+                    writer.writerow(row)
+                else:
                     out.write(json.dumps(row, allow_nan=False) + "\n")
+                rows += 1
+    if args.output and args.output != "-":  # the rows went to a file: say what is in it
+        axes = [(len(models), "model", "models"), (len(platforms), "CPU", "CPUs"),
+                (len(precisions), "precision", "precisions"), (len(batches), "batch", "batches"),
+                (len(seqs), "sequence length", "sequence lengths")]
+        grid = " x ".join(f"{n} {one if n == 1 else many}" for n, one, many in axes)
+        print(f"sweep: {rows:,} rows ({grid}) written to {args.output} ({fmt})")
     return 0

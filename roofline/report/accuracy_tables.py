@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from rich import box
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 
 from roofline.report.fmt import sig
+from roofline.report.style import document, section, table
 from roofline.results.accuracy import AccuracyResult
 
 
@@ -28,37 +27,34 @@ def _value(kind: str, v: float) -> str:
 
 
 def summary_lines(r: AccuracyResult) -> list[str]:
-    out = [f"{r.records} records, {r.figures} figures; ceiling violations (a measured performance above its "
-           f"ceiling): {r.violations}"]
+    out = [f"{r.records} records, {r.figures} figures: {r.violations} ceiling violation"
+           f"{'' if r.violations == 1 else 's'} (measured above the ceiling)"]
+    bare = [s.stack for s in r.stacks if s.accuracy is None]
     for s in r.stacks:
         if s.accuracy is None:
-            out.append(f"stack {s.stack}: no profile, checked against the ceiling only")
             continue
         a = s.accuracy
         per = ", ".join(f"{p} {100 * e:.0f}%" for p, e in s.per_platform.items())
-        out.append(f"stack {s.stack}: realistic |error| leave-one-platform-out median {100 * a.median_abs_error:.0f}%, "
-                   f"worst {100 * a.worst_abs_error:.0f}% over {a.figures} figures on {a.platforms} platforms "
-                   f"(per platform: {per}); fitted on all of them, median {100 * s.in_sample_median_abs_error:.0f}%")
+        out += [f"{s.stack}: realistic |error| median {100 * a.median_abs_error:.0f}% leave-one-platform-out (worst "
+                f"{100 * a.worst_abs_error:.0f}%)",
+                f"  {a.figures} figures: {per}; in sample {100 * s.in_sample_median_abs_error:.0f}%"]
+    if bare:
+        out.append(f"{', '.join(bare)}: no stack profile, checked against the ceiling only")
     return out
 
 
 def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
-    head = Text("\n".join(summary_lines(r)))
-    if brief:
-        return head
-    parts: list[RenderableType] = [head]
+    sections: list[RenderableType] = []
     for record in dict.fromkeys(row.record for row in r.rows):
         rows = [x for x in r.rows if x.record == record]
-        t = Table(title=f"{record} ({rows[0].platform}, stack {rows[0].stack})", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-        for c in ("what", "precision", "measured", "ceiling", "error", "realistic", "error "):
-            t.add_column(c, justify="left" if c in ("what", "precision") else "right", no_wrap=True)
+        t = table(["what", "precision", "measured", "ceiling", "error", "realistic", "error "],
+                  left=("what", "precision"), wrap=("what", "precision"))
         for row in rows:
             prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
             what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
             t.add_row(what, prec, _value(row.kind, row.measured), _value(row.kind, row.ceiling),
                       Text(_pct(row.ceiling_error), style="bold red" if row.violation else ""),
                       "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
-        parts.append(t)
-    parts.append(Text("error: predicted / measured - 1. " + " ".join(r.notes)))
-    return Group(*parts)
+        sections.append(section(f"{record} ({rows[0].platform}, stack {rows[0].stack})", t))
+    sections.append(section("Notes", None, ["error: predicted / measured - 1", *r.notes]))
+    return document([Text(line) for line in summary_lines(r)], sections, brief=brief)

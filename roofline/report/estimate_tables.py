@@ -1,142 +1,168 @@
-"""Rich rendering of an :class:`EstimateResult` (the paper's Tables 4 to 7, and the Amdahl ceiling)."""
+"""Rich rendering of an :class:`EstimateResult`: the headline, then the paper's Tables 4 to 7 and the
+Amdahl ceiling."""
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
+from roofline.report.fmt import giga, mega, ms, pct, ratio, realistic_basis, sig, tera
+from roofline.report.style import document, grid, section, table
 from roofline.results.estimate import EstimateResult, PrecisionResult
-from roofline.report.fmt import giga, mega, ms, pct, ratio, sig, tera
+
+
+#: the tensor classes of ``PrecisionResult.levels``, as the tables name them
+LEVEL_NAMES = {"weights": "weights", "activations": "activations", "non_gemm": "non-GEMM", "kv_cache": "KV cache"}
 
 
 def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
-    p, w = r.platform, r.workload
+    sections: list[RenderableType] = [platform_table(r), *(gemm_table(r, pr) for pr in r.precisions.values()),
+                                      llc_table(r)]
+    if r.workload.phase == "decode":
+        sections.append(decode_table(r))
+    sections += [speedup_table(r), inputs_text(r)]
+    return document(headline(r), sections, brief=brief)
+
+
+# ------------------------------------------------------------------------------- the headline
+
+
+def workload_line(r: EstimateResult) -> str:
+    w, p = r.workload, r.platform
     if w.phase == "decode":
-        shape = f"decode: batch {w.batch}, one token each, {w.context} tokens in the KV cache (M = {w.m})"
+        shape = f"decode, batch {w.batch}, context {w.context:,}"
     elif w.phase == "prefill":
-        shape = f"prefill: batch {w.batch} x prompt {w.seq_len} (M = {w.m})"
+        shape = f"prefill, batch {w.batch} x prompt {w.seq_len}"
     else:
-        shape = f"batch {w.batch} x seq {w.seq_len} (M = {w.m})"
-    head = Text.assemble(
-        (f"{w.model} on {p.name}", "bold"),
-        f"  {p.description}\n",
-        f"{shape}, {w.layers} layers; {p.sockets_used} socket(s), {p.cores} cores: whole-platform throughput, "
-        "all instances together",
-    )
-    parts: list[RenderableType] = [head]
-    if not brief:
-        parts.append(platform_table(r))
-        parts += [gemm_table(r, pr) for pr in r.precisions.values()]
-        parts.append(llc_table(r))
-    if w.phase == "decode":
-        parts.append(decode_table(r))
-    parts.append(speedup_table(r))
-    if not brief:
-        parts.append(inputs_text(r))
+        shape = f"batch {w.batch} x seq {w.seq_len}"
+    layout = ""
+    if p.layout is not None:
+        n = p.layout.instances_per_socket * p.sockets_used
+        layout = f"; {n} instance{'s' if n > 1 else ''} of {p.layout.cores_per_instance} cores"
+    return f"{w.model} on {p.name}: {shape}{layout}"
+
+
+def realistic_line(r: EstimateResult) -> str:
+    """What the realistic figures are, and how far off they are expected to be."""
+    return f"a / b: ceiling / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
+
+
+def headline(r: EstimateResult) -> list[RenderableType]:
+    """At most a context line, a header, one row per precision and a line on the realistic estimate: what
+    bounds each precision, one instance's latency and the platform's throughput, the GEMM speedup and the
+    end-to-end ceiling, ceiling and realistic side by side."""
+    decode = r.workload.phase == "decode"
+    latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
+    t = grid(["precision", "bound", latency, rate, "GEMM", "end to end"], left=("precision", "bound"))
+    speedups = {s.precision: s for s in r.speedups}
+    for name, pr in r.precisions.items():
+        s = speedups.get(name)
+        t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
+                  f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
+                  ratio(s.gemm_speedup) if s else "",
+                  Text(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", style="bold") if s else "")
+    out: list[RenderableType] = [Text(workload_line(r) + f"; baseline {r.baseline}", style="bold"), t,
+                                 Text(realistic_line(r))]
     if r.notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in r.notes), style="yellow"))
-    return Group(*parts)
+        out.append(Text("\n".join(f"note: {n}" for n in r.notes), style="yellow"))
+    return out
 
 
-def decode_table(r: EstimateResult) -> Table:
-    t = Table(title="Decode step: one token per sequence (roofline ceilings)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in ("precision", "ms/token", "tokens/s", "bound", "time split", "weights MB", "KV MB", "compute at batch"):
-        t.add_column(c, justify="left" if c in ("precision", "bound", "time split") else "right", no_wrap=True)
-    for pr in r.precisions.values():
-        d = pr.decode
-        if d is None:
-            continue
-        short = {"compute": "C", "weights": "W", "kv-cache": "KV", "activations": "A"}
-        split = " ".join(f"{short[part.rsplit(' ', 1)[0]]} {part.rsplit(' ', 1)[1]}" for part in d.bound_detail.split(", "))
-        t.add_row(pr.name, ms(d.token_latency_s), sig(d.tokens_per_s), d.bound, split, mega(d.weight_bytes),
-                  f"{mega(d.kv_cache_bytes)}", str(d.compute_bound_batch) if d.compute_bound_batch else "> 65536")
-    kv = {pr.decode.kv_dtype for pr in r.precisions.values() if pr.decode}
-    t.caption = (f"time split: share of the step in compute-bound ops (C) and in memory-bound ones streaming weights "
-                 f"(W), the KV cache (KV, {'/'.join(sorted(kv))}) or activations (A); compute at batch: where the "
-                 "step's GEMMs together turn compute-bound")
-    t.caption_justify = "left"
-    return t
+# ------------------------------------------------------------------------------- the sections
 
 
-def platform_table(r: EstimateResult) -> Table:
+def platform_table(r: EstimateResult) -> RenderableType:
     p = r.platform
-    bw = f"{giga(p.dram_bandwidth_bytes_per_s)} GB/s DRAM ({p.dram_bandwidth_kind}, all sockets)"
-    t = Table(title=f"Compute paths and balance points (paper Table 4) vs {bw}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in ("path", "dtype", "GHz", "ops/clk/core", "peak Tops/s", "BP ops/B", "used by"):
-        t.add_column(c, justify="left" if c in ("path", "dtype", "used by") else "right")
+    t = table(["path", "dtype", "GHz", "ops/clk/core", "peak Tops/s", "BP ops/B", "used by"],
+              left=("path", "dtype", "used by"), wrap=("used by",))
     users: dict[str, list[str]] = {}
     for name, pr in r.precisions.items():
         users.setdefault(pr.compute_path, []).append(name)
     for c in p.compute_paths:
-        t.add_row(
-            c.name, c.dtype, sig(c.frequency_hz / 1e9), f"{c.ops_per_cycle_per_core:g}",
-            tera(c.peak_ops_per_s), sig(c.dram_balance_point), ", ".join(users.get(c.name, [])),
-        )
-    return t
+        t.add_row(c.name, c.dtype, sig(c.frequency_hz / 1e9), f"{c.ops_per_cycle_per_core:g}",
+                  tera(c.peak_ops_per_s), sig(c.dram_balance_point), ", ".join(users.get(c.name, [])))
+    notes = [f"{p.sockets_used} socket(s), {p.cores} cores; BP: balance point against DRAM"]
+    if r.memory_model == "levels":
+        levels = [f"{name} {giga(bw)} GB/s" for name, bw in (("L2", p.l2_read_bytes_per_s),
+                                                              ("LLC", p.llc_read_bytes_per_s)) if bw]
+        notes.append("memory model levels: each tensor priced at the cache level that holds it ("
+                     + ", ".join([*levels, f"DRAM {giga(p.dram_bandwidth_bytes_per_s)} GB/s"])
+                     + "); --memory-model paper: the reference paper's pricing")
+    else:
+        notes.append("memory model paper: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit")
+    return section(f"Compute paths and balance points (paper Table 4), against {giga(p.dram_bandwidth_bytes_per_s)} "
+                   f"GB/s DRAM ({p.dram_bandwidth_kind}, all sockets)", t, notes)
 
 
-def gemm_table(r: EstimateResult, pr: PrecisionResult) -> Table:
+def gemm_table(r: EstimateResult, pr: PrecisionResult) -> RenderableType:
     e = pr.element_bytes
-    title = (
-        f"{pr.name} on {pr.compute_path}: peak {tera(pr.peak_ops_per_s)} Tops/s, e_x/e_w/e_y = "
-        f"{e['x']:g}/{e['w']:g}/{e['y']:g} B (paper Tables 5-7; per call, AI and BP in ops/B)"
-    )
-    t = Table(title=title, title_justify="left", show_footer=True, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    cols = [("GEMM", "all"), ("M x N x K", ""), ("calls", ""), ("GFLOP", ""), ("MB", ""),
-            ("AI", ""), ("BP", ""), ("bound", ""), ("B GB/s", ""), ("Tops/s", tera(pr.aggregate_ops_per_s))]
-    for name, foot in cols:
-        t.add_column(name, footer=foot, justify="left" if name in ("GEMM", "bound") else "right", no_wrap=True)
+    t = table(["GEMM", "M x N x K", "calls", "GFLOP", "MB", "AI", "BP", "bound", "B GB/s", "Tops/s"],
+              left=("GEMM", "bound"), wrap=("GEMM",), footers=["all", "", "", "", "", "", "", "", "", tera(pr.aggregate_ops_per_s)])
     for g in pr.gemms:
-        bound = Text(g.bound, style="yellow" if g.bound == "memory" else "cyan")
         bw = giga(g.bandwidth_bytes_per_s) + ("*" if g.bandwidth_kind == "llc-effective" else "")
         name = g.name if g.recipe == pr.name else f"{g.name} ({g.recipe})"
-        t.add_row(
-            name, f"{g.m}x{g.n}x{g.k}", str(g.count), sig(g.flops / 1e9), mega(g.bytes),
-            sig(g.arithmetic_intensity), sig(g.balance_point), bound, bw, tera(g.attainable_ops_per_s),
-        )
+        t.add_row(name, f"{_dim(g.m)}x{g.n}x{g.k}", _dim(g.count), sig(g.flops / 1e9), mega(g.bytes),
+                  sig(g.arithmetic_intensity), sig(g.balance_point), g.bound_by, bw, tera(g.attainable_ops_per_s))
     step = {"decode": "decode step", "prefill": "prefill"}.get(r.workload.phase, "forward pass")
-    notes = [f"aggregate {tera(pr.aggregate_ops_per_s)} Tops/s: GEMM time {ms(pr.gemm_time_s)} ms per {step}; "
-             f"with the modelled non-GEMM work {ms(pr.step_time_s)} ms"]
+    notes = [f"aggregate {tera(pr.aggregate_ops_per_s)} Tops/s: GEMM time {ms(pr.gemm_time_s)} ms per {step} (whole "
+             f"platform); with the modelled non-GEMM work {ms(pr.step_time_s)} ms",
+             "read from: " + ", ".join(f"{LEVEL_NAMES.get(k, k)} {v}" for k, v in pr.levels.items() if v != "none")]
     notes += pr.notes
-    if pr.llc_resident:
+    if pr.llc_resident and r.memory_model == "paper":
         notes.append("* B_eff: weights streamed from the LLC, X and Y from DRAM")
-    if notes:
-        t.caption = "\n".join(notes)
-        t.caption_justify = "left"
-    return t
+    return section(f"GEMMs in {pr.name} on {pr.compute_path}: peak {tera(pr.peak_ops_per_s)} Tops/s, e_x/e_w/e_y = "
+                   f"{e['x']:g}/{e['w']:g}/{e['y']:g} B (paper Tables 5-7; per call, AI and BP in ops/B)", t, notes)
 
 
-def llc_table(r: EstimateResult) -> Table:
+def _dim(x: int | float) -> str:
+    return str(x) if float(x).is_integer() else sig(x)
+
+
+def llc_table(r: EstimateResult) -> RenderableType:
     p = r.platform
     llc_bw = f"{giga(p.llc_read_bytes_per_s)} GB/s (all sockets)" if p.llc_read_bytes_per_s else "not given"
-    t = Table(
-        title=f"LLC residency of the GEMM weights (paper Table 6): {mega(p.llc_bytes_per_domain)} MB per LLC domain, "
-        f"LLC read {llc_bw}",
-        title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-    )
-    for c in ("precision", "weights MB", "share of LLC", "resident", "GB/s over shapes"):
-        t.add_column(c, justify="left" if c in ("precision", "resident") else "right")
+    t = table(["precision", "weights MB", "of LLC", "resident", "read from", "GB/s"],
+              left=("precision", "resident", "read from"))
     for pr in r.precisions.values():
         bws = [g.bandwidth_bytes_per_s for g in pr.gemms]
-        kind = "B_eff" if pr.llc_resident else "B_mem"
+        if r.memory_model == "levels":
+            source = pr.levels.get("weights", "DRAM")
+        else:
+            source = "B_eff" if pr.llc_resident else "B_mem"
         span = giga(min(bws)) if giga(min(bws)) == giga(max(bws)) else f"{giga(min(bws))}-{giga(max(bws))}"
-        t.add_row(pr.name, mega(pr.weight_bytes), pct(pr.llc_fraction), "yes" if pr.llc_resident else "no",
-                  f"{kind} {span}")
-    return t
+        t.add_row(pr.name, mega(pr.weight_set_bytes or pr.weight_bytes), pct(pr.llc_fraction),
+                  "yes" if pr.llc_resident else "no", source, span)
+    return section(f"LLC residency of the GEMM weights (paper Table 6): {mega(p.llc_bytes_per_domain)} MB per LLC "
+                   f"domain, LLC read {llc_bw}", t, ["of LLC: the weights over one LLC domain; GB/s: the bandwidth "
+                                                     "each GEMM gets, over the shapes"])
 
 
-def speedup_table(r: EstimateResult) -> Table:
-    t = Table(title="End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), and the realistic estimate (+ named "
-              "overheads, roofline check)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in ("precision", "vs", "GEMM speedup s", "f_GEMM", "non-GEMM s_non", "ceiling S", "realistic"):
-        t.add_column(c, justify="left" if c in ("precision", "vs") else "right")
+def decode_table(r: EstimateResult) -> RenderableType:
+    t = table(["precision", "ms/token", "tokens/s", "bound", "time split", "weights MB", "KV MB", "compute at batch"],
+              left=("precision", "bound", "time split"), wrap=("time split", "compute at batch"))
+    short = {"compute": "C", "weights": "W", "kv-cache": "KV", "activations": "A"}
+    for pr in r.precisions.values():
+        d = pr.decode
+        if d is None:
+            continue
+        split = " ".join(f"{short[part.rsplit(' ', 1)[0]]} {part.rsplit(' ', 1)[1]}" for part in d.bound_detail.split(", "))
+        t.add_row(pr.name, ms(d.token_latency_s), sig(d.tokens_per_s), d.bound, split, mega(d.weight_bytes),
+                  mega(d.kv_cache_bytes), str(d.compute_bound_batch) if d.compute_bound_batch else "> 65536")
+    kv = {pr.decode.kv_dtype for pr in r.precisions.values() if pr.decode}
+    return section("Decode step: one token per sequence, whole platform (roofline ceilings)", t, [
+        f"time split: share of the step in compute-bound ops (C) and in memory-bound ones streaming weights (W), "
+        f"the KV cache (KV, {'/'.join(sorted(kv))}) or activations (A); compute at batch: where the step's GEMMs "
+        "together turn compute-bound"])
+
+
+def speedup_table(r: EstimateResult) -> RenderableType:
+    t = table(["precision", "vs", "GEMM s", "f_GEMM", "s_non", "ceiling S", "realistic"], left=("precision", "vs"))
     for s in r.speedups:
         t.add_row(s.precision, s.baseline, ratio(s.gemm_speedup), f"{s.f_gemm:.3f}", ratio(s.non_gemm_speedup),
                   Text(ratio(s.end_to_end_ceiling), style="bold"), ratio(s.realistic))
     lines = []
+    if r.speedups:
+        lines.append(f"f_GEMM from {r.speedups[0].f_gemm_source}")
     for label, attr in (("s", "gemm_speedup_source"), ("s_non", "non_gemm_speedup_source")):
         by_source: dict[str, list[str]] = {}
         for sp in r.speedups:
@@ -144,29 +170,26 @@ def speedup_table(r: EstimateResult) -> Table:
         for source, names in by_source.items():
             who = "" if len(by_source) == 1 else f" ({', '.join(names)})"
             lines.append(f"{label}{who} from {source}")
-    if r.speedups:
-        lines.insert(0, f"f_GEMM from {r.speedups[0].f_gemm_source}")
     for sp in r.speedups:
         named = [o for o in sp.overheads if o.seconds > 0]
         if named:
             lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
-                f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time"
-                + ("" if r.calibration else " (uncalibrated: no kernel efficiency or dispatch)"))
-    t.caption = "\n".join(lines)
-    t.caption_justify = "left"
-    return t
+                f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time")
+    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})")
+    return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), s the GEMM speedup, s_non the "
+                   "non-GEMM one, and the realistic estimate", t, lines)
 
 
-def inputs_text(r: EstimateResult) -> Text:
-    out = Text()
-    flagged = [i for i in r.inputs if i.kind not in ("datasheet", "measured")]
-    if flagged:
-        out.append("Inputs that are not datasheet or measured facts:\n", style="bold")
-        for i in flagged:
-            out.append(f"  {i.what} = {i.value} ({i.kind}): {i.source}\n")
-    p = r.platform
-    out.append(f"DRAM bandwidth used: {p.dram_bandwidth_kind}. ", style="bold")
-    out.append("Non-GEMM times are modelled (roofline of attention, norms, activations, residual adds).\n")
-    out.append("Left out: ", style="bold")
-    out.append("; ".join(f"{x.what} ({x.why})" for x in r.left_out))
-    return out
+def inputs_text(r: EstimateResult) -> RenderableType:
+    t = table(["input", "kind", "source"], left=("input", "kind", "source"), wrap=("source",))
+    for i in r.inputs:
+        if i.kind not in ("datasheet", "measured"):
+            t.add_row(f"{i.what} = {i.value}", i.kind, i.source)
+    out = table(["left out", "why"], left=("left out", "why"), wrap=("left out", "why"))
+    for x in r.left_out:
+        out.add_row(x.what, x.why)
+    return Group(
+        section("Inputs that are not datasheet or measured facts", t, [
+            f"DRAM bandwidth used: {r.platform.dram_bandwidth_kind}; non-GEMM times are modelled (roofline of "
+            "attention, norms, activations, residual adds)"]),
+        Text(""), section("What the estimate leaves out", out))

@@ -36,3 +36,16 @@ def ratio(x: float) -> str:
 
 def pct(x: float) -> str:
     return f"{100 * x:,.0f}%" if x >= 10 else f"{100 * x:.1f}%"
+
+
+def realistic_basis(calibration: str | None, stack: str | None, accuracy) -> str:
+    """Where a realistic figure comes from, and how far off it is expected to be (``accuracy``: the stack
+    profile's leave-one-platform-out error, or None)."""
+    if calibration:
+        return f"calibration {calibration}: this host's fitted efficiencies"
+    if accuracy is not None:
+        return (f"+/-{accuracy.median_abs_error:.0%}, leave-one-platform-out over {accuracy.figures} figures, "
+                f"stack {stack}")
+    if stack:
+        return f"stack {stack}, no measured error band"
+    return "no stack profile: the ceiling plus the roofline-priced overhead terms"

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from roofline.report.fmt import ms, sig
+from roofline.report.style import document, grid, section, table
 from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
 
 
-def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Table:
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for c in cols:
-        t.add_column(c, justify="left" if c in left else "right", no_wrap=True)
-    return t
+def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Group:
+    """A titled section whose table the caller fills (``.renderables[1]``); a header of two words takes two
+    lines (``ceil`` over ``req/s``) so that the tables fit 80 columns."""
+    return section(title, table([c.replace(" ", "\n", 1) if c not in left else c for c in cols], left=left))
+
+
+def _rows(g: Group) -> Table:
+    return g.renderables[1]
 
 
 def _ms(v: float | None) -> str:
@@ -48,42 +51,44 @@ def _headline(r: PlanResult) -> Text:
     return Text.assemble((f"plan {r.model} in {r.precision}, {r.scenario} scenario", "bold"), ": " + "; ".join(parts))
 
 
-def _encoder_layouts(r: PlanResult, c: CpuPlan) -> Table:
+def _encoder_layouts(r: PlanResult, c: CpuPlan) -> Group:
     server = r.scenario == "server"
     cols = ["cores", "inst", "alone ms", "ceil ms", "req/s", "ceil req/s"]
     cols += ["offline", "p99 ms", "batch", "meets"] if server else ["batch"]
     cols += ["bound"]
-    t = _table(f"{c.cpu}: {c.description}; weights {'resident in' if c.weights_llc_resident else 'beyond'} the LLC. "
+    sec = _table(f"{c.cpu}: {c.description}; weights {'resident in' if c.weights_llc_resident else 'beyond'} the LLC. "
                "Per layout (cores per instance, instances per socket): a lone request's service time, realistic "
                "and at the ceiling; requests/s per server" + (", offline capacity, p99 at that rate, requests per "
                                                              "batch" if server else ", requests per batch"),
                cols, left=("bound", "meets"))
+    t = _rows(sec)
     for x in c.layouts:
         row = [str(x.instance_cores), str(x.instances_per_socket), ms(x.service_time_s), ms(x.service_time_ceiling_s),
                sig(x.rps_per_server), sig(x.rps_per_server_ceiling)]
         row += ([sig(x.offline_rps_per_server), _ms(x.p99_s), _n(x.batch_requests), _meets(x)] if server
                 else [_n(x.batch_requests)])
         t.add_row(*row, x.bound, style="bold" if x == c.best else "")
-    return t
+    return sec
 
 
-def _decoder_layouts(r: PlanResult, c: CpuPlan) -> Table:
+def _decoder_layouts(r: PlanResult, c: CpuPlan) -> Group:
     server = r.scenario == "server"
     cols = ["cores", "inst", "seqs", "TTFT ms", "TPOT ms", "req/s", "tok/s", "ceil tok/s"]
     cols += ["TTFT p99", "TPOT p99", "meets"] if server else ["batch"]
-    t = _table(f"{c.cpu}: {c.description}. Per layout (cores per instance, instances per socket): running sequences "
+    sec = _table(f"{c.cpu}: {c.description}. Per layout (cores per instance, instances per socket): running sequences "
                "per instance, a lone request's TTFT and TPOT, requests and output tokens/s per server"
                + (", p99s at that rate (ms)" if server else ", mean running batch"), cols, left=("meets",))
+    t = _rows(sec)
     for x in c.layouts:
         row = [str(x.instance_cores), str(x.instances_per_socket), str(x.max_concurrent_sequences),
                _ms(x.prefill_time_s), _ms(x.decode_step_s), sig(x.rps_per_server), _n(x.tokens_per_s_per_server),
                _n(x.tokens_per_s_per_server_ceiling)]
         row += [_ms(x.ttft_p99_s), _ms(x.tpot_p99_s), _meets(x)] if server else [_n(x.batch_requests)]
         t.add_row(*row, style="bold" if x == c.best else "")
-    return t
+    return sec
 
 
-def _summary(r: PlanResult) -> Table:
+def _summary(r: PlanResult) -> Group:
     server, decode = r.scenario == "server", r.phase == "decode"
     cols = ["cpu", "layout"]
     cols += ["seqs", "tok/s", "req/s", "ceil tok/s"] if decode else ["req/s", "ceil req/s"]
@@ -91,7 +96,8 @@ def _summary(r: PlanResult) -> Table:
         cols += ["TTFT p99", "TPOT p99"] if decode else ["p99 ms"]
     cols += ["servers", "$/M tok" if decode else "$/M req"]
     title = "Best layout per CPU: instances x cores per socket x sockets, rates per server"
-    t = _table(title + (", p99 in ms" if server else ""), cols, left=("cpu", "layout"))
+    sec = _table(title + (", p99 in ms" if server else ""), cols, left=("cpu", "layout"))
+    t = _rows(sec)
     for c in r.cpus:
         b = c.best
         if not c.meets:
@@ -116,7 +122,7 @@ def _summary(r: PlanResult) -> Table:
         cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
         row += ["-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}"]
         t.add_row(*row)
-    return t
+    return sec
 
 
 def _notes(r: PlanResult) -> list[str]:
@@ -141,11 +147,27 @@ def _notes(r: PlanResult) -> list[str]:
     return out + r.notes
 
 
-def render_plan(r: PlanResult, all_layouts: bool = True) -> RenderableType:
-    parts: list[RenderableType] = [_headline(r)]
+def headline(r: PlanResult) -> list[RenderableType]:
+    """What the plan says, then per CPU its best layout, its rate per server, the servers and the cost."""
+    decode = r.phase == "decode"
+    g = grid(["cpu", "layout", "tok/s" if decode else "req/s", "servers", "$/M tok" if decode else "$/M req"],
+             left=("cpu", "layout"))
+    for c in r.cpus:
+        b = c.best
+        if not c.meets:
+            g.add_row(c.cpu, "none meets the SLO", "-", "-", "-")
+            continue
+        cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
+        g.add_row(c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}",
+                  _n(b.tokens_per_s_per_server) if decode else sig(b.rps_per_server),
+                  "-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}")
+    rested = f"the {r.stack} stack profile's realistic service times" if r.stack else "ceiling service times plus the priced terms"
+    return [_headline(r), g, Text(f"layout: instances x cores per socket x sockets; rates per server, from {rested}")]
+
+
+def render_plan(r: PlanResult, all_layouts: bool = True, brief: bool = False) -> RenderableType:
+    sections: list[RenderableType] = [_summary(r)]
     if all_layouts:
-        for c in r.cpus:
-            parts.append(_decoder_layouts(r, c) if r.phase == "decode" else _encoder_layouts(r, c))
-    parts.append(_summary(r))
-    parts.append(Text("\n".join(_notes(r))))
-    return Group(*parts)
+        sections += [_decoder_layouts(r, c) if r.phase == "decode" else _encoder_layouts(r, c) for c in r.cpus]
+    sections.append(section("Notes", None, _notes(r)))
+    return document(headline(r), sections, brief=brief)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
@@ -49,7 +50,7 @@ class StackAccuracy:
 
 
 @dataclass(frozen=True)
-class AccuracyResult:
+class AccuracyResult(JsonResult):
     """Output of ``roofline accuracy --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.stack import Accuracy
 
 SCHEMA_VERSION = 1
 
@@ -84,7 +86,7 @@ class LatencyRow:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(JsonResult):
     """Output of ``roofline check --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
@@ -99,4 +101,8 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
     memory_model: Literal["levels", "paper"] = "levels"
     """the ceiling's memory model (see the estimate's)"""
+    stack: str | None = None
+    """the software-stack profile the realistic estimate used (none with a calibration or a report)"""
+    realistic_accuracy: Accuracy | None = None
+    """the stack profile's measured error, leave-one-platform-out over its records"""
     schema_version: int = SCHEMA_VERSION

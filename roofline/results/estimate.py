@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
@@ -269,7 +270,7 @@ class LeftOut:
 
 
 @dataclass(frozen=True)
-class EstimateResult:
+class EstimateResult(JsonResult):
     """Output of ``roofline estimate --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 
 SCHEMA_VERSION = 1
@@ -25,7 +26,7 @@ class FootprintGroup:
 
 
 @dataclass(frozen=True)
-class FootprintResult:
+class FootprintResult(JsonResult):
     """Output of ``roofline footprint --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 
 SCHEMA_VERSION = 2
@@ -204,7 +205,7 @@ class Simulation:
 
 
 @dataclass(frozen=True)
-class PlanResult:
+class PlanResult(JsonResult):
     """Output of ``roofline plan --json``."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
