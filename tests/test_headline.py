@@ -50,10 +50,12 @@ def test_the_quick_start_answers_in_its_first_lines(columns):
     head = _lines("estimate", "--model", "bert-large", "--cpu", "icx", columns=columns)[:8]
     text = "\n".join(head)
     assert "3.15x" in text and "4.00x" in text, text
-    row = next(line for line in head if line.startswith("int8-static"))
-    assert row.split()[1] == "compute" and "4.00x" in row and "3.15x / 2.11x" in row
-    assert next(line for line in head if line.startswith("fp32")).split()[1] == "compute"
     data = run_json("estimate", "--model", "bert-large", "--cpu", "icx")
+    row = next(line for line in head if line.startswith("int8-static"))
+    realistic = data["speedups"][0]["realistic"]  # the stack profile's: a refit moves it
+    assert row.split()[1] == "compute" and "4.00x" in row and f"3.15x / {realistic:.2f}x" in row
+    assert 1 < realistic < 3.15
+    assert next(line for line in head if line.startswith("fp32")).split()[1] == "compute"
     band = data["realistic_accuracy"]
     assert (f"+/-{band['median_abs_error']:.0%}, leave-one-platform-out over {band['figures']} figures, stack "
             "torch-inductor") in " ".join(head)

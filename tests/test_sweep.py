@@ -16,8 +16,9 @@ from roofline.estimate.engine import estimate
 from roofline.estimate.sweep import COLUMNS, plane
 
 
-@settings(max_examples=20, deadline=None)
-@given(model=st.sampled_from(["bert-base", "distilbert-base", "llama-3.2-1b", "qwen3-0.6b"]),
+@settings(max_examples=30, deadline=None)
+@given(model=st.sampled_from(["bert-base", "distilbert-base", "llama-3.2-1b", "qwen3-0.6b", "olmoe-1b-7b",
+                              "qwen1.5-moe-a2.7b", "mixtral-8x7b"]),
        cpu=st.sampled_from(["icx", "gnr", "genoa", "milan"]),
        precision=st.sampled_from(["fp32", "bf16", "int8-dynamic", "int8-static", "int8-weight-only", "w4a8"]),
        batches=st.lists(st.integers(1, 16), min_size=1, max_size=3, unique=True),

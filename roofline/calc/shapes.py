@@ -83,17 +83,18 @@ def transformer_gemms(
     return gemm_list(rows)
 
 
-def expected_distinct_experts(experts: int, top_k: int, tokens: float) -> float:
+def expected_distinct_experts(experts: int, top_k: int, tokens: float | np.ndarray) -> float | np.ndarray:
     """Expected number of distinct experts a layer runs for ``b = tokens`` routed tokens.
 
     ``D = E (1 - (1 - k/E)^b)``. Assumption: uniform routing, each token's top-k an independent,
     uniformly drawn set of k of the E experts (so one expert is missed by a token with probability
     ``1 - k/E``). Real routers are skewed, which lowers D at small batches. ``D = k`` at one token,
-    ``D -> E`` as tokens grow.
+    ``D -> E`` as tokens grow. ``tokens`` may be an array (a sweep's points).
     """
     if not 1 <= top_k <= experts:
         raise ValueError(f"top_k {top_k}: between 1 and experts {experts}")
-    return float(experts * (1.0 - (1.0 - top_k / experts) ** tokens))
+    d = experts * (1.0 - (1.0 - top_k / experts) ** np.asarray(tokens, dtype=float))
+    return float(d) if np.ndim(d) == 0 else d
 
 
 def moe_gemms(

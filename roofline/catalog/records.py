@@ -60,8 +60,13 @@ def load_record(path: Path) -> LoadedRecord:
     return LoadedRecord(path.stem, path, record, dispatch)
 
 
+def _clean(flags: list[str]) -> bool:
+    """A row timed while the host was busy (validate's contention canary flagged it) is not a figure."""
+    return not any(f.startswith("contention") for f in flags)
+
+
 def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...], dict[str, float] | None]:
-    """A validate report's timed, numerically checked encoder runs (latency) and shapes (gemm); a llama.cpp
+    """A validate report's timed, numerically checked, uncontended encoder runs (latency) and shapes (gemm); a llama.cpp
     report's prompt-processing and generation rates (tokens_per_s)."""
     from roofline.catalog.validate import validate
     from roofline.results.validate import ValidateResult
@@ -75,11 +80,11 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
     report = validate(ValidateResult, data, path)
     out = []
     for run in report.encoder:
-        if run.latency_s and run.numerics_ok:
+        if run.latency_s and run.numerics_ok and _clean(run.flags):
             out.append(Measurement(kind="latency", precision=run.precision, value=run.latency_s,
                                    non_gemm_mode=run.non_gemm_mode, note=f"encoder, {run.kernel}"))
     for s in report.shapes:
-        if s.measured_ops_per_s and s.numerics_ok:
+        if s.measured_ops_per_s and s.numerics_ok and _clean(s.flags):
             out.append(Measurement(kind="gemm", precision=s.precision, value=2.0 * s.m * s.n * s.k / s.measured_ops_per_s,
                                    name=s.name, m=s.m, n=s.n, k=s.k, note=s.kernel))
     if (report.layers, report.batch, report.seq_len) != (record.layers, record.batch, record.seq_len):
@@ -127,7 +132,7 @@ def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measureme
         out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=run.pp.tokens_per_s,
                                name=run.pp.test, phase="prefill", seq_len=run.pp.tokens, kv_dtype=kv,
                                note=f"llama.cpp {run.pp.test}, median of {len(run.pp.samples_tokens_per_s)}"))
-        out.append(Measurement(kind="tokens_per_s", precision=run.tg.test and run.precision, value=run.tg.tokens_per_s,
+        out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=run.tg.tokens_per_s,
                                name=run.tg.test, phase="decode", context=run.tg.tokens // 2, kv_dtype=kv,
                                note=f"llama.cpp {run.tg.test}, median of {len(run.tg.samples_tokens_per_s)}"))
     return tuple(out)

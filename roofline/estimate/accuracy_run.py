@@ -55,7 +55,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
     notes = ["realistic: each figure predicted by its stack's profile refitted without the figure's platform "
              "(leave-one-platform-out), the error a user predicting an unseen CPU should expect",
              "a speedup may exceed the ratio of two ceilings (its baseline runs further below its own): only "
-             "absolute figures (latency, gemm, throughput) count as ceiling violations"]
+             "absolute figures (latency, gemm, throughput, tokens/s) count as ceiling violations"]
     return AccuracyResult(records=len(records), figures=n_figs, violations=sum(r.violation for r in rows),
                           stacks=stacks, rows=rows, notes=notes)
 

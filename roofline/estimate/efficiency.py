@@ -22,7 +22,7 @@ from roofline.estimate.realistic import UNFITTED, Efficiency
 from roofline.estimate.resources import Resources
 from roofline.spec.calibration import Calibration
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.stack import StackProfile
+from roofline.spec.stack import StackProfile, typical_factor
 
 
 def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") -> Efficiency:
@@ -110,7 +110,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     shape = m / (m + stack.m_half.value) if stack.m_half.value > 0 else np.ones_like(m)
     known = next((v for k, v in stack.platform_factors.items() if k in res.platform.all_names), None)
-    phi = known.value if known else 1.0
+    phi = known.value if known else typical_factor({k: v.value for k, v in stack.platform_factors.items()})
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
     gemm, kernel, how = [], [], []
@@ -137,7 +137,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         values["call_s"] = stack.call_s.value
         values["per_op_s"] = stack.per_op_s.value if stack.per_op_s is not None else 0.0
     classes = ", ".join(dict.fromkeys(how))
-    where = f"; {res.platform.name} x {phi:.3g}" if known else ""
+    where = f"; {res.platform.name} x {phi:.3g}" if known else (
+        f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape"})
 
 

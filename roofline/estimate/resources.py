@@ -105,6 +105,7 @@ class Resources:
         self.platform, self.layout, self.memory_model, self.bandwidth_kind = platform, layout, memory_model, bandwidth
         self.levels = memory_model == "levels"
         self.used: dict[str, Used] = {}
+        self._paths: dict[str, PathChoice] = {}
         p, lay = platform, layout
         s = lay.sockets
         kind = p.dram_kind(bandwidth)
@@ -149,8 +150,10 @@ class Resources:
         return float(ghz) * GIGA if np.ndim(ghz) == 0 else ghz * GIGA
 
     def path(self, dtype: str) -> PathChoice:
-        """The fastest path for ``dtype`` on the active cores at this clock."""
-        choice = choose_path(self.platform, dtype, self.layout.sockets, self.layout.active_cores, self.clock)
+        """The fastest path for ``dtype`` on the active cores at this clock (chosen once per dtype)."""
+        if dtype in self._paths:
+            return self._paths[dtype]
+        choice = self._paths[dtype] = choose_path(self.platform, dtype, self.layout.sockets, self.layout.active_cores, self.clock)
         ops = self.platform.compute[choice.name].ops_per_cycle
         self.used[f"ops.{choice.name}"] = Used(f"compute.{choice.name}.ops_per_cycle", ops.value, ops)
         return choice

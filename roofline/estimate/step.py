@@ -24,6 +24,7 @@ instances together, i.e. amortised); an instance's latency is that times the ins
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -128,11 +129,11 @@ class StepEval:
     llc_capacity: np.ndarray
     """bytes of LLC one instance's activations can use (0: not modelled)"""
 
-    @property
+    @functools.cached_property
     def gemm_time(self) -> np.ndarray:
         return (self.gemm.count * self.gemm.time).sum(axis=-1)
 
-    @property
+    @functools.cached_property
     def non_gemm_time(self) -> np.ndarray:
         return self.ops.time.sum(axis=-1)
 
@@ -194,17 +195,19 @@ class StepEval:
 
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
                   ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
-                  set_count: np.ndarray | None = None) -> StepEval:
+                  set_count: np.ndarray | None = None, count: np.ndarray | None = None) -> StepEval:
     """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
     M with an array ``(..., S)`` (a sweep); ``ops`` are the non-GEMM operations, priced in
     ``non_gemm_mode`` with the KV cache in ``kv_dtype`` (default: the activation dtype);
     ``set_count``: the distinct weight matrices of each row in the whole model (default: its count),
-    e.g. every expert of a mixture of experts, whose steps read only some of them."""
+    e.g. every expert of a mixture of experts, whose steps read only some of them; ``count`` replaces the
+    rows' calls per step with an array ``(..., S)`` (a mixture of experts' sweep: the distinct experts a
+    step runs grow with its tokens)."""
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     lead = np.broadcast_shapes(m.shape[:-1], np.shape(res.layout.instance_cores))
     m = np.broadcast_to(m, (*lead, m.shape[-1]))  # a layout axis (plan) and a sweep axis are the same leading axis
     n, k = gemms.n.astype(float), gemms.k.astype(float)
-    count = np.asarray(gemms.count, dtype=float)
+    count = np.asarray(gemms.count if count is None else count, dtype=float)
     vector = res.vector_peak
     paths = {r.compute_dtype: res.path(r.compute_dtype) for r in cells}
 

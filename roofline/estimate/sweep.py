@@ -7,13 +7,13 @@ array, so a million points take seconds.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from roofline.calc.shapes import expected_distinct_experts
 from roofline.estimate.cells import cell_recipes, precision_recipe
 from roofline.estimate.resources import Resources, make_layout
 from roofline.estimate.step import BOUNDS, evaluate_step
@@ -41,7 +41,8 @@ class Plane:
     step_time_s: np.ndarray
     aggregate_ops_per_s: np.ndarray
     bound: np.ndarray
-    weight_bytes: float
+    weight_bytes: np.ndarray
+    """weights read per step (estimate's ``weight_bytes``: a mixture of experts reads the experts its tokens chose)"""
     llc_resident: bool
 
     def __len__(self) -> int:
@@ -55,7 +56,7 @@ class Plane:
                 "batch": int(self.batch[i]), "seq_len": int(self.seq_len[i]), "context": self.context,
                 "m": int(self.m[i]), "gemm_time_s": float(self.gemm_time_s[i]), "step_time_s": float(self.step_time_s[i]),
                 "throughput_per_s": float(throughput[i]), "aggregate_ops_per_s": float(self.aggregate_ops_per_s[i]),
-                "bound": str(self.bound[i]), "weight_bytes": self.weight_bytes, "llc_resident": self.llc_resident,
+                "bound": str(self.bound[i]), "weight_bytes": float(self.weight_bytes[i]), "llc_resident": self.llc_resident,
             }
 
 
@@ -73,24 +74,20 @@ def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[in
     res = Resources(platform, make_layout(platform, cores=cores, instance_cores=instance_cores), memory_model,
                     bandwidth)
     cells = cell_recipes(recipe, gemms, lm, model=model)
-    if model.is_moe:  # the experts a step reads change with its tokens: one step per point
-        steps = [evaluate_step(res, cells, g, ops=w.ops(), non_gemm_mode=recipe.non_gemm_mode,
-                               set_count=w.weight_set_counts(g))
-                 for w in (dataclasses.replace(work, batch=int(bi), seq_len=int(si)) for bi, si in zip(b, s))
-                 for g in (w.gemms()[0],)]
-        col = lambda f: np.array([float(f(x)) for x in steps])  # noqa: E731
-        gemm_time, step_time, aggregate = col(lambda x: x.gemm_time), col(lambda x: x.step_time), col(lambda x: x.aggregate)
-        bound = np.asarray(BOUNDS)[[int(x.bound) for x in steps]]
-        step = steps[0]
-    else:
-        step = evaluate_step(res, cells, gemms, m=m, ops=work.ops(batch=b, seq_len=s),
-                             non_gemm_mode=recipe.non_gemm_mode, set_count=work.weight_set_counts(gemms))
-        gemm_time, step_time, aggregate = step.gemm_time, step.step_time, step.aggregate
-        bound = np.asarray(BOUNDS)[step.bound]
+    count = None
+    if model.is_moe:  # the experts a step runs, and the rows each gets, change with its tokens (moe_gemms)
+        d = expected_distinct_experts(model.num_experts, model.num_experts_per_tok, tokens)[:, None]
+        expert = np.array([name.startswith("expert_") for name in gemms.names])
+        m = np.where(expert, tokens[:, None] * model.num_experts_per_tok / d, m)
+        count = np.where(expert, model.moe_layers * d, gemms.count)
+    step = evaluate_step(res, cells, gemms, m=m, count=count, ops=work.ops(batch=b, seq_len=s),
+                         non_gemm_mode=recipe.non_gemm_mode, set_count=work.weight_set_counts(gemms))
+    gemm_time, step_time, aggregate = step.gemm_time, step.step_time, step.aggregate
+    bound = np.asarray(BOUNDS)[step.bound]
     resident = bool(step.fits_llc) and res.b_llc is not None
     return Plane(model.name, platform.name, precision, work.phase, b.astype(int), s.astype(int),
                  work.context if decode else None, tokens.astype(int), gemm_time, step_time, aggregate, bound,
-                 float(step.weight_bytes), resident)
+                 np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident)
 
 
 def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: list[int],

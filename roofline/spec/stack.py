@@ -9,6 +9,8 @@ accuracy (leave-one-platform-out).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
@@ -71,7 +73,7 @@ class StackProfile:
     platform_factors: dict[str, Sourced] = field(default_factory=dict)
     """per platform of the records: how much faster (> 1) or slower its cores ran than the classes say (its
     real clock against the datasheet's, a VM's share of the host); applied when that platform is estimated,
-    1 for any other"""
+    and their geometric mean (:func:`typical_factor`) for any other"""
     path_rules: tuple[PathRule, ...] = ()
     records: tuple[str, ...] = ()
     """the records the values were fitted from"""
@@ -107,3 +109,11 @@ class StackProfile:
             if r.dtype == dtype and (r.vendor.lower() in v or v in r.vendor.lower()):
                 return r
         return None
+
+
+def typical_factor(factors: dict[str, float]) -> float:
+    """The platform factor of a CPU the records do not have: the geometric mean of the fitted ones (1 when
+    there are none). The factors and the class efficiencies share one scale, which the fit's weak priors
+    fix only loosely; the geometric mean is the typical platform on whatever scale the fit chose."""
+    values = [v for v in factors.values() if v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 1.0
