@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 from clitools import REPO, run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records, load_stack
-from roofline.estimate.accuracy import Params, figures, fit, params_of, predict
+from roofline.estimate.accuracy import FitTable, Layout, Params, figures, fit, params_of, predict
 from roofline.estimate.accuracy_run import accuracy, fit_profile
 from roofline.estimate.engine import evaluate, estimate
 from roofline.estimate.harness import realistic_encoder, realistic_shape
@@ -69,6 +70,24 @@ def test_the_fast_fit_path_is_the_realistic_model(records, profile):
                   instance_cores=4, stack=profile)
     base, new = (e.realistic.realistic_s for e in ev.evaluated)
     assert predict(s, q) == pytest.approx(base / new, rel=1e-6)
+
+
+def test_the_fit_table_predicts_what_predict_does(records):
+    """The fit's vectorised pass over all figures equals predict() with the same parameters, at random
+    parameter vectors (kernel ratio, shape term and platform factors included)."""
+    figs = [f for r in records for f in figures(r)]  # every stack: every kind of figure
+    lay = Layout(tuple(sorted({c for f in figs for p in f.parts for c in p.classes})), ("any",),
+                 True, tuple(sorted({f.platform for f in figs})))
+    table = FitTable.of(figs, lay)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        x = rng.uniform(np.log(0.05), 0.3, lay.size)
+        x[lay.m_half_index] = rng.choice([0.0, rng.uniform(1, 64)])
+        q = lay.params(x, 2e-4, 3e-6)
+        want = np.array([predict(f, q) for f in figs])
+        assert table.predict(x, 2e-4, 3e-6) == pytest.approx(want, rel=1e-12)
+    assert {f.kind for f in figs} >= {"latency", "gemm", "gemm_share", "speedup", "linear_speedup",
+                                      "non_gemm_speedup", "throughput", "tokens_per_s"}
 
 
 def test_the_fit_recovers_known_efficiencies(records):

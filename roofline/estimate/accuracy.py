@@ -286,6 +286,106 @@ class Layout:
                       platform=dict(zip(self.platforms, e[self.m_half_index + 1:])), m_half_fitted=self.m_half_free)
 
 
+@dataclass(frozen=True)
+class FitTable:
+    """Every figure's pieces flattened into arrays, so that the fit predicts all figures in one vectorised
+    pass per parameter vector (the same arithmetic as :func:`predict` with ``lay.params(x)``; a test
+    checks that both agree)."""
+
+    lay: Layout
+    row_part: np.ndarray
+    row_class: np.ndarray
+    row_graph: np.ndarray
+    row_factor: np.ndarray
+    row_m: np.ndarray
+    row_count: np.ndarray
+    row_tc: np.ndarray
+    row_te: np.ndarray
+    row_tm: np.ndarray
+    part_platform: np.ndarray
+    part_attention: np.ndarray
+    part_vector: np.ndarray
+    """other non-GEMM time plus the quantization passes (both at the 'other' efficiency)"""
+    part_fixed: np.ndarray
+    part_launches: np.ndarray
+    num_which: np.ndarray
+    """per figure: numerator's piece (0 all, 1 linear, 2 non-GEMM; -1 the constant ``num_const``)"""
+    num_part: np.ndarray
+    num_const: np.ndarray
+    den_which: np.ndarray
+    """denominator's piece (-1: none)"""
+    den_part: np.ndarray
+
+    @classmethod
+    def of(cls, figs: Sequence[Figure], lay: Layout) -> FitTable:
+        rows: dict[str, list] = {k: [] for k in ("part", "class", "graph", "factor", "m", "count", "tc", "te", "tm")}
+        parts: dict[str, list] = {k: [] for k in ("platform", "attention", "vector", "fixed", "launches")}
+        fig: dict[str, list] = {k: [] for k in ("nw", "np", "nc", "dw", "dp")}
+        which = {"speedup": 0, "linear_speedup": 1, "non_gemm_speedup": 2}
+        for f in figs:
+            first = len(parts["platform"])
+            for p in f.parts:
+                j = len(parts["platform"])
+                n = len(p.classes)
+                rows["part"] += [j] * n
+                rows["class"] += [lay.gemm.index(c) for c in p.classes]
+                rows["graph"] += [p.graph] * n
+                rows["factor"] += list(np.broadcast_to(p.factor, (n,)))
+                rows["m"] += list(np.broadcast_to(p.m, (n,)))
+                for k, a in (("count", p.gemm.count), ("tc", p.gemm.t_compute), ("te", p.gemm.t_extra),
+                             ("tm", p.gemm.t_memory)):
+                    rows[k] += list(np.broadcast_to(a, (n,)))
+                parts["platform"].append(lay.platforms.index(f.platform))
+                parts["attention"].append(p.attention_s)
+                parts["vector"].append(p.other_s + p.quant_s)
+                parts["fixed"].append(p.fixed_s)
+                parts["launches"].append(p.launches)
+            if f.kind in which:
+                w = which[f.kind]
+                fig["nw"].append(w), fig["np"].append(first), fig["nc"].append(1.0)
+                fig["dw"].append(w), fig["dp"].append(first + 1)
+            elif f.kind == "gemm_share":
+                fig["nw"].append(1), fig["np"].append(first), fig["nc"].append(1.0)
+                fig["dw"].append(0), fig["dp"].append(first)
+            elif f.kind in ("throughput", "tokens_per_s"):
+                fig["nw"].append(-1), fig["np"].append(first)
+                fig["nc"].append(float(f.batch if f.kind == "throughput" else f.tokens))
+                fig["dw"].append(0), fig["dp"].append(first)
+            else:
+                fig["nw"].append(0), fig["np"].append(first), fig["nc"].append(1.0)
+                fig["dw"].append(-1), fig["dp"].append(first)
+        a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
+        return cls(lay, a(rows["part"], int), a(rows["class"], int), a(rows["graph"], bool), a(rows["factor"]),
+                   a(rows["m"]), a(rows["count"]), a(rows["tc"]), a(rows["te"]), a(rows["tm"]),
+                   a(parts["platform"], int), a(parts["attention"]), a(parts["vector"]), a(parts["fixed"]),
+                   a(parts["launches"]), a(fig["nw"], int), a(fig["np"], int), a(fig["nc"]), a(fig["dw"], int),
+                   a(fig["dp"], int))
+
+    def predict(self, x: np.ndarray, call_s: float, per_op_s: float) -> np.ndarray:
+        """Every figure as :func:`predict` gives it with ``self.lay.params(x, call_s, per_op_s)``."""
+        lay = self.lay
+        e = np.exp(x)
+        g, nm = len(lay.gemm), len(lay.modes)
+        attention, other, memory = e[g], e[g + nm], e[g + 2 * nm]
+        ratio = e[g + 2 * nm + 1] if lay.kernels else 1.0
+        m_half = x[lay.m_half_index]
+        phi_part = e[lay.m_half_index + 1:][self.part_platform]
+        eta = e[:g][self.row_class]
+        eta = np.where(self.row_graph, eta, np.minimum(eta * ratio, 1.0)) * self.row_factor
+        shape = self.row_m / (self.row_m + m_half) if m_half > 0 else np.ones_like(self.row_m)
+        eta = np.minimum(eta * shape * phi_part[self.row_part], 1.0)
+        eta_x = np.minimum(eta / shape, 1.0)
+        t_c = (self.row_tc - self.row_te) / eta + self.row_te / eta_x
+        row = self.row_count * np.maximum(t_c, self.row_tm / memory)
+        linear = np.bincount(self.row_part, row, minlength=len(self.part_platform)) + self.part_fixed
+        non = (self.part_attention / np.minimum(attention * phi_part, 1.0)
+               + self.part_vector / np.minimum(other * phi_part, 1.0) + call_s + self.part_launches * per_op_s)
+        pieces = np.stack([linear + non, linear, non])
+        num = np.where(self.num_which < 0, self.num_const, pieces[np.maximum(self.num_which, 0), self.num_part])
+        den = np.where(self.den_which < 0, 1.0, pieces[np.maximum(self.den_which, 0), self.den_part])
+        return num / den
+
+
 #: priors, as extra residuals ``weight x (log eta - log prior)``: a weak pull of every efficiency towards
 #: 1 (a class no figure constrains stays at its ceiling) and a firmer one of the memory efficiency towards
 #: a STREAM-like 0.8 (so that slow kernels are not explained as slow memory)
@@ -330,9 +430,11 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
         x0[lay.m_half_index] = lo[lay.m_half_index] = M_HALF_ASSUMED
         hi[lay.m_half_index] = M_HALF_ASSUMED + 1e-9
 
+    table = FitTable.of(figs, lay)
+    call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
+
     def residuals(x: np.ndarray) -> np.ndarray:
-        q = lay.params(x, d.get("call_s", 0.0), d.get("per_op_s", 0.0))
-        pred = np.array([predict(f, q) for f in figs])
+        pred = table.predict(x, call_s, per_op_s)
         return np.concatenate([weights * np.log(pred / measured), pull * (x - prior)])
 
     best = None
