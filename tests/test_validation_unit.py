@@ -25,10 +25,12 @@ flags\t\t: fpu avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512_bf16 amx_ti
 """
 
 
-def fake_host(tmp_path, cpus=16, l3="307200K"):
+def fake_host(tmp_path, cpus=16, l3="307200K", mem_kb: int | None = 24683652):
     proc, sys_cpu, sys_node = tmp_path / "proc", tmp_path / "cpu", tmp_path / "node"
     proc.mkdir(parents=True)
     (proc / "cpuinfo").write_text("".join(CPUINFO_EMR.format(i=i) for i in range(cpus)))
+    if mem_kb is not None:
+        (proc / "meminfo").write_text(f"MemTotal:       {mem_kb} kB\nMemFree:         1000 kB\n")
     for idx, (level, ctype, size, shared) in enumerate(
             [(1, "Data", "48K", "0"), (2, "Unified", "2048K", "0"), (3, "Unified", l3, f"0-{cpus - 1}")]):
         d = sys_cpu / "cpu0" / "cache" / f"index{idx}"
@@ -45,7 +47,7 @@ def test_detect_host_from_proc_and_sysfs(tmp_path):
     assert (h.sockets, h.cores, h.threads, h.numa_nodes) == (1, 16, 16, 1)
     assert h.flags["amx_int8"] and h.flags["avx512_vnni"] and not h.flags["avx_vnni"]
     assert h.llc == Cache(3, "Unified", 300 * 2**20, 16)
-    assert h.mhz == 2100.0 and h.hypervisor
+    assert h.mhz == 2100.0 and h.hypervisor and h.memory_kib == 24683652
     assert catalog_match(h) == "emr-16vcpu"
     assert catalog_match(fake_host(tmp_path / "b", cpus=4)) == "emr"
 
@@ -113,12 +115,19 @@ def test_probe_platform_reproduces_measured_peaks(tmp_path):
     assert p.llc.read_gb_per_s_per_core.value == pytest.approx(40.0)
     assert p.l2.read_gb_per_s.value == pytest.approx(900.0) and p.l2.size_kib.value == 2048
     assert p.frequency_ghz["measured"].value == pytest.approx(2.1) and "add chain" in p.frequency_ghz["measured"].source
+    # DRAM capacity per socket, GB: MemTotal's KiB x 1024 / 1e9 (what the OS can hand out)
+    assert p.dram.capacity_gb.value == pytest.approx(25.28) and "MemTotal 24,683,652 kB" in p.dram.capacity_gb.source
     assert path_peak(p, "int8-measured", 1) == pytest.approx(5.45e12, rel=1e-3)  # cores x clock x ops/cycle
     for s in (p.sockets, p.cores_per_socket, p.compute["fp32-measured"].ops_per_cycle):
         assert s.kind == "measured" and s.date == "2026-11-30" and s.threads == 16 and s.tool == "roofline probe"
     path = tmp_path / "host.toml"
     path.write_text(platform_toml(p))
     assert load_platform(str(path)) == p
+
+
+def test_probe_without_meminfo_leaves_the_capacity_unknown(tmp_path):
+    p = probe_platform(synthetic_probe(fake_host(tmp_path, mem_kb=None)))
+    assert not p.dram.capacity_gb.known and "meminfo" in p.dram.capacity_gb.unknown
 
 
 def test_probe_with_a_slow_llc_reading_leaves_it_unknown(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform as _platform
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,8 @@ class HostInfo:
     caches: list[Cache] = field(default_factory=list)
     hypervisor: bool = False
     kernel: str = ""
+    memory_kib: int | None = None
+    """/proc/meminfo MemTotal (kB as the kernel prints them: KiB), all sockets"""
 
     @property
     def llc(self) -> Cache | None:
@@ -127,13 +130,14 @@ def detect_host(proc: Path = Path("/proc"), sys_cpu: Path = Path("/sys/devices/s
             caches.append(Cache(int(level), ctype, _size(size), _cpu_count(shared)))
     nodes = len(list(sys_node.glob("node[0-9]*"))) or 1
     mhz = first.get("cpu MHz")
+    mem = re.search(r"^MemTotal:\s+(\d+)\s+kB", _read(proc / "meminfo") or "", re.M)
     return HostInfo(
         cpu_model=first.get("model name", _platform.processor() or "unknown"),
         vendor=vendor, family=family, model=model, microarchitecture=uarch,
         sockets=len(packages), cores=len(cores), threads=len(blocks) or (os.cpu_count() or 1),
         numa_nodes=nodes, mhz=float(mhz) if mhz else None,
         flags={f: f in flags for f in ISA_FLAGS}, caches=caches, hypervisor="hypervisor" in flags,
-        kernel=_platform.release(),
+        kernel=_platform.release(), memory_kib=int(mem.group(1)) if mem else None,
     )
 
 

@@ -309,7 +309,7 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
         frequency_ghz={"measured": measured(ghz, r.clock_source)},
         compute=compute,
         dram=Dram(measured_gb_per_s=measured(dram_bw, f"{r.dram.describe()}, per socket; the fastest kernel"),
-                  read_gb_per_s_per_core=dram_core),
+                  read_gb_per_s_per_core=dram_core, capacity_gb=_capacity(h, r.date)),
         llc=Llc(size_mib=llc_size, read_gb_per_s=llc_bw, read_gb_per_s_per_core=llc_core),
         l2=l2,
         notes=tuple(
@@ -320,6 +320,16 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
             + notes + [f"torch {r.versions.get('torch')}, torchao {r.versions.get('torchao')}"]
         ),
     )
+
+
+def _capacity(h: HostInfo, date: str) -> Sourced:
+    """DRAM per socket (GB = 1e9 bytes) from /proc/meminfo's MemTotal: what the OS can hand out (a plan's
+    KV-cache cap), a little under the DIMMs' size."""
+    if not h.memory_kib:
+        return Sourced(unknown="/proc/meminfo not readable")
+    per = h.memory_kib * 1024 / 1e9 / max(h.sockets, 1)
+    return Sourced(value=float(f"{per:.4g}"), kind="measured", date=date, tool="/proc/meminfo",
+                   source=f"/proc/meminfo MemTotal {h.memory_kib:,} kB over {max(h.sockets, 1)} socket(s)")
 
 
 def _datasheet_rates(h: HostInfo) -> dict[str, tuple[float, str]]:
