@@ -101,6 +101,37 @@ def test_service_time_of_a_socket_filling_layout_is_the_estimates_instance_laten
             assert t.realistic_s[i, g] == pytest.approx(pr.realistic_instance_latency_s, rel=1e-9)
 
 
+def test_a_calibration_gives_the_service_times_estimate_gives_with_it():
+    """A measured host's calibration replaces the stack profile in the service times as it does in estimate
+    (its platform: the probe it was fitted on); the plan names it, and refuses it on another CPU unless
+    --calibration-any-platform, which the plan then says."""
+    from clitools import REPO
+
+    from roofline.catalog import load_calibration
+
+    probe = str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml")
+    p, m, cal = load_platform(probe), load_model("bert-base"), load_calibration("zen4-2vcpu")
+    t = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128), StepPoint(4, 128)], stack=STACK,
+                   calibration=cal, calibration_name="zen4-2vcpu")
+    assert t.stack is None
+    for i, c in enumerate(t.instance_cores):
+        for g, b in enumerate((1, 4)):
+            pr = estimate(p, m, precisions=["int8-static"], baseline="int8-static", batch=b, seq_len=128,
+                          instance_cores=int(c), stack=STACK, calibration=cal,
+                          calibration_name="zen4-2vcpu").precisions["int8-static"]
+            assert t.realistic_s[i, g] == pytest.approx(pr.realistic_instance_latency_s, rel=1e-9)
+    plain = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128)], stack=STACK)
+    assert not np.allclose(plain.realistic_s[:, 0], t.realistic_s[:, 0])
+    data = run_json("plan", "--model", "bert-base", "--cpu", probe, "--calibration", "zen4-2vcpu", "--seq-len", "128")
+    assert data["calibration"] == "zen4-2vcpu" and data["stack"] is None
+    assert any("calibration zen4-2vcpu" in n for n in data["notes"])
+    other = run_cli("plan", "--model", "bert-base", "--cpu", "icx", "--calibration", "zen4-2vcpu", "--json")
+    assert other.returncode == 2 and "--calibration-any-platform" in other.stderr and "Traceback" not in other.stderr
+    anyway = run_json("plan", "--model", "bert-base", "--cpu", "icx", "--calibration", "zen4-2vcpu",
+                      "--calibration-any-platform")
+    assert anyway["calibration"] == "zen4-2vcpu" and any("icx" in n and "host" in n for n in anyway["notes"])
+
+
 @pytest.mark.parametrize("model, precision, phase", [("bert-large", "int8-static", "forward"),
                                                       ("bert-base", "fp32", "forward"),
                                                       ("llama-3.2-1b", "int8-weight-only", "decode")])

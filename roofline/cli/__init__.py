@@ -258,6 +258,12 @@ def _add_layout(p: argparse.ArgumentParser, instance_cores: bool = True) -> None
                        "the weights per LLC domain")
 
 
+def _add_calibration(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--calibration", help=f"a `roofline calibrate` file (or its name in platforms/calibration): {what}")
+    p.add_argument("--calibration-any-platform", action="store_true",
+                   help="apply a calibration fitted on another platform (the result says so)")
+
+
 def _add_stack(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stack", default="torch-inductor", help="the software-stack profile the realistic estimate "
                    "uses (platforms/stacks; default torch-inductor: torchao + Inductor), a profile path, or none")
@@ -293,16 +299,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="KV-cache element type (default: the activation dtype)")
     est.add_argument("--quantize-lm-head", action="store_true", help="decoders: quantize the lm_head too")
     _add_brief(est)
-    est.add_argument("--calibration", help="a `roofline calibrate` file of this host: kernel efficiencies and "
-                     "dispatch for the realistic estimate (instead of the stack profile)")
+    _add_calibration(est, "the host's kernel efficiencies and dispatch for the realistic estimate (instead of the "
+                     "stack profile)")
     _add_stack(est)
     est.add_argument("--sockets", type=SOCKETS, help="sockets used, 1 to 64 (default: all the platform has)")
     est.add_argument("--separate-qkv", action="store_true", help="q, k and v as three GEMMs instead of one fused")
     est.add_argument("--f-gemm", type=FRACTION, help="override f_GEMM, the GEMM share of the baseline's time (0 to 1)")
     est.add_argument("--gemm-speedup", type=A_SPEEDUP, help="override the GEMM speedup s (0.001 to 10,000)")
     est.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override the non-GEMM speedup s_non (0.001 to 10,000)")
-    est.add_argument("--calibration-any-platform", action="store_true",
-                     help="apply a calibration fitted on another platform (the result says so)")
     _add_json(est)
     _add_force(est)
     est.set_defaults(handler="roofline.cli.estimate_cmd:run")
@@ -394,6 +398,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="bandwidth figures to use: the measured ones where the platform file has them (default), or "
                     "the theoretical (datasheet) ones")
     _add_layout(pl, instance_cores=False)
+    _add_calibration(pl, "the measured host's efficiencies for the realistic service times (instead of the stack "
+                     "profile)")
     _add_stack(pl)
     pl.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0,
                     help="the simulation's random seed, 0 to 4,294,967,295 (default 0)")
@@ -459,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--linear-speedup", type=A_SPEEDUP, help="measured linear-block speedup over the baseline "
                     "(0.001 to 10,000)")
     ck.add_argument("--report", help="a `roofline validate --json` report instead of typed speedups")
-    ck.add_argument("--calibration", help="a file written by `roofline calibrate` (or its name in platforms/calibration)")
+    _add_calibration(ck, "the host's efficiencies for the realistic estimate (instead of the stack profile)")
     _add_stack(ck)
     ck.add_argument("--batch", type=BATCH, default=1, help=f"1 to {MAX_BATCH:,} (default 1)")
     ck.add_argument("--seq-len", type=TOKENS, default=256, help=f"1 to {MAX_TOKENS:,} (default 256)")
@@ -468,8 +474,6 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--f-gemm", type=FRACTION, help="override f_GEMM (0 to 1)")
     ck.add_argument("--gemm-speedup", type=A_SPEEDUP, help="override s_GEMM (0.001 to 10,000)")
     ck.add_argument("--non-gemm-speedup", type=A_SPEEDUP, help="override s_non (0.001 to 10,000)")
-    ck.add_argument("--calibration-any-platform", action="store_true",
-                    help="apply a calibration fitted on another platform (the result says so)")
     dec = ck.add_argument_group("decode (--phase decode: tokens/s of an LLM engine)")
     dec.add_argument("--phase", choices=("forward", "decode"), default="forward",
                      help="decode: the throughput speedup is tokens/s over the baseline's, one token per sequence")

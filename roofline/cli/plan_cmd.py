@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from roofline.cli.estimate_cmd import model_arg, names, platform_arg, stack_arg
+from roofline.cli.estimate_cmd import calibration_arg, model_arg, names, platform_arg, stack_arg
 from roofline.cli.output import emit
 from roofline.errors import UserError
 from roofline.estimate.plan import PlanOptions, plan
@@ -68,13 +68,15 @@ def compute(args: argparse.Namespace) -> PlanResult:
     model = model_arg(args.model)
     prices = [v for group in args.price_per_hour for v in group] if args.price_per_hour else None
     ms = lambda v: None if v is None else v / 1e3  # noqa: E731
+    calibration, calibration_name = calibration_arg(args.calibration)
     options = PlanOptions(
         lengths=request_lengths(args, model), scenario=args.scenario, phase=args.phase,
         max_batch_tokens=args.max_batch_tokens, max_wait_s=args.max_wait_ms / 1e3, p99_s=ms(args.p99_ms),
         ttft_s=ms(args.ttft_ms), tpot_s=ms(args.tpot_ms), target_rps=args.target_rps, utilization=args.utilization,
         prices=prices, output_len=args.output_len, memory_gb=args.memory_gb, max_sequences=args.max_sequences,
         kv_dtype=args.kv_dtype, stack=stack_arg(args.stack), cores=args.cores, memory_model=args.memory_model,
-        bandwidth=args.bandwidth, seed=args.seed,
+        bandwidth=args.bandwidth, seed=args.seed, calibration=calibration, calibration_name=calibration_name,
+        calibration_any_platform=args.calibration_any_platform,
     )
     return plan(platforms, model, args.precision, options)
 

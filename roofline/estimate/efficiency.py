@@ -6,7 +6,9 @@
   one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
   ``M / (M + m_half)`` and by the path rules (a stack whose kernels run a slower path than the
   ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
-  mean of the profile's classes of the same dtype, else of all its classes (said in ``source``);
+  mean of the profile's classes on the same ISA class, else of the same dtype, else of all its classes
+  (said in ``source``); a probed host's ``<dtype>-measured`` paths (peaks of the stack's own kernels
+  measured there) take the shape term alone;
 - neither: every efficiency 1, no dispatch (the realistic estimate is the ceiling plus the priced terms).
 """
 
@@ -23,6 +25,10 @@ from roofline.estimate.resources import Resources
 from roofline.spec.calibration import Calibration
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import StackProfile, typical_factor
+
+
+#: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
+MEASURED = "measured"
 
 
 def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") -> Efficiency:
@@ -113,16 +119,24 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     phi = known.value if known else typical_factor({k: v.value for k, v in stack.platform_factors.items()})
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    gemm, kernel, how = [], [], []
+    gemm, kernel, how, row_phi = [], [], [], []
     for j, r in enumerate(cells):
         cls, factor = path_class(res, r, stack)
+        if cls.endswith("-" + MEASURED):
+            # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
+            # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
+            gemm.append(1.0), kernel.append(1.0), row_phi.append(1.0)
+            how.append(f"{cls} (a measured peak: efficiency 1, the shape term only)")
+            continue
         g, found = gemm_eta(g_table, k_table, cls, True)
         k, _ = gemm_eta(g_table, k_table, cls, False)
         gemm.append(g * factor)
         kernel.append(k * factor)
+        row_phi.append(phi)
         how.append(found)
-    values: dict[str, object] = {"gemm": np.minimum(np.asarray(gemm) * shape * phi, 1.0),
-                                 "kernel": np.minimum(np.asarray(kernel) * shape * phi, 1.0), "shape": shape}
+    rphi = np.asarray(row_phi)
+    values: dict[str, object] = {"gemm": np.minimum(np.asarray(gemm) * shape * rphi, 1.0),
+                                 "kernel": np.minimum(np.asarray(kernel) * shape * rphi, 1.0), "shape": shape}
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
     for part in ("attention", "other"):

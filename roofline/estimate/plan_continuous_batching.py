@@ -97,7 +97,8 @@ class _Decoder:
             self.kv_cap.append(cap_k)
             self.k.append(np.minimum(cap_k, int(o.max_sequences)))
         self.k_max = max(1, max(int(k.max()) for k in self.k))
-        kw = dict(cores=o.cores, memory_model=o.memory_model, bandwidth=o.bandwidth, stack=o.stack, kv_dtype=kv_dtype)
+        kw = dict(cores=o.cores, memory_model=o.memory_model, bandwidth=o.bandwidth, stack=o.stack, kv_dtype=kv_dtype,
+                  calibration=o.calibration, calibration_name=o.calibration_name or "")
         # up to a prefill of every running sequence's prompt at once: the offline cycle's
         top = max(cap, prompts.max, round(self.k_max * prompts.mean))
         if prompts.is_fixed:  # a prefill step holds whole prompts: multiples of the one length

@@ -74,7 +74,8 @@ class _Tables:
             self.alone_point = next(i for i, (b, s) in enumerate(steps) if b == 1 and s == ref)
         self.times: list[StepTimes] = [
             step_times(p, model, precision, o.phase, points, cores=o.cores, memory_model=o.memory_model,
-                       bandwidth=o.bandwidth, stack=o.stack) for p in platforms]
+                       bandwidth=o.bandwidth, stack=o.stack, calibration=o.calibration,
+                       calibration_name=o.calibration_name or "") for p in platforms]
         rows, inst, self.index = [], [], []
         for k, t in enumerate(self.times):
             for kind, table in (("realistic", t.realistic_s), ("ceiling", t.ceiling_s)):

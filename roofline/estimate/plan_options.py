@@ -10,6 +10,7 @@ from roofline.errors import UserError
 from roofline.serving.request_lengths import RequestLengths
 from roofline.serving.sampling import Sampling
 from roofline.spec.model import ModelSpec
+from roofline.spec.calibration import Calibration
 from roofline.spec.stack import StackProfile
 
 SCENARIOS = ("offline", "server")
@@ -55,6 +56,11 @@ class PlanOptions:
     seed: int = 0
     sampling: Sampling | None = None
     """the simulation's size (None: :data:`ENCODER_SAMPLING` or :data:`DECODER_SAMPLING` with ``seed``)"""
+    calibration: Calibration | None = None
+    """a measured host's efficiencies for the realistic service times, instead of the stack profile"""
+    calibration_name: str | None = None
+    calibration_any_platform: bool = False
+    """apply the calibration to CPUs other than the one it was fitted on"""
 
 
 def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:

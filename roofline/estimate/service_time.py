@@ -43,6 +43,7 @@ from roofline.estimate.realistic import realistic_step
 from roofline.estimate.resources import Resources, make_layout
 from roofline.estimate.step import BOUNDS, evaluate_step
 from roofline.estimate.workload import make_workload
+from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.stack import StackProfile
@@ -115,7 +116,7 @@ class StepTimes:
     """(L, G, 4): the ceiling's seconds on one instance in operations bound by compute, L2, LLC, DRAM"""
     weights_llc_resident: bool
     stack: str | None
-    """the profile the realistic time used (None: no profile)"""
+    """the profile the realistic time used (None: no profile, or a calibration instead)"""
 
     @property
     def instances_per_server(self) -> np.ndarray:
@@ -128,7 +129,8 @@ class StepTimes:
 
 def step_times(platform: Platform, model: ModelSpec, precision: str, phase: str, points: Sequence[StepPoint], *,
                cores: int | None = None, memory_model: str = "levels", bandwidth: str = "measured",
-               stack: StackProfile | None = None, kv_dtype: str | None = None) -> StepTimes:
+               stack: StackProfile | None = None, kv_dtype: str | None = None,
+               calibration: Calibration | None = None, calibration_name: str = "") -> StepTimes:
     """The realistic and ceiling service times of every grid point under every layout (module docstring)."""
     recipe = precision_recipe(precision, model)
     cores = int(platform.cores_per_socket.value) if cores is None else cores
@@ -152,8 +154,8 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: str,
         resident = resident or (bool(np.any(step.fits_llc)) and res.b_llc is not None)
         split[:, g] = step.time_by_bound() * total[:, None]
         for i in range(n_l):
-            eff = efficiency_for(None, recipe.name, recipe.non_gemm_mode, stack=stack, res=alone[i], cells=cells,
-                                 gemms=gemms)
+            eff = efficiency_for(calibration, recipe.name, recipe.non_gemm_mode, calibration_name, stack=stack,
+                                 res=alone[i], cells=cells, gemms=gemms)
             r = realistic_step(alone[i], recipe, gemms, step.at(i), mode=recipe.non_gemm_mode, eff=eff)
             real[i, g] = r.realistic_s * total[i]
             ceil[i, g] = r.ceiling_s * total[i]
@@ -163,7 +165,8 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: str,
                             "number of seconds (the model or the lengths are too large for this arithmetic)")
     return StepTimes(instance_cores=sizes, instances_per_socket=np.asarray(layout.instances, dtype=float),
                      sockets=int(layout.sockets), realistic_s=real, ceiling_s=ceil, time_split=split,
-                     weights_llc_resident=resident, stack=stack.name if stack is not None else None)
+                     weights_llc_resident=resident,
+                     stack=stack.name if stack is not None and calibration is None else None)
 
 
 def by_batch(times: np.ndarray, grid: np.ndarray, top: int) -> np.ndarray:

@@ -161,7 +161,9 @@ def headline(r: PlanResult) -> list[RenderableType]:
         g.add_row(c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}",
                   _n(b.tokens_per_s_per_server) if decode else sig(b.rps_per_server),
                   "-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}")
-    rested = f"the {r.stack} stack profile's realistic service times" if r.stack else "ceiling service times plus the priced terms"
+    rested = (f"the calibration {r.calibration}'s realistic service times" if r.calibration else
+              f"the {r.stack} stack profile's realistic service times" if r.stack else
+              "ceiling service times plus the priced terms")
     return [_headline(r), g, Text(f"layout: instances x cores per socket x sockets; rates per server, from {rested}")]
 
 

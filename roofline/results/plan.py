@@ -216,7 +216,8 @@ class PlanResult(JsonResult):
     """forward (encoders), prefill (prompts only, dynamic batching), decode (decoders: continuous batching)"""
     scenario: Scenario
     stack: str | None
-    """the software-stack profile of the realistic service time (null: none, the ceiling plus the priced terms)"""
+    """the software-stack profile of the realistic service time (null: a calibration instead, or none: the
+    ceiling plus the priced terms)"""
     lengths: Lengths
     """request lengths (decoders: prompt lengths)"""
     seq_len: int
@@ -237,4 +238,6 @@ class PlanResult(JsonResult):
     simulation: Simulation
     cpus: list[CpuPlan]
     notes: list[str] = field(default_factory=list)
+    calibration: str | None = None
+    """the calibration (a measured host's efficiencies) of the realistic service time, instead of a stack profile"""
     schema_version: int = SCHEMA_VERSION
