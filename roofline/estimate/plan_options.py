@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from roofline.errors import UserError
 from roofline.serving.request_lengths import RequestLengths
 from roofline.serving.sampling import Sampling
-from roofline.spec.model import ModelSpec
 from roofline.spec.calibration import Calibration
+from roofline.spec.model import ModelSpec
 from roofline.spec.stack import StackProfile
 
 SCENARIOS = ("offline", "server")
