@@ -123,6 +123,7 @@ def test_the_mode_of_a_writable_file_is_kept(tmp_path):
     [*ESTIMATE, "--json"],
     ["sweep", "--model", "bert-base", "--cpu", "icx", "-o"],
     ["plot", "--model", "bert-base", "--cpu", "icx", "-o"],
+    ["accuracy", "--plot"],
     ["models", "--json"],
 ])
 def test_a_directory_or_a_missing_folder_is_one_line(tmp_path, command):
@@ -180,3 +181,42 @@ def test_check_target_accepts_new_files_and_refuses_empty(tmp_path):
     assert t.existing is None and not t.special
     with pytest.raises(UserError, match="empty output path"):
         check_target("")
+
+
+def test_the_accuracy_chart_is_written_like_every_output(tmp_path):
+    """accuracy --plot: refused on a read-only file before any work (--force replaces it, keeping its mode),
+    and through a symlink the target is replaced, the link kept."""
+    ro = tmp_path / "ro.svg"
+    ro.write_text("KEEP")
+    ro.chmod(0o444)
+    proc = run_cli("accuracy", "--brief", "--plot", str(ro))
+    assert proc.returncode == 2 and "read-only" in proc.stderr and "--force" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and ro.read_text() == "KEEP"
+    proc = run_cli("accuracy", "--brief", "--plot", str(ro), "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert ro.read_text().lstrip().startswith("<?xml") and stat.S_IMODE(ro.stat().st_mode) == 0o444
+    target, link = tmp_path / "chart.svg", tmp_path / "link.svg"
+    target.write_text("OLD")
+    link.symlink_to(target)
+    proc = run_cli("accuracy", "--brief", "--plot", str(link))
+    assert proc.returncode == 0 and f"wrote {link}" in proc.stdout, proc.stderr
+    assert link.is_symlink() and target.read_text().lstrip().startswith("<?xml")
+    assert _listing(tmp_path) == ["chart.svg", "link.svg", "ro.svg"]
+
+
+def test_every_command_that_writes_a_file_takes_force():
+    """--json FILE, -o/--output and --plot write files: each command with one of them takes --force (the
+    read-only refusal names it)."""
+    import argparse
+
+    from roofline.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    writers = {"--json", "--output", "--plot"}
+    checked = []
+    for name, p in sub.choices.items():
+        flags = {s for a in p._actions for s in a.option_strings}
+        if flags & writers:
+            assert "--force" in flags, name
+            checked.append(name)
+    assert {"accuracy", "estimate", "plan", "sweep", "plot", "probe", "validate"} <= set(checked)

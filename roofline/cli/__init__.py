@@ -521,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     acc.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
     _add_brief(acc)
     _add_json(acc)
+    _add_force(acc)
     acc.set_defaults(handler="roofline.cli.accuracy_cmd:run")
 
     for kind in ("platforms", "models"):

@@ -17,15 +17,26 @@ def compute(args: argparse.Namespace) -> AccuracyResult:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot:  # the chart's path is checked before the work, and written whole or not at all
+        from roofline.outputs import check_target
+        from roofline.report.plot import check_chart_path
+
+        check_chart_path(args.plot, "--plot")
+        check_target(args.plot, force=args.force)
     result = compute(args)
     if args.plot:
+        from roofline.outputs import replacing
         from roofline.report.plot import plot_accuracy
 
-        plot_accuracy(result, args.plot)
+        with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed
+            plot_accuracy(result, path)
 
     def render():
         from roofline.report.accuracy_tables import render_accuracy
 
         return render_accuracy(result, brief=args.brief)
 
-    return emit(result, args, render)
+    code = emit(result, args, render)
+    if args.plot and args.json != "-":
+        print(f"wrote {args.plot}")
+    return code

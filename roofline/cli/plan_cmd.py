@@ -82,10 +82,12 @@ def compute(args: argparse.Namespace) -> PlanResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.plot:
+    if args.plot:  # the chart's path is checked before the simulations
+        from roofline.outputs import check_target
         from roofline.report.plan_chart import check_chart_path
 
         check_chart_path(args.plot, "--plot")
+        check_target(args.plot, force=args.force)
     result = compute(args)
     if args.plot:
         from roofline.outputs import replacing
