@@ -55,6 +55,9 @@ def load_record(path: Path) -> LoadedRecord:
     dispatch = None
     if record.report:
         report_path = (path.parent / record.report).resolve()
+        if not report_path.is_file():
+            raise SpecError(str(path), "report", f"{record.report} (relative to the record's folder): no such "
+                            f"file ({report_path}); give the validate report's path from this record's folder")
         measurements, dispatch = _report_figures(report_path, record)
         record = dataclasses.replace(record, measurements=record.measurements + measurements)
     return LoadedRecord(path.stem, path, record, dispatch)

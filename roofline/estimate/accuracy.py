@@ -34,7 +34,7 @@ import numpy as np
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
-from roofline.errors import UserError
+from roofline.errors import SpecError, UnknownNameError, UserError
 from roofline.estimate.efficiency import from_stack, gemm_eta, mode_value, path_class
 from roofline.estimate.engine import evaluate
 from roofline.estimate.harness import encoder_run, host_resources, shape_run
@@ -198,8 +198,14 @@ def predict(f: Figure, q: Params | None) -> float:
 def figures(rec: LoadedRecord, rules: Sequence[PathRule] = ()) -> list[Figure]:
     """Every measured figure of a record, with the pieces the model predicts it from."""
     r = rec.record
-    platform = load_platform(r.platform.name)
-    spec = load_model(r.model)
+    try:
+        platform = load_platform(r.platform.name)
+    except UnknownNameError as e:
+        raise SpecError(str(rec.path), "platform.name", str(e)) from None
+    try:
+        spec = load_model(r.model)
+    except UnknownNameError as e:
+        raise SpecError(str(rec.path), "model", str(e)) from None
     if r.layers:
         spec = dataclasses.replace(spec, num_hidden_layers=r.layers, measured=())
     else:
