@@ -128,13 +128,13 @@ def open_text(given: str | os.PathLike, *, force: bool = False, newline: str | N
             f = open(path, "w", encoding="utf-8", newline=newline)
         except OSError as e:
             raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
-        with f:
-            try:
+        try:
+            with f:  # closing flushes the last buffered rows: a full disk may show only there
                 yield f
-            except BrokenPipeError:
-                raise
-            except OSError as e:  # a full disk, an I/O error: the target is left as it was
-                raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
+        except BrokenPipeError:
+            raise
+        except OSError as e:  # a full disk, an I/O error: the target is left as it was
+            raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
 
 
 def write_text(given: str | os.PathLike, text: str, *, force: bool = False) -> None:

@@ -220,3 +220,19 @@ def test_every_command_that_writes_a_file_takes_force():
             assert "--force" in flags, name
             checked.append(name)
     assert {"accuracy", "estimate", "plan", "sweep", "plot", "probe", "validate"} <= set(checked)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("command", [
+    [*ESTIMATE, "--json"],
+    ["sweep", "--model", "bert-base", "--cpu", "icx", "-o"],
+    ["sweep", "--model", "bert-base", "--cpu", "icx", "--format", "jsonl", "-o"],
+    ["models", "--json"],
+    ["accuracy", "--brief", "--json"],
+])
+def test_a_full_device_is_one_line(command):
+    """/dev/full takes every write and fails it (ENOSPC), on a write or only when the last buffer is
+    flushed at close: either way one line, exit 2."""
+    proc = run_cli(*command, "/dev/full")
+    assert proc.returncode == 2, proc.stderr
+    assert "No space left" in proc.stderr and len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
