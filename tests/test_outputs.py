@@ -236,3 +236,19 @@ def test_a_full_device_is_one_line(command):
     proc = run_cli(*command, "/dev/full")
     assert proc.returncode == 2, proc.stderr
     assert "No space left" in proc.stderr and len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_closed_stdout_drops_the_tables_and_keeps_the_file(tmp_path):
+    """`roofline ... >&-`: no traceback; what would go to the closed stream is dropped (as print() does),
+    the --json file is written, and an error still exits 2."""
+    import shlex
+
+    out = tmp_path / "est.json"
+    cli = f"{shlex.quote(sys.executable)} -m roofline"
+    ok = subprocess.run(["sh", "-c", f"exec {cli} {' '.join(ESTIMATE)} --json {shlex.quote(str(out))} >&-"],
+                        capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0 and "Traceback" not in ok.stderr, ok.stderr
+    assert json.loads(out.read_text())["platform"]["name"] == "icx"
+    bad = subprocess.run(["sh", "-c", f"exec {cli} estimate --model bert-base --cpu no-such-cpu >&- 2>&-"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -627,6 +628,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in ("stdout", "stderr"):
+        if getattr(sys, stream) is None:  # a closed descriptor (`>&-`): what goes there is dropped, as print() does
+            setattr(sys, stream, open(os.devnull, "w", encoding="utf-8"))
     parser = build_parser()
     args = parser.parse_args(_catalog_argv(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "handler", None):
