@@ -124,3 +124,12 @@ def test_sweep_to_a_file_says_what_it_wrote(tmp_path):
     assert proc.stdout == (f"sweep: 8 rows (2 models x 1 CPU x 2 precisions x 2 batches x 1 sequence length) "
                            f"written to {out} (csv)\n")
     assert len(out.read_text().splitlines()) == 9
+
+
+@pytest.mark.parametrize("columns", ["0", "-5", "abc", ""])
+def test_an_unusable_columns_is_the_default_width(columns):
+    """COLUMNS that is not a positive number (0, negative, text, empty) prints at the default 100 columns,
+    not nothing (rich took 0 as a width and printed no line)."""
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": columns}, cwd=REPO)
+    default = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": "100"}, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout == default.stdout and "3.15x" in proc.stdout

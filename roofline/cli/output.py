@@ -18,15 +18,27 @@ def write_json(result, dest: str, force: bool = False) -> None:
     write_text(dest, text, force=force)
 
 
+def terminal_columns() -> int | None:
+    """``COLUMNS`` when it is a positive whole number; None when it is unset or unusable (``0``, ``abc``),
+    which rich would otherwise take as a width of 0 and print nothing."""
+    try:
+        width = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        return None
+    return width if width > 0 else None
+
+
 def print_rich(renderable) -> None:
     """Print through rich. On a terminal, as rich draws it; into a file or a pipe, plain text without the
-    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset)."""
+    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset or not a positive number)."""
+    import shutil
+
     from rich.console import Console
 
     if sys.stdout.isatty():
-        Console().print(renderable)
+        Console(width=terminal_columns() or shutil.get_terminal_size().columns).print(renderable)
         return
-    console = Console(width=None if "COLUMNS" in os.environ else 100, color_system=None)
+    console = Console(width=terminal_columns() or 100, color_system=None)
     with console.capture() as capture:
         console.print(renderable)
     sys.stdout.write("\n".join(line.rstrip() for line in capture.get().split("\n")))

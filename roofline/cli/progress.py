@@ -9,9 +9,13 @@ import sys
 
 @contextlib.contextmanager
 def progress_reporter(title: str):
+    import shutil
+
     from rich.console import Console
 
-    console = Console(stderr=True)
+    from roofline.cli.output import terminal_columns
+
+    console = Console(stderr=True, width=terminal_columns() or shutil.get_terminal_size().columns)
     if not console.is_terminal:
         def report(step: str) -> None:
             sys.stderr.write(f"{title}: {step}\n")
