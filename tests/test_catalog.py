@@ -136,3 +136,17 @@ def test_platform_toml_round_trip(name, tmp_path):
     path = tmp_path / f"{name}-copy.toml"
     path.write_text(platform_toml(p, header="a copy\nfor the test"))
     assert load_platform(str(path)) == p
+
+
+def test_an_unknown_name_says_when_the_users_catalog_folder_is_not_there(tmp_path, monkeypatch):
+    """ROOFLINE_PLATFORMS / ROOFLINE_MODELS naming something that is not a folder is the likely reason a
+    user's own entry is unknown: the one-line error says so."""
+    from roofline.catalog import find_file
+
+    monkeypatch.setenv("ROOFLINE_PLATFORMS", str(tmp_path / "missing"))
+    with pytest.raises(UnknownNameError, match="ROOFLINE_PLATFORMS names .*missing, which is not a folder"):
+        find_file("platforms", "my-cpu")
+    monkeypatch.setenv("ROOFLINE_PLATFORMS", str(tmp_path))  # a folder: nothing to say about it
+    with pytest.raises(UnknownNameError) as e:
+        find_file("platforms", "my-cpu")
+    assert "ROOFLINE_PLATFORMS" not in str(e.value)

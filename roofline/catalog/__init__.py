@@ -111,6 +111,10 @@ def find_file(kind: str, ref: str) -> Path:
         raise SpecError(ref, "", f"no such {kind[:-1]} file" + (" or folder" if kind == "models" else ""))
     hint = ("or give a path to a platform .toml" if kind == "platforms"
             else "or give a path to a config.json or a .gguf file")
+    env = f"ROOFLINE_{kind.upper()}"
+    missing = [str(d) for d in search_dirs(kind)[:-1] if not d.is_dir()]
+    if missing:  # the user's own catalog folder is not there: say so, it is likely why the name is unknown
+        hint += f"; {env} names {', '.join(missing)}, which is not a folder"
     raise UnknownNameError(what, ref, known, hint)
 
 
