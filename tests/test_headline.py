@@ -133,3 +133,19 @@ def test_an_unusable_columns_is_the_default_width(columns):
     proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": columns}, cwd=REPO)
     default = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": "100"}, cwd=REPO)
     assert proc.returncode == 0 and proc.stdout == default.stdout and "3.15x" in proc.stdout
+
+
+def test_extreme_values_are_not_cut():
+    """A million prompts of 131,072 tokens: latencies of 1e13 ms print as 7.38e12, and no cell is cut."""
+    lines = _lines("estimate", "--model", "llama-3.1-8b", "--cpu", "icx", "--phase", "prefill", "--batch", "1000000",
+                   "--seq-len", "131072", columns=100)
+    assert not [line for line in lines if "\u2026" in line or len(line) > 100]
+    fp32 = next(line for line in lines if line.startswith("fp32"))
+    assert "e12 / " in fp32
+
+
+def test_sig_keeps_three_figures_at_any_size():
+    from roofline.report.fmt import sig
+
+    assert [sig(x) for x in (7382074936621, 9_999_999, 9.996e9, 2.17e-5, 0.00217, 1234.5)] == [
+        "7.38e12", "9,999,999", "1.00e10", "2.17e-5", "0.00217", "1,234"]

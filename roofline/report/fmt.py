@@ -6,10 +6,16 @@ import math
 
 
 def sig(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant figures, without scientific notation for table-sized numbers."""
+    """``x`` to ``digits`` significant figures, without scientific notation for table-sized numbers
+    (``0.0001`` to ``9,999,999``); beyond them, ``7.38e12`` (a cell stays narrow at any value)."""
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
     mag = math.floor(math.log10(abs(x)))
+    if mag >= 7 or mag <= -5:
+        mantissa = float(f"{x / 10 ** mag:.{digits - 1}f}")
+        if abs(mantissa) >= 10:  # rounding carried into the next power of ten
+            mantissa, mag = mantissa / 10, mag + 1
+        return f"{mantissa:.{digits - 1}f}e{mag}"
     decimals = max(digits - 1 - mag, 0)
     return f"{x:,.{decimals}f}"
 
