@@ -42,7 +42,10 @@ def test_sweep_interrupted_by_sigint_keeps_the_old_file(tmp_path):
     out.write_text("KEEP\n")
     proc = subprocess.Popen([sys.executable, "-m", "roofline", "sweep", "--model", "bert-base,bert-large",
                              "--cpu", "icx,gnr,spr", "--batch", "1:3000", "--seq-len", "1:512", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # SIGINT as a terminal delivers it, even when this suite runs where it is ignored (a
+                            # background job of a non-interactive shell inherits SIG_IGN, and Python keeps it)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # wait until rows are streaming into the temporary file
