@@ -17,12 +17,10 @@ def compute(args: argparse.Namespace) -> AccuracyResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.plot:  # the chart's path is checked before the work, and written whole or not at all
-        from roofline.outputs import check_target
+    if args.plot:  # its target was checked before any work (cli._check_outputs); its format here
         from roofline.report.plot import check_chart_path
 
         check_chart_path(args.plot, "--plot")
-        check_target(args.plot, force=args.force)
     result = compute(args)
     if args.plot:
         from roofline.outputs import replacing

@@ -116,8 +116,7 @@ def plot_accuracy(r, path: str | Path) -> None:
     """Predicted against measured for every absolute figure (log-log): the ceiling and the realistic
     estimate (leave-one-platform-out), one colour per platform, the y = x line."""
     path = Path(path)
-    if path.suffix.lower() not in (".svg", ".png"):
-        raise UserError(f"--plot {path}: the chart is written as .svg or .png")
+    check_chart_path(path, "--plot")
     plt = _matplotlib()
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), dpi=110)
     rows = [x for x in r.rows if x.kind in ("latency", "gemm")]
