@@ -57,7 +57,15 @@ def test_sweep_interrupted_by_sigint_keeps_the_old_file(tmp_path):
         else:
             pytest.fail("the sweep never started writing")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            sizes = [p.stat().st_size for p in tmp_path.iterdir() if p.name.startswith(".grid.csv.")]
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"the sweep ran on after SIGINT; temporary file {sizes} bytes; stderr: {err[-3000:]}; "
+                        f"/proc status:\n{status}")
     finally:
         if proc.poll() is None:
             proc.kill()

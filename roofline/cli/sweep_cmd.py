@@ -12,6 +12,7 @@ import contextlib
 import csv
 import json
 import math
+import signal
 import sys
 
 from roofline.catalog import find_file, load_model_file, load_platform_file
@@ -61,12 +62,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         target = contextlib.nullcontext(sys.stdout)
     rows = 0
-    with target as out:
+    with target as out, _interrupt_between_rows() as interrupted:
         if fmt == "csv":
             writer = csv.DictWriter(out, fieldnames=COLUMNS)
             writer.writeheader()
         for p in planes:
             for row in p.rows():
+                if interrupted:
+                    raise KeyboardInterrupt
                 if fmt == "csv":
                     writer.writerow(row)
                 else:
@@ -79,3 +82,26 @@ def run(args: argparse.Namespace) -> int:
         grid = " x ".join(f"{n} {one if n == 1 else many}" for n, one, many in axes)
         print(f"sweep: {rows:,} rows ({grid}) written to {args.output} ({fmt})")
     return 0
+
+
+@contextlib.contextmanager
+def _interrupt_between_rows():
+    """SIGINT while rows stream: the handler raises KeyboardInterrupt as Python's does, and notes it, and
+    the row loop raises it again if it was lost (a KeyboardInterrupt raised from inside C code that clears
+    errors is: a sweep interrupted in the test suite ran on, SIGINT caught, writing rows for a minute). An
+    ignored SIGINT (a background job) stays ignored."""
+    noted: list[bool] = []
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield noted
+        return
+
+    def handler(signum, frame):
+        noted.append(True)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
