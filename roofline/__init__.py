@@ -23,7 +23,7 @@ Layers, each importing only the ones before it:
 
 __version__ = "0.1.0"
 
-_API = ("footprint", "plan", "check", "accuracy")
+_API = ("estimate", "footprint", "plan", "check", "accuracy")
 
 __all__ = ["accuracy", "check", "estimate", "footprint", "plan", "to_json", "__version__"]
 
@@ -40,8 +40,4 @@ def __getattr__(name: str):
         from roofline import api
 
         return getattr(api, name)
-    if name == "estimate":  # the package roofline.estimate, callable as the estimate function
-        import importlib
-
-        return importlib.import_module("roofline.estimate")
     raise AttributeError(f"module 'roofline' has no attribute '{name}'")

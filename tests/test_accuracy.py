@@ -13,11 +13,11 @@ from clitools import REPO, run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records, load_stack
-from roofline.estimate.accuracy import FitTable, Layout, Params, figures, fit, params_of, predict
-from roofline.estimate.accuracy_run import accuracy, fit_profile
-from roofline.estimate.engine import evaluate, estimate
-from roofline.estimate.harness import realistic_encoder, realistic_shape
-from roofline.estimate.realistic import TermName
+from roofline.fidelity.fit import FitTable, Layout, Params, figures, fit, params_of, predict
+from roofline.fidelity.accuracy import accuracy, fit_profile
+from roofline.model.estimate import evaluate, estimate
+from roofline.model.harness import realistic_encoder, realistic_shape
+from roofline.model.realistic import TermName
 
 
 @pytest.fixture(scope="module")

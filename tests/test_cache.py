@@ -6,7 +6,7 @@ import pytest
 
 from roofline.catalog import builtin_dir
 from roofline.catalog.cache import load_validated
-from roofline.catalog.files import parse_toml
+from roofline.files.reading import parse_toml
 from roofline.errors import SpecError
 from roofline.spec.platform import Platform
 

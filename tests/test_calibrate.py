@@ -12,10 +12,10 @@ from clitools import REPO, run_cli
 
 from roofline.catalog import load_model, load_platform_file
 from roofline.cli.check_cmd import load_report
-from roofline.estimate.calibrate import fit_calibration, kernel_fit
-from roofline.estimate.check import report_model
-from roofline.estimate.harness import shape_run
-from roofline.estimate.realistic import UNFITTED, Efficiency, TermName
+from roofline.fidelity.calibrate import fit_calibration, kernel_fit
+from roofline.fidelity.check import report_model
+from roofline.model.harness import shape_run
+from roofline.model.realistic import UNFITTED, Efficiency, TermName
 
 RESULTS = REPO / "validation" / "results"
 BASE = str(RESULTS / "zen4-2vcpu-bert-base.json")

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from roofline.catalog import all_models, all_platforms, builtin_dir, load_model, load_platform
-from roofline.catalog.files import read_toml
+from roofline.files.reading import read_toml
 from roofline.errors import UnknownNameError
-from roofline.estimate.engine import estimate
+from roofline.model.estimate import estimate
 from roofline.spec.sourced import Sourced
 
 PLATFORMS = ["icx", "spr", "emr", "gnr", "genoa", "turin", "milan", "emr-16vcpu"]

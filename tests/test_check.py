@@ -8,7 +8,7 @@ import pytest
 from clitools import REPO, run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
-from roofline.estimate.check import check_typed
+from roofline.fidelity.check import check_typed
 
 RESULTS = REPO / "validation" / "results"
 
@@ -63,9 +63,9 @@ def test_static_quantization_is_fused_in_a_model_and_a_pass_alone():
     the LLC bandwidth (X fits the LLC)."""
     from roofline.calc.shapes import gemm_list
     from roofline.catalog import load_platform_file
-    from roofline.estimate.harness import host_resources
-    from roofline.estimate.realistic import realistic_step
-    from roofline.estimate.step import evaluate_step
+    from roofline.model.harness import host_resources
+    from roofline.model.realistic import realistic_step
+    from roofline.model.step import evaluate_step
     from roofline.spec.precision import get_recipe
 
     host = load_platform_file(str(RESULTS / "zen4-2vcpu-probe.toml"))

@@ -7,7 +7,7 @@ import pytest
 from clitools import run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
-from roofline.estimate.check_decode import COMPUTE_BOUND, UNFUSED, WIDENED, Engine, check_decode
+from roofline.fidelity.check_decode import COMPUTE_BOUND, UNFUSED, WIDENED, Engine, check_decode
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_an_unfused_int4_dequant_path_gives_far_less_than_its_byte_ratio(host):
     fused = check_decode(host, m, "int4-weight-only", "bf16", throughput_speedup=1.3, stack=None)
     unfused = check_decode(host, m, "int4-weight-only", "bf16", throughput_speedup=1.3,
                            engine=Engine(dequant="unfused"), stack=None)
-    from roofline.estimate.engine import estimate
+    from roofline.model.estimate import estimate
 
     p = estimate(host, m, precisions=["int4-weight-only"], baseline="bf16", phase="decode").precisions
     byte_ratio = p["bf16"].weight_bytes / p["int4-weight-only"].weight_bytes  # the lm_head stays in BF16

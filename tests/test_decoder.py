@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from roofline.calc.gemm import arithmetic_intensity, gemm_flops, kernel_extra_ops, operand_bytes, weight_meta_bytes
 from roofline.catalog import load_model, load_platform
 from roofline.errors import UserError
-from roofline.estimate.engine import estimate
-from roofline.estimate.footprint import footprint
+from roofline.model.estimate import estimate
+from roofline.model.footprint import footprint
 from roofline.spec.model import ModelSpec
 
 DECODERS = ["qwen3-0.6b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-7b"]
@@ -96,10 +96,10 @@ def test_int4_beats_int8_in_memory_bound_decode_only():
 def test_compute_bound_batch_is_where_the_gemms_turn():
     """The reported batch is the first at which one decode step's GEMMs spend at least as long computing
     as streaming, each batch evaluated as its own step."""
-    from roofline.estimate.cells import cell_recipes
-    from roofline.estimate.resources import Resources, make_layout
-    from roofline.estimate.step import evaluate_step
-    from roofline.estimate.workload import make_workload
+    from roofline.model.recipes import cell_recipes
+    from roofline.model.resources import Resources, make_layout
+    from roofline.model.step import evaluate_step
+    from roofline.model.workload import make_workload
     from roofline.spec.precision import get_recipe
 
     plat, model = load_platform("spr"), load_model("llama-3.2-1b")

@@ -12,8 +12,8 @@ import pytest
 
 from roofline.catalog import load_model, load_model_file, load_platform
 from roofline.errors import UserError
-from roofline.estimate.footprint import footprint
-from roofline.estimate.workload import make_workload
+from roofline.model.footprint import footprint
+from roofline.model.workload import make_workload
 from roofline.spec.gguf_mix import cell_recipes, q4_k_m_type, tensor_types, use_more_bits
 from roofline.spec.gguf_types import BLOCKS, VEC_DOT_TYPE
 from roofline.spec.model import ModelSpec
@@ -243,7 +243,7 @@ def test_tiny_llama_cpp_run_produces_rates_and_fractions(tmp_path):
         # tied embeddings: token_embd (read by the lm_head too) and 7 matrices per layer, all in the one type
         assert run.ggml_types == {run.precision.replace("_k", "_K"): 1 + 2 * 7}
     assert r.comparisons[0].baseline == "q8_0" and r.comparisons[0].bytes_ratio == pytest.approx(8.5 / 4.5, rel=0.05)
-    from roofline.cli.output import json_text
+    from roofline.cli.emit import json_text
 
     data = json.loads(json_text(r))
     import jsonschema

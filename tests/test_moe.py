@@ -13,9 +13,9 @@ import pytest
 from roofline.calc.shapes import decoder_gemms, expected_distinct_experts, moe_gemms, transformer_gemms
 from roofline.catalog import load_model, load_platform
 from roofline.errors import SpecError
-from roofline.estimate.engine import estimate
-from roofline.estimate.footprint import active_params, footprint
-from roofline.estimate.workload import make_workload
+from roofline.model.estimate import estimate
+from roofline.model.footprint import active_params, footprint
+from roofline.model.workload import make_workload
 from roofline.spec.hf_config import hf_config_to_fields
 from roofline.spec.model import ModelSpec
 from clitools import run_cli

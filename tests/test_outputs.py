@@ -16,7 +16,7 @@ import pytest
 from clitools import run_cli
 
 from roofline.errors import UserError
-from roofline.outputs import check_target, open_text, replacing, write_text
+from roofline.files.writing import check_target, open_text, replacing, write_text
 
 ESTIMATE = ("estimate", "--model", "bert-base", "--cpu", "icx")
 
@@ -176,7 +176,7 @@ def test_sweep_user_error_keeps_the_file(tmp_path, extra):
 
 
 def test_validation_does_not_import_the_cli():
-    """The probe cache is written through roofline.outputs (core), not the CLI's writer: validation -> core only."""
+    """The probe cache is written through roofline.files.writing (core), not the CLI's writer: validation -> core only."""
     import ast
 
     from clitools import REPO

@@ -16,14 +16,14 @@ from roofline.calc import queueing_closed as qc
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_stack
 from roofline.errors import UserError
-from roofline.estimate import plan_dynamic_batching
-from roofline.estimate.engine import estimate
-from roofline.estimate.plan import PlanOptions, layouts, plan
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.service_time import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
-from roofline.estimate.step import evaluate_step
-from roofline.estimate.cells import cell_recipes, precision_recipe
-from roofline.estimate.workload import make_workload
+from roofline.capacity import encoder as plan_dynamic_batching
+from roofline.model.estimate import estimate
+from roofline.capacity import PlanOptions, layouts, plan
+from roofline.model.resources import Resources, make_layout
+from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
+from roofline.model.step import evaluate_step
+from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.workload import make_workload
 from roofline.schema import schema_path
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
@@ -281,7 +281,7 @@ def test_unequal_lengths_plan():
 def test_decoder_kv_cap_is_the_dram_left_after_the_weights():
     """K per instance = floor((D - W) / (N e T)): D the DRAM per socket, W one copy of the weights
     (footprint), N instances per socket, e the KV bytes per token, T = prompt + output."""
-    from roofline.estimate.footprint import footprint
+    from roofline.model.footprint import footprint
 
     m, p = load_model("llama-3.2-1b"), load_platform("spr")
     gb = 40.0  # per server, 2 sockets

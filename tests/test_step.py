@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from roofline.calc.gemm_roofline import gemm_roofline
 from roofline.calc.shapes import gemm_list
 from roofline.catalog import all_models, all_platforms, load_model, load_platform
-from roofline.estimate.engine import estimate, evaluate
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import evaluate_step
+from roofline.model.estimate import estimate, evaluate
+from roofline.model.resources import Resources, make_layout
+from roofline.model.step import evaluate_step
 from roofline.spec.platform import L2, ComputePath, Dram, Llc, Platform
 from roofline.spec.precision import RECIPES, get_recipe
 from roofline.spec.sourced import Sourced
@@ -216,7 +216,7 @@ def test_realistic_never_beats_the_ceiling(w, calibrated):
 def test_estimate_and_check_give_the_same_realistic_speedup():
     """Both go through the one realistic model: same model, CPU, precision, baseline, workload, calibration."""
     from roofline.catalog import load_calibration, load_platform_file
-    from roofline.estimate.check import check_typed
+    from roofline.fidelity.check import check_typed
     from clitools import REPO
 
     host = load_platform_file(str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml"))

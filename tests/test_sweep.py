@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.catalog import load_model, load_platform
-from roofline.estimate.engine import estimate
-from roofline.estimate.sweep import COLUMNS, plane
+from roofline.model.estimate import estimate
+from roofline.model.sweep import COLUMNS, plane
 
 
 @settings(max_examples=30, deadline=None)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from roofline.catalog import load_platform
-from roofline.estimate.shape import shape_ceiling
+from roofline.model.shape import shape_ceiling
 from roofline.validation.compiled import kernels_in_code
 from roofline.validation.host import Cache, HostInfo, catalog_match, detect_host
 from roofline.validation.probe import GemmPeak, Level, ProbeResult, probe_platform
@@ -105,7 +105,7 @@ def synthetic_probe(host: HostInfo, threads: int = 16, llc_bw: float = 175e9, cl
 
 def test_probe_platform_reproduces_measured_peaks(tmp_path):
     from roofline.catalog.write import platform_toml
-    from roofline.estimate.paths import path_peak
+    from roofline.model.paths import path_peak
 
     p = probe_platform(synthetic_probe(fake_host(tmp_path)))
     # each level's bandwidth: the fastest of its kernels; per core: one thread alone

@@ -165,7 +165,7 @@ class Canary:
         if self.history_file is None or self.reference_s <= 0 or self.best_cpu_share <= 0:
             return
         from roofline.errors import UserError
-        from roofline.outputs import write_text
+        from roofline.files.writing import write_text
 
         data = {"key": self._key(), "reference_s": self.reference_s, "best_cpu_share": self.best_cpu_share}
         try:

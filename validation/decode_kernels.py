@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 
 from roofline.calc.gemm import weight_meta_bytes
-from roofline.estimate.shape import shape_ceiling
+from roofline.model.shape import shape_ceiling
 from roofline.results.validate import RECIPE_OF as RECIPE
 from roofline.results.validate import DecodeKernelResult
 from roofline.spec.platform import Platform

@@ -16,7 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from roofline.calc.amdahl import amdahl
-from roofline.estimate.harness import encoder_run
+from roofline.model.harness import encoder_run
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified

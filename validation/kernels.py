@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from roofline.estimate.shape import shape_ceiling
+from roofline.model.shape import shape_ceiling
 from roofline.spec.platform import Platform
 from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult

@@ -120,7 +120,7 @@ def resolve_platforms(cpu: str, threads: int) -> tuple[Platform, Path, tuple[Pla
 def ceilings(platform: Platform, model: ModelSpec, precision: str, *, pp: int, tg: int) -> dict:
     """Decode ceiling at the tg test's mean context (it starts from an empty cache) and prefill
     ceiling of a pp prompt, with the lm_head quantized and an f16 KV cache, as llama.cpp runs."""
-    from roofline.estimate.engine import estimate
+    from roofline.model.estimate import estimate
 
     one = int(platform.cores_per_socket.value)  # one process on every core: one instance of them all
     dec = estimate(platform, model, precisions=[precision], baseline=precision, phase="decode", batch=1,

@@ -17,7 +17,7 @@ from roofline.catalog import find_file, host_probe_path, load_platform, load_pla
 from roofline.catalog.cache import cache_dir
 from roofline.catalog.write import platform_toml
 from roofline.errors import UserError
-from roofline.outputs import write_text
+from roofline.files.writing import write_text
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
 from roofline.validation.host import HostInfo, catalog_match

@@ -3,7 +3,7 @@
 In the style of ``torch/utils/flop_counter.py``: each function prices one operation from its
 shape and returns an :class:`Op` (flops, the elements it moves, how often it runs per step, and
 the working set of one call, which decides the memory level it is priced at). Counting is kept
-apart from pricing (:mod:`roofline.estimate.step`). The per-element op counts are parameters:
+apart from pricing (:mod:`roofline.model.step`). The per-element op counts are parameters:
 their values and sources live in :mod:`roofline.spec.op_costs`.
 
 What the model assumes, stated once: every operation reads its inputs and writes its outputs once

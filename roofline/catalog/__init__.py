@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
-from roofline.catalog.files import parse_json, parse_toml
+from roofline.files.reading import parse_json, parse_toml
 from roofline.errors import SpecError, UnknownNameError, UserError
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform

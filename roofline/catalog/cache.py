@@ -38,7 +38,7 @@ def cache_dir() -> Path:
 
 def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, Any]]) -> T:
     """``cls`` from the file at ``path``: from the cache when the same bytes were validated before."""
-    from roofline.catalog.files import read_bytes
+    from roofline.files.reading import read_bytes
 
     raw = read_bytes(path)
     if os.environ.get("ROOFLINE_NO_CACHE"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from roofline.catalog import builtin_dir, search_dirs
 from roofline.catalog.cache import load_validated
-from roofline.catalog.files import parse_toml, read_bytes
+from roofline.files.reading import parse_toml, read_bytes
 from roofline.errors import SpecError, UnknownNameError
 from roofline.spec.record import Measurement, Record
 from roofline.spec.stack import StackProfile

@@ -622,7 +622,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before any work is done."""
     for value in (getattr(args, "json", None), getattr(args, "output", None), getattr(args, "plot", None)):
         if value is not None and value != "-":
-            from roofline.outputs import check_target
+            from roofline.files.writing import check_target
 
             check_target(value, force=getattr(args, "force", False))
 

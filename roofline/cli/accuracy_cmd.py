@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 
 from roofline.catalog.records import load_records
-from roofline.cli.output import emit
+from roofline.cli.emit import emit
 from roofline.results.accuracy import AccuracyResult
 
 
 def compute(args: argparse.Namespace) -> AccuracyResult:
-    from roofline.estimate.accuracy_run import accuracy
+    from roofline.fidelity.accuracy import accuracy
 
     command = "roofline accuracy" + ("".join(f" {p}" for p in args.records) if args.records else "")
     return accuracy(load_records(args.records or None), command)
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         check_chart_path(args.plot, "--plot")
     result = compute(args)
     if args.plot:
-        from roofline.outputs import replacing
+        from roofline.files.writing import replacing
         from roofline.report.plot import plot_accuracy
 
         with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed

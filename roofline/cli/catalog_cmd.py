@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from roofline.catalog import catalog_listing, find_file, load_model_file, load_platform_file
-from roofline.cli.output import emit
+from roofline.cli.emit import emit
 from roofline.errors import UserError
 
 

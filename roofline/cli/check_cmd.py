@@ -6,11 +6,11 @@ import argparse
 
 from roofline.catalog import find_file, load_model_file
 from roofline.cli.estimate_cmd import calibration_arg, model_arg, platform_arg, stack_arg
-from roofline.cli.output import emit, print_rich
-from roofline.cli.reports import load_report
+from roofline.cli.emit import emit, print_rich
+from roofline.catalog.reports import load_report
 from roofline.errors import UserError
-from roofline.estimate.amdahl_inputs import Overrides
-from roofline.outputs import check_target, write_text
+from roofline.model.amdahl import Overrides
+from roofline.files.writing import check_target, write_text
 from roofline.results.check import CheckResult
 
 
@@ -30,13 +30,13 @@ def _report_model(report, args, path: str):
     given = model_arg(args.model).name if args.model else report.model
     if given != report.model:
         raise UserError(f"{path}: the report is for model '{report.model}', not '{given}'")
-    from roofline.estimate.check import report_model
+    from roofline.fidelity.check import report_model
 
     return report_model(report, load_model_file(find_file("models", report.model)))
 
 
 def compute(args: argparse.Namespace) -> CheckResult:
-    from roofline.estimate.check import check_report, check_typed
+    from roofline.fidelity.check import check_report, check_typed
 
     calibration, calibration_name = calibration_arg(args.calibration)
     if args.report:
@@ -51,7 +51,7 @@ def compute(args: argparse.Namespace) -> CheckResult:
             raise UserError(f"{args.report}: no timed INT8 comparison"
                             + (f" of {args.precision} vs {args.baseline or 'fp32'}" if args.precision else ""))
     elif args.phase == "decode":
-        from roofline.estimate.check_decode import Engine, check_decode
+        from roofline.fidelity.check_decode import Engine, check_decode
 
         missing = [f for f, v in (("--model", args.model), ("--cpu", args.cpu), ("--precision", args.precision),
                                   ("--throughput-speedup", args.throughput_speedup)) if v is None]
@@ -60,7 +60,7 @@ def compute(args: argparse.Namespace) -> CheckResult:
         if args.linear_speedup is not None:
             raise UserError("--linear-speedup: not with --phase decode (its throughput speedup is tokens/s)")
         model, platform = model_arg(args.model), platform_arg(args.cpu)[0]
-        from roofline.estimate.engine import default_baseline
+        from roofline.model.estimate import default_baseline
 
         result = check_decode(
             platform, model, args.precision, args.baseline or default_baseline(platform, model),
@@ -98,7 +98,7 @@ def check(args: argparse.Namespace) -> int:
 
 def _loads_back(text: str, path: str) -> None:
     """What is about to be written validates as a calibration (checked before the file is touched)."""
-    from roofline.catalog.files import parse_toml
+    from roofline.files.reading import parse_toml
     from roofline.catalog.validate import validate
     from roofline.spec.calibration import Calibration
 
@@ -107,7 +107,7 @@ def _loads_back(text: str, path: str) -> None:
 
 def calibrate(args: argparse.Namespace) -> int:
     from roofline.catalog.write import calibration_toml
-    from roofline.estimate.calibrate import fit_calibration
+    from roofline.fidelity.calibrate import fit_calibration
 
     if args.records is not None:
         if args.report:
@@ -136,11 +136,11 @@ def calibrate(args: argparse.Namespace) -> int:
 def _calibrate_stack(args: argparse.Namespace) -> int:
     from roofline.catalog.records import load_records
     from roofline.catalog.write import spec_toml
-    from roofline.estimate.accuracy_run import fit_profile
+    from roofline.fidelity.accuracy import fit_profile
 
     command = "roofline calibrate --records" + "".join(f" {p}" for p in args.records) + \
         (f" --stack {args.stack}" if args.stack != "torch-inductor" else "") + f" -o {args.output}"
-    from roofline.catalog.files import parse_toml
+    from roofline.files.reading import parse_toml
     from roofline.catalog.validate import validate
     from roofline.spec.stack import StackProfile
 

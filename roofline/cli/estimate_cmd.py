@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from roofline.catalog import find_file, load_calibration, load_model_file, load_platform_file
-from roofline.cli.output import emit
+from roofline.cli.emit import emit
 from roofline.errors import UserError
-from roofline.estimate.amdahl_inputs import Overrides
-from roofline.estimate.engine import estimate
+from roofline.model.amdahl import Overrides
+from roofline.model.estimate import estimate
 from roofline.results.estimate import EstimateResult
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from roofline.cli.estimate_cmd import model_arg
-from roofline.cli.output import emit
-from roofline.estimate.footprint import footprint
+from roofline.cli.emit import emit
+from roofline.model.footprint import footprint
 from roofline.results.footprint import FootprintResult
 
 

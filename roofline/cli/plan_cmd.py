@@ -6,10 +6,10 @@ import argparse
 import math
 
 from roofline.cli.estimate_cmd import calibration_arg, model_arg, names, platform_arg, stack_arg
-from roofline.cli.output import emit
+from roofline.cli.emit import emit
 from roofline.errors import UserError
-from roofline.estimate.plan import PlanOptions, plan
-from roofline.estimate.plan_options import DEFAULT_OUTPUT_LEN
+from roofline.capacity import PlanOptions, plan
+from roofline.capacity.options import DEFAULT_OUTPUT_LEN
 from roofline.results.plan import PlanResult
 from roofline.serving.request_lengths import RequestLengths, fixed_lengths, histogram_lengths, lognormal_lengths
 from roofline.spec.model import ModelSpec
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         check_chart_path(args.plot, "--plot")
     result = compute(args)
     if args.plot:
-        from roofline.outputs import replacing
+        from roofline.files.writing import replacing
         from roofline.report.plan_chart import plot_plan
 
         with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed

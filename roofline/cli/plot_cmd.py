@@ -6,10 +6,10 @@ import argparse
 
 from roofline.catalog import find_file, load_model_file, load_platform_file
 from roofline.cli.estimate_cmd import names
-from roofline.cli.reports import load_report
+from roofline.catalog.reports import load_report
 from roofline.errors import UserError
-from roofline.estimate.engine import estimate
-from roofline.outputs import replacing
+from roofline.model.estimate import estimate
+from roofline.files.writing import replacing
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from roofline.cli.output import print_rich, write_json
-from roofline.outputs import write_text
+from roofline.cli.emit import print_rich, write_json
+from roofline.files.writing import write_text
 from roofline.cli.progress import progress_reporter
 
 

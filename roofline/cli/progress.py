@@ -13,7 +13,7 @@ def progress_reporter(title: str):
 
     from rich.console import Console
 
-    from roofline.cli.output import terminal_columns
+    from roofline.cli.emit import terminal_columns
 
     console = Console(stderr=True, width=terminal_columns() or shutil.get_terminal_size().columns)
     if not console.is_terminal:

@@ -19,8 +19,8 @@ from roofline.catalog import find_file, load_model_file, load_platform_file
 from roofline.cli import MAX_SWEEP_POINTS
 from roofline.cli.estimate_cmd import names
 from roofline.errors import UserError
-from roofline.estimate.sweep import COLUMNS, sweep
-from roofline.estimate.workload import make_workload
+from roofline.model.sweep import COLUMNS, sweep
+from roofline.model.workload import make_workload
 from roofline.spec.precision import get_recipe
 
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                    bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
                    instance_cores=args.instance_cores)
     if args.output and args.output != "-":
-        from roofline.outputs import open_text
+        from roofline.files.writing import open_text
 
         target = open_text(args.output, force=args.force, newline="")
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from roofline.cli.output import emit
+from roofline.cli.emit import emit
 from roofline.cli.progress import progress_reporter
 from roofline.errors import UserError
 

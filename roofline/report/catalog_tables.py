@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from roofline.estimate.paths import path_peak
+from roofline.model.paths import path_peak
 from roofline.report.fmt import sig, tera
 from roofline.report.style import document, section, table
 from roofline.spec.model import ModelSpec

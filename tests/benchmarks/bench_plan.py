@@ -12,10 +12,10 @@ import time
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_stack
-from roofline.estimate.plan import PlanOptions, plan
-from roofline.estimate.plan_continuous_batching import _Decoder
-from roofline.estimate.plan_dynamic_batching import _Tables
-from roofline.estimate.plan_options import resolve
+from roofline.capacity import PlanOptions, plan
+from roofline.capacity.decoder import _Decoder
+from roofline.capacity.encoder import _Tables
+from roofline.capacity.options import resolve
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 
 CPUS = ("icx", "spr", "gnr")

@@ -17,7 +17,7 @@ import io
 import time
 
 from roofline.catalog import all_models, all_platforms
-from roofline.estimate.sweep import COLUMNS, sweep
+from roofline.model.sweep import COLUMNS, sweep
 
 #: points/s of the evaluation before the step evaluator was consolidated (median of two runs of this
 #: script on a 2-vCPU AMD EPYC Zen 4 KVM guest, family 25 model 17; the paper memory model was the only one)

@@ -37,8 +37,8 @@ import numpy as np
 
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
-from roofline.estimate.resources import Resources
-from roofline.estimate.step import GemmEval, StepEval
+from roofline.model.resources import Resources
+from roofline.model.step import GemmEval, StepEval
 from roofline.spec.op_costs import cost
 from roofline.spec.precision import PrecisionRecipe
 from roofline.units import DTYPE_BYTES

@@ -1,8 +1,8 @@
 """``roofline check``: measured speedups beside their ceilings and the realistic estimate, and the gap
-split into the named terms of the realistic model (:mod:`roofline.estimate.realistic`).
+split into the named terms of the realistic model (:mod:`roofline.model.realistic`).
 
 Typed speedups (the paper's Table 14 layout) come through the estimate itself
-(:func:`~roofline.estimate.engine.evaluate`), so ``check`` and ``estimate`` give the same realistic
+(:func:`~roofline.model.estimate.evaluate`), so ``check`` and ``estimate`` give the same realistic
 speedup for the same inputs. Times are in units of the baseline's realistic time ``T_b'`` (the
 Amdahl frame: its GEMM ceiling over ``f``, each part scaled by its realistic factor). The gap between
 the ceiling and the measurement, ``1/S_measured - 1/S``, is explained by
@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 
 from roofline.errors import UserError
-from roofline.estimate.amdahl_inputs import Overrides
-from roofline.estimate.engine import calibration_notes, evaluate
-from roofline.estimate.harness import realistic_encoder, realistic_shape
-from roofline.estimate.realistic import LINEAR_BLOCK_TERMS, Realistic, Term, linear_block_speedup
+from roofline.model.amdahl import Overrides
+from roofline.model.estimate import calibration_notes, evaluate
+from roofline.model.harness import realistic_encoder, realistic_shape
+from roofline.model.realistic import LINEAR_BLOCK_TERMS, Realistic, Term, linear_block_speedup
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
 from roofline.results.validate import ValidateResult
 from roofline.spec.calibration import Calibration

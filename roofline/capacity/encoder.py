@@ -1,6 +1,6 @@
 """The plan of whole requests batched dynamically: encoders (and a decoder's prompts alone, ``--phase prefill``).
 
-Per CPU and layout, one instance's service time of a batch (:mod:`roofline.estimate.service_time`:
+Per CPU and layout, one instance's service time of a batch (:mod:`roofline.capacity.service_times`:
 ``b = 1..B`` requests of the fixed length, ``B = max(1, max_batch_tokens // length)``; for unequal
 lengths a table over the batch's tokens), realistic and at the ceiling. Every (CPU, layout,
 realistic or ceiling) is one scenario of the serving simulations, all in one call:
@@ -10,7 +10,7 @@ realistic or ceiling) is one scenario of the serving simulations, all in one cal
 - server: :func:`~roofline.serving.dynamic_batching.max_rate`, the highest Poisson rate whose
   simulated p99 (queueing, the batching wait, the service) meets the SLO;
 
-then each CPU's best layout (:mod:`roofline.estimate.plan_fleet`) and its latency-vs-load curve
+then each CPU's best layout (:mod:`roofline.capacity.fleet`) and its latency-vs-load curve
 (:func:`~roofline.serving.dynamic_batching.simulate_server` at loads up to 95% of its capacity).
 
 A server of more than :data:`MAX_QUEUE_INSTANCES` instances (beyond any catalog platform: 2 x 128
@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from roofline.estimate.plan_fleet import (
+from roofline.capacity.fleet import (
     choose,
     cost_per_million,
     curve_loads,
@@ -35,8 +35,8 @@ from roofline.estimate.plan_fleet import (
     num,
     servers_needed,
 )
-from roofline.estimate.plan_options import PlanOptions
-from roofline.estimate.service_time import StepPoint, StepTimes, batch_sizes, by_batch, step_times, token_grid
+from roofline.capacity.options import PlanOptions
+from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, step_times, token_grid
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, LayoutResult
 from roofline.serving.dynamic_batching import (
     BatchTable,

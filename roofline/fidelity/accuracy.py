@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from roofline.catalog.records import LoadedRecord, load_stack, stack_path
 from roofline.errors import UnknownNameError
-from roofline.estimate.accuracy import (
+from roofline.fidelity.fit import (
     Figure,
     figures,
     leave_one_platform_out,

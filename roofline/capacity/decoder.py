@@ -1,6 +1,6 @@
 """The plan of a decoder served with continuous batching: tokens per second per server, TTFT and TPOT.
 
-Per CPU and layout (:mod:`roofline.estimate.service_time`, realistic and at the ceiling):
+Per CPU and layout (:mod:`roofline.capacity.service_times`, realistic and at the ceiling):
 
 - **prefill**: one instance's time to prefill ``T`` prompt tokens, a table over ``T`` (prompts of the
   mean length packed together), up to ``max(max_batch_tokens, longest prompt)``: a prefill step takes
@@ -9,7 +9,7 @@ Per CPU and layout (:mod:`roofline.estimate.service_time`, realistic and at the 
   their total context, the secant between the shortest and longest context a sequence reaches
   (:meth:`~roofline.serving.continuous_batching.DecodeStep.from_callable`), on a grid of batches;
 - **the KV cap**: each socket's DRAM (``--memory-gb`` per server, else the platform file's
-  ``dram.capacity_gb``) less one copy of the weights (:func:`~roofline.estimate.footprint.footprint`),
+  ``dram.capacity_gb``) less one copy of the weights (:func:`~roofline.model.footprint.footprint`),
   shared by the socket's instances, holds ``K`` sequences of ``P + O`` tokens each
   (:func:`~roofline.calc.kv_capacity.max_concurrent_sequences`; ``P`` the mean prompt, a sequence's KV
   cache when it finishes: on average a running sequence holds less, so the rare long prompt fits the
@@ -30,9 +30,9 @@ import numpy as np
 
 from roofline.calc.kv_capacity import max_concurrent_sequences
 from roofline.errors import UserError
-from roofline.estimate.cells import precision_recipe
-from roofline.estimate.footprint import footprint
-from roofline.estimate.plan_fleet import (
+from roofline.model.recipes import precision_recipe
+from roofline.model.footprint import footprint
+from roofline.capacity.fleet import (
     choose,
     cost_per_million,
     curve_loads,
@@ -41,8 +41,8 @@ from roofline.estimate.plan_fleet import (
     num,
     servers_needed,
 )
-from roofline.estimate.plan_options import PlanOptions
-from roofline.estimate.service_time import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
+from roofline.capacity.options import PlanOptions
+from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, LayoutResult, Memory
 from roofline.serving.continuous_batching import (
     DecodeStep,

@@ -1,7 +1,7 @@
 """``roofline estimate``: platform + model + workload + precisions -> :class:`EstimateResult`.
 
-The arithmetic is in :mod:`roofline.calc` and the step evaluator (:mod:`roofline.estimate.step`);
-the realistic time in :mod:`roofline.estimate.realistic`. This module picks the inputs (layout,
+The arithmetic is in :mod:`roofline.calc` and the step evaluator (:mod:`roofline.model.step`);
+the realistic time in :mod:`roofline.model.realistic`. This module picks the inputs (layout,
 memory model, recipes per GEMM, Amdahl inputs), evaluates one step per precision, and records
 where every input came from.
 """
@@ -19,7 +19,7 @@ from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
 from roofline.errors import UserError
 from roofline.calc.shapes import GemmList
-from roofline.estimate.amdahl_inputs import (
+from roofline.model.amdahl import (
     Overrides,
     Resolved,
     find_measured,
@@ -27,13 +27,13 @@ from roofline.estimate.amdahl_inputs import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
-from roofline.estimate.cells import cell_recipes, precision_recipe
-from roofline.estimate.decode import compute_bound_batch, step_split
-from roofline.estimate.efficiency import efficiency_for
-from roofline.estimate.realistic import Realistic, realistic_speedup, realistic_step
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import BOUNDS, StepEval, evaluate_step
-from roofline.estimate.workload import Workload, make_workload, op_cost_names
+from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.decode import compute_bound_batch, step_split
+from roofline.model.efficiency import efficiency_for
+from roofline.model.realistic import Realistic, realistic_speedup, realistic_step
+from roofline.model.resources import Resources, make_layout
+from roofline.model.step import BOUNDS, StepEval, evaluate_step
+from roofline.model.workload import Workload, make_workload, op_cost_names
 from roofline.results.estimate import (
     ComputePathResult,
     DecodeResult,

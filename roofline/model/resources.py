@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.errors import UserError
-from roofline.estimate.paths import PathChoice, choose_path
+from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
 from roofline.units import GIGA, MIB

@@ -35,7 +35,7 @@ from roofline.calc.gemm_roofline import gemm_times
 from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of
 from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
-from roofline.estimate.resources import Resources
+from roofline.model.resources import Resources
 from roofline.spec.precision import PrecisionRecipe
 from roofline.units import DTYPE_BYTES
 

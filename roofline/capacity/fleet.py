@@ -52,7 +52,7 @@ def choose(rates: np.ndarray, cores: np.ndarray, usable: np.ndarray, alone_s: np
 def layout_fields(scenario: str, cores: float, per_socket: float, per_server: float, split: np.ndarray) -> dict:
     """The fields every layout's result has: which layout it is, and what bounds its ceiling step
     (``split``: that step's seconds by bound, compute, L2, LLC, DRAM)."""
-    from roofline.estimate.step import BOUNDS
+    from roofline.model.step import BOUNDS
 
     return dict(scenario=scenario, instance_cores=int(cores), cores_per_instance=int(cores),
                 instances_per_socket=int(per_socket), instances_per_server=int(per_server),

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc.shapes import GemmList
-from roofline.estimate.resources import Resources
-from roofline.estimate.step import COMPUTE, StepEval, evaluate_step
+from roofline.model.resources import Resources
+from roofline.model.step import COMPUTE, StepEval, evaluate_step
 from roofline.spec.precision import PrecisionRecipe
 
 #: batches searched for the compute-bound turn: 1 .. 2**16

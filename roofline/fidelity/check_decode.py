@@ -30,9 +30,9 @@ import numpy as np
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
-from roofline.estimate.engine import Evaluated, calibration_notes, evaluate
-from roofline.estimate.realistic import Term, TermName
-from roofline.estimate.resources import Resources
+from roofline.model.estimate import Evaluated, calibration_notes, evaluate
+from roofline.model.realistic import Term, TermName
+from roofline.model.resources import Resources
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec

@@ -1,4 +1,4 @@
-"""Ending a command: JSON (atomically, through :mod:`roofline.outputs`) or reports through rich."""
+"""Ending a command: JSON (atomically, through :mod:`roofline.files.writing`) or reports through rich."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def write_json(result, dest: str, force: bool = False) -> None:
     if dest == "-":
         sys.stdout.write(text)
         return
-    from roofline.outputs import write_text
+    from roofline.files.writing import write_text
 
     write_text(dest, text, force=force)
 

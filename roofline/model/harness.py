@@ -9,11 +9,11 @@ import dataclasses
 from dataclasses import dataclass
 
 from roofline.calc.shapes import GemmList, gemm_list
-from roofline.estimate.efficiency import efficiency_for
-from roofline.estimate.realistic import Efficiency, Realistic, realistic_step
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import StepEval, evaluate_step
-from roofline.estimate.workload import make_workload
+from roofline.model.efficiency import efficiency_for
+from roofline.model.realistic import Efficiency, Realistic, realistic_step
+from roofline.model.resources import Resources, make_layout
+from roofline.model.step import StepEval, evaluate_step
+from roofline.model.workload import make_workload
 from roofline.results.validate import RECIPE_OF
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec

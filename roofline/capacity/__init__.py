@@ -4,7 +4,7 @@ layout and CPU, and the fleet a load needs.
 The deployment is the paper's: on each socket N instances of C cores (C = 1, 2, 4, ... up to the
 socket), pinned to disjoint cores, sharing one copy of the weights per socket. One instance's
 service time comes from the realistic model (the stack profile; the ceiling beside it) for every
-batch it may run (:mod:`roofline.estimate.service_time`); the serving simulations then answer the
+batch it may run (:mod:`roofline.capacity.service_times`); the serving simulations then answer the
 scenario (MLPerf's two):
 
 - ``offline``: the most throughput per server, batching free up to ``max_batch_tokens``;
@@ -12,18 +12,18 @@ scenario (MLPerf's two):
   meets the SLO.
 
 Encoders (and a decoder's prompts alone) batch whole requests dynamically
-(:mod:`roofline.estimate.plan_dynamic_batching`); decoders serve with continuous batching, TTFT and
-TPOT as SLOs and the KV cache capping the running batch (:mod:`roofline.estimate.plan_continuous_batching`).
-The best layout and the fleet: :mod:`roofline.estimate.plan_fleet`.
+(:mod:`roofline.capacity.encoder`); decoders serve with continuous batching, TTFT and
+TPOT as SLOs and the KV cache capping the running batch (:mod:`roofline.capacity.decoder`).
+The best layout and the fleet: :mod:`roofline.capacity.fleet`.
 """
 
 from __future__ import annotations
 
-from roofline.estimate.engine import calibration_notes
-from roofline.estimate.plan_continuous_batching import plan_continuous_batching
-from roofline.estimate.plan_dynamic_batching import plan_dynamic_batching
-from roofline.estimate.plan_options import PlanOptions, resolve
-from roofline.estimate.service_time import layouts
+from roofline.model.estimate import calibration_notes
+from roofline.capacity.decoder import plan_continuous_batching
+from roofline.capacity.encoder import plan_dynamic_batching
+from roofline.capacity.options import PlanOptions, resolve
+from roofline.capacity.service_times import layouts
 from roofline.results.plan import Lengths, PlanResult, Simulation
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform

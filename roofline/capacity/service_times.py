@@ -3,16 +3,16 @@ ceiling: the tables the serving simulations (:mod:`roofline.serving`) take.
 
 **Layouts.** On each socket ``N`` instances of ``C`` cores, ``C`` from :func:`layouts`, sharing one
 copy of the weights per socket; the rest of the socket is busy
-(:func:`~roofline.estimate.resources.make_layout` with ``socket_busy``: a planned server is loaded, so
+(:func:`~roofline.model.resources.make_layout` with ``socket_busy``: a planned server is loaded, so
 its cores run at the all-core clock whatever the layout).
 
 **One step per grid point, every layout at once.** For each point of a grid of steps (``b``
 requests of ``s`` tokens; a decode step of ``b`` sequences with ``c`` tokens of context each), the
 step evaluator runs once with the layouts on its leading axis
-(:func:`~roofline.estimate.step.evaluate_step`); then each layout's point
-(:meth:`~roofline.estimate.step.StepEval.at`) goes through the one realistic model
-(:func:`~roofline.estimate.realistic.realistic_step`, with the efficiencies
-:func:`~roofline.estimate.efficiency.efficiency_for` takes from the stack profile; without a profile the
+(:func:`~roofline.model.step.evaluate_step`); then each layout's point
+(:meth:`~roofline.model.step.StepEval.at`) goes through the one realistic model
+(:func:`~roofline.model.realistic.realistic_step`, with the efficiencies
+:func:`~roofline.model.efficiency.efficiency_for` takes from the stack profile; without a profile the
 realistic time is the ceiling plus the priced terms). The step evaluator's time is the step
 amortised over the platform (every instance running one step); one instance's service time is that
 times the instances on the platform. Both the realistic time and the ceiling are kept.
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.errors import UserError
-from roofline.estimate.cells import cell_recipes, precision_recipe
-from roofline.estimate.efficiency import efficiency_for
-from roofline.estimate.realistic import realistic_step
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import BOUNDS, evaluate_step
-from roofline.estimate.workload import make_workload
+from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.efficiency import efficiency_for
+from roofline.model.realistic import realistic_step
+from roofline.model.resources import Resources, make_layout
+from roofline.model.step import BOUNDS, evaluate_step
+from roofline.model.workload import make_workload
 from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform

@@ -6,7 +6,7 @@ A record's figure becomes :class:`Parts`: the pieces of the realistic model for 
 efficiencies left out (per GEMM row: calls, compute and memory time at the ceiling, path class and
 M; attention and other non-GEMM time; the priced quantization and compensation; GEMM launches).
 The fit evaluates those pieces directly for each parameter vector (fast); the figures reported are
-the realistic model's own (:func:`roofline.estimate.realistic.realistic_step` with the fitted
+the realistic model's own (:func:`roofline.model.realistic.realistic_step` with the fitted
 profile), and the tests check that both agree.
 
 The fit: least squares, in log space, of ``log(predicted / measured)`` over the figures (each record
@@ -35,11 +35,11 @@ import numpy as np
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError, UserError
-from roofline.estimate.efficiency import from_stack, gemm_eta, mode_value, path_class
-from roofline.estimate.engine import evaluate
-from roofline.estimate.harness import encoder_run, host_resources, shape_run
-from roofline.estimate.realistic import UNFITTED, TermName, gemm_seconds, realistic_step
-from roofline.estimate.step import GemmEval
+from roofline.model.efficiency import from_stack, gemm_eta, mode_value, path_class
+from roofline.model.estimate import evaluate
+from roofline.model.harness import encoder_run, host_resources, shape_run
+from roofline.model.realistic import UNFITTED, TermName, gemm_seconds, realistic_step
+from roofline.model.step import GemmEval
 from roofline.results.validate import RECIPE_OF
 from roofline.spec.precision import get_recipe
 from roofline.spec.sourced import Sourced

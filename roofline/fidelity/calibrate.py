@@ -1,6 +1,6 @@
 """Fitting a :class:`Calibration` from one or more `validate` reports of a platform. It only fits: the
-realistic time it is fitted against is the one realistic model (:mod:`roofline.estimate.realistic`),
-applied to the workloads validate measures (:mod:`roofline.estimate.harness`).
+realistic time it is fitted against is the one realistic model (:mod:`roofline.model.realistic`),
+applied to the workloads validate measures (:mod:`roofline.model.harness`).
 
 From each report's encoder runs: the GEMM efficiency inside the model per precision (the encoder's
 GEMM time at its ceiling over its measured linear-block time), the non-GEMM efficiency per part
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from roofline.errors import UserError
-from roofline.estimate.harness import encoder_run, shape_run
-from roofline.estimate.realistic import UNFITTED, Efficiency, TermName, dispatch_s
+from roofline.model.harness import encoder_run, shape_run
+from roofline.model.realistic import UNFITTED, Efficiency, TermName, dispatch_s
 from roofline.results.validate import RECIPE_OF, ValidateResult
 from roofline.spec.calibration import MAX_EFFICIENCY, Calibration
 from roofline.spec.model import ModelSpec

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from roofline.calc.shapes import GemmList
-from roofline.estimate.realistic import UNFITTED, Efficiency
-from roofline.estimate.resources import Resources
+from roofline.model.realistic import UNFITTED, Efficiency
+from roofline.model.resources import Resources
 from roofline.spec.calibration import Calibration
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import StackProfile, typical_factor
@@ -102,7 +102,7 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
     if not slower:
         return cls, 1.0
-    from roofline.estimate.paths import path_peak
+    from roofline.model.paths import path_peak
 
     lay = res.layout
     factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)

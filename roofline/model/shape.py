@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.estimate.harness import shape_run
-from roofline.estimate.step import BOUNDS
+from roofline.model.harness import shape_run
+from roofline.model.step import BOUNDS
 from roofline.spec.platform import Platform
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc.shapes import expected_distinct_experts
-from roofline.estimate.cells import cell_recipes, precision_recipe
-from roofline.estimate.resources import Resources, make_layout
-from roofline.estimate.step import BOUNDS, evaluate_step
-from roofline.estimate.workload import make_workload
+from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.resources import Resources, make_layout
+from roofline.model.step import BOUNDS, evaluate_step
+from roofline.model.workload import make_workload
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 
