@@ -8,127 +8,251 @@
 A flag ``--seq-len`` is the argument ``seq_len``; a switch (``--separate-qkv``) takes True; a list flag
 (``--precision``) takes a list or a comma-separated string. ``model``, ``cpu``, ``calibration`` and
 ``stack`` also take the objects themselves (a :class:`~roofline.spec.model.ModelSpec`, a
-:class:`~roofline.spec.platform.Platform`, ...). Values are checked as the command line checks them,
-and a bad one raises :class:`roofline.errors.UserError` with the message the command would print.
-Results are the typed objects behind the JSON contract; ``result.to_json()`` is exactly what
-``--json`` prints.
+:class:`~roofline.spec.platform.Platform`, ...). Every argument is checked by its definition in
+:mod:`roofline.arguments`, the same the command line's flags are built from, and a bad one raises
+:class:`roofline.errors.UserError` naming it. Results are the typed objects behind the JSON contract;
+``result.to_json()`` is exactly what ``--json`` prints.
 """
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
+from roofline import arguments as A
 from roofline.errors import UserError
 
-#: flags that shape the printed output or write files: the caller has the result object instead
-_NOT_ARGUMENTS = {"help", "json", "force", "brief", "plot", "output", "mib", "best_only"}
 
+class Values(dict):
+    """A command's checked arguments, by name (also as attributes)."""
 
-def _parser(command: str) -> tuple[argparse.ArgumentParser, dict[str, argparse.Action]]:
-    """The command's parser, raising UserError on a bad value, and its flags by argument name."""
-    from roofline.cli import build_parser
-
-    parser = build_parser().commands[command]
-    parser.raise_errors = True
-    return parser, {a.dest: a for a in parser._actions if a.option_strings and a.dest not in _NOT_ARGUMENTS}
-
-
-def _flag_value(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise TypeError
-    return str(value)
-
-
-def _namespace(command: str, kwargs: dict[str, Any]) -> argparse.Namespace:
-    """``kwargs`` parsed as the command's flags: the command line's defaults, ranges and messages."""
-    parser, actions = _parser(command)
-    argv: list[str] = []
-    objects: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        action = actions.get(key)
-        if action is None:
-            raise UserError(f"{command}: no argument '{key}'; the arguments: {', '.join(sorted(actions))}")
-        if value is None:
-            continue
-        flag = max(action.option_strings, key=len)
-        if action.nargs == 0:  # a switch
-            if not isinstance(value, bool):
-                raise UserError(f"{command}: {key}={value!r}: give True or False")
-            argv += [flag] if value else []
-            continue
-        if not isinstance(value, (str, int, float, list, tuple)) or isinstance(value, bool):
-            objects[key] = value  # a Platform, ModelSpec, Calibration or StackProfile: checked by its loader
-            argv.append(f"{flag}=-")
-            continue
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
+    def __getattr__(self, name: str) -> Any:
         try:
-            texts = [_flag_value(v) for v in items]
-        except TypeError:
-            raise UserError(f"{command}: {key}={value!r}: give a string or a number") from None
-        if isinstance(action, argparse._AppendAction):
-            argv += [f"{flag}={t}" for t in texts]
-        elif action.nargs in ("*", "+"):
-            argv += [flag, *texts]
-        elif len(texts) == 1:
-            argv.append(f"{flag}={texts[0]}")
-        else:
-            raise UserError(f"{command}: {key} takes one value, not {len(texts)}")
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def checked(command: A.Command, given: dict[str, Any]) -> Values:
+    """``given`` checked against the command's argument definitions, the defaults filled in."""
     try:
-        args = parser.parse_args(argv)
-    except UserError as e:  # argparse names the flags: name the arguments instead
-        message = str(e)
-        for key, action in sorted(actions.items(), key=lambda kv: -len(max(kv[1].option_strings, key=len))):
-            message = message.replace(f"argument {'/'.join(action.option_strings)}", key)
-            message = message.replace(max(action.option_strings, key=len), key)
-        raise UserError(f"{command}: {message}") from None
-    for key, obj in objects.items():
-        setattr(args, key, obj)
-    return args
+        return Values(command.values(given))
+    except KeyError as e:
+        names = ", ".join(a.name for a in command.args)
+        raise UserError(f"{command.name}: no argument '{e.args[0]}'; the arguments: {names}") from None
+    except A.ArgumentError as e:
+        raise UserError(f"{command.name}: {e.arg.name}: {e.reason}") from None
+    except A.MissingArguments as e:
+        raise UserError(f"{command.name}: {e}") from None
+
+
+def efficiency_source(a: Values):
+    """The :class:`~roofline.model.efficiency.EfficiencySource` the calibration and stack arguments name."""
+    from roofline.catalog import resolve
+    from roofline.model.efficiency import EfficiencySource
+
+    c, name = resolve.calibration(a.get("calibration"))
+    return EfficiencySource(stack=resolve.stack(a.get("stack")), calibration=c, calibration_name=name,
+                            any_platform=bool(a.get("calibration_any_platform")))
+
+
+def _require(command: str, a: Values, *names: str, alternative: str = "") -> None:
+    missing = [f"--{n.replace('_', '-')}" for n in names if a.get(n) is None]
+    if missing:
+        raise UserError(f"{command} needs {', '.join(missing)}{alternative}")
+
+
+# ------------------------------------------------------------------------------- estimate
 
 
 def estimate(model: Any = None, cpu: Any = None, **flags: Any):
     """``roofline estimate``: the roofline ceilings of ``model``'s GEMMs on ``cpu``, the end-to-end Amdahl ceiling
     and the realistic estimate; returns the :class:`~roofline.results.estimate.EstimateResult`.
 
-    Flags: precision, baseline, batch, seq_len, phase, context, bandwidth, memory_model, cores, instance_cores,
+    Arguments: precision, baseline, batch, seq_len, phase, context, bandwidth, memory_model, cores, instance_cores,
     sockets, group_size, kv_dtype, quantize_lm_head, calibration, stack, separate_qkv, f_gemm, gemm_speedup,
     non_gemm_speedup, calibration_any_platform (``roofline estimate --help``)."""
-    from roofline.cli.estimate_cmd import compute
+    return run_estimate(checked(A.ESTIMATE, {"model": model, "cpu": cpu, **flags}))
 
-    return compute(_namespace("estimate", {"model": model, "cpu": cpu, **flags}))
+
+def estimate_inputs(a: Values):
+    """``(platform, its file, model, EstimateQuery)`` of checked estimate arguments."""
+    from roofline.catalog import resolve
+    from roofline.model.amdahl import Overrides
+    from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
+    from roofline.model.estimate import EstimateQuery
+    from roofline.model.workload import WorkloadSpec
+
+    _require("estimate", a, "model", "cpu")
+    platform, platform_file = resolve.platform(a.cpu)
+    spec = resolve.model(a.model)
+    query = EstimateQuery(
+        precisions=a.precision, baseline=a.baseline,
+        workload=WorkloadSpec(phase=a.phase, batch=a.batch, seq_len=a.seq_len, context=a.context,
+                              fused_qkv=not a.get("separate_qkv", False)),
+        layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
+        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+        options=StepOptions(group_size=a.get("group_size"), kv_dtype=a.get("kv_dtype"),
+                            quantize_lm_head=bool(a.get("quantize_lm_head"))),
+        source=efficiency_source(a),
+        overrides=Overrides(a.get("f_gemm"), a.get("gemm_speedup"), a.get("non_gemm_speedup")),
+    )
+    return platform, platform_file, spec, query
+
+
+def run_estimate(a: Values):
+    """The estimate of checked arguments (also what ``plot`` draws)."""
+    from roofline.model.estimate import estimate as model_estimate
+
+    platform, platform_file, spec, query = estimate_inputs(a)
+    return model_estimate(platform, spec, query, platform_file=platform_file)
+
+
+# ------------------------------------------------------------------------------- footprint
 
 
 def footprint(model: Any = None, precision: str | None = None, **flags: Any):
     """``roofline footprint``: bytes of ``model``'s tensors before and after quantizing to ``precision``; returns
     the :class:`~roofline.results.footprint.FootprintResult`.
 
-    Flags: base_dtype, group_size, quantize_lm_head, quantize_embeddings, count_tied_lm_head_copy."""
-    from roofline.cli.footprint_cmd import compute
+    Arguments: base_dtype, group_size, quantize_lm_head, quantize_embeddings, count_tied_lm_head_copy."""
+    from roofline.catalog import resolve
+    from roofline.model.footprint import footprint as model_footprint
 
-    return compute(_namespace("footprint", {"model": model, "precision": precision, **flags}))
+    a = checked(A.FOOTPRINT, {"model": model, "precision": precision, **flags})
+    _require("footprint", a, "model", "precision")
+    return model_footprint(resolve.model(a.model), a.precision, base_dtype=a.base_dtype, group_size=a.group_size,
+                           quantize_lm_head=a.quantize_lm_head, quantize_embeddings=a.quantize_embeddings,
+                           count_tied_lm_head_copy=a.count_tied_lm_head_copy)
+
+
+# ------------------------------------------------------------------------------- check
 
 
 def check(**flags: Any):
     """``roofline check``: measured speedups (typed, or a validate ``report``) beside the ceilings and the
     realistic estimate, the gap split into named terms; returns the :class:`~roofline.results.check.CheckResult`.
 
-    Flags: model, cpu, precision, baseline, throughput_speedup, linear_speedup, report, calibration, stack,
-    batch, seq_len, memory_model, f_gemm, gemm_speedup, non_gemm_speedup, calibration_any_platform."""
-    from roofline.cli.check_cmd import compute
+    Arguments: model, cpu, precision, baseline, throughput_speedup, linear_speedup, report, calibration, stack,
+    batch, seq_len, memory_model, f_gemm, gemm_speedup, non_gemm_speedup, calibration_any_platform, phase, context,
+    engine_ops_per_cycle, dequant, widen_weights, engine_kv_dtype."""
+    from roofline.catalog import resolve
+    from roofline.model.amdahl import Overrides
 
-    return compute(_namespace("check", flags))
+    a = checked(A.CHECK, flags)
+    source = efficiency_source(a)
+    if a.report:
+        if a.throughput_speedup is not None or a.linear_speedup is not None:
+            raise UserError("give either --report or the measured speedups, not both")
+        return _check_report(a, source)
+    if a.phase == "decode":
+        from roofline.fidelity.check_decode import Engine, check_decode
+        from roofline.model.estimate import default_baseline
+
+        _require("check --phase decode", a, "model", "cpu", "precision", "throughput_speedup")
+        if a.linear_speedup is not None:
+            raise UserError("--linear-speedup: not with --phase decode (its throughput speedup is tokens/s)")
+        spec, platform = resolve.model(a.model), resolve.platform(a.cpu)[0]
+        return check_decode(platform, spec, a.precision, a.baseline or default_baseline(platform, spec),
+                            throughput_speedup=a.throughput_speedup, batch=a.batch, context=a.context,
+                            engine=Engine(a.engine_ops_per_cycle, a.dequant, a.widen_weights, a.engine_kv_dtype),
+                            source=source, memory_model=a.memory_model)
+    from roofline.fidelity.check import check_typed
+
+    _require("check", a, "model", "cpu", "precision", "throughput_speedup", alternative=" (or --report REPORT.json)")
+    return check_typed(resolve.platform(a.cpu)[0], resolve.model(a.model), a.precision, a.baseline or "fp32",
+                       throughput_speedup=a.throughput_speedup, linear_speedup=a.linear_speedup, batch=a.batch,
+                       seq_len=a.seq_len, overrides=Overrides(a.f_gemm, a.gemm_speedup, a.non_gemm_speedup),
+                       source=source, memory_model=a.memory_model)
 
 
-def accuracy(records: list[str] | None = None):
+def report_platform(report, cpu, path: str):
+    """The platform a validate report was measured on: ``cpu``, else the probe file it names."""
+    from roofline.catalog import resolve
+
+    ref = cpu or report.platform.file
+    try:
+        platform = resolve.platform(ref)[0]
+    except UserError:
+        raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with --cpu") from None
+    if platform.name != report.platform.name:
+        raise UserError(f"{path}: the report was measured on '{report.platform.name}', not '{platform.name}' "
+                        f"(--cpu {cpu if isinstance(cpu, str) else platform.name})")
+    return platform
+
+
+def report_spec(report, model, path: str):
+    """The model as a validate report built it (its layer count), checked against ``model`` when given."""
+    from roofline.catalog import find_file, load_model_file, resolve
+    from roofline.fidelity.check import report_model
+
+    given = resolve.model(model).name if model else report.model
+    if given != report.model:
+        raise UserError(f"{path}: the report is for model '{report.model}', not '{given}'")
+    return report_model(report, load_model_file(find_file("models", report.model)))
+
+
+def _check_report(a: Values, source):
+    from roofline.catalog.reports import load_report
+    from roofline.fidelity.check import check_report
+
+    report = load_report(a.report)
+    result = check_report(report, report_platform(report, a.cpu, a.report), report_spec(report, a.model, a.report),
+                          source=a.report, efficiencies=source, precision=a.precision,
+                          baseline=(a.baseline or "fp32") if a.precision else None)
+    if not result.comparisons:
+        raise UserError(f"{a.report}: no timed INT8 comparison"
+                        + (f" of {a.precision} vs {a.baseline or 'fp32'}" if a.precision else ""))
+    return result
+
+
+# ------------------------------------------------------------------------------- calibrate, accuracy
+
+
+def calibrate(report: Any = None, **flags: Any):
+    """``roofline calibrate``: a host :class:`~roofline.spec.calibration.Calibration` fitted from validate
+    ``report`` files of one host, or (``records``) a software stack's
+    :class:`~roofline.spec.stack.StackProfile` fitted from measurement records.
+
+    Arguments: records, stack, cpu, model."""
+    from roofline.catalog.records import load_records
+    from roofline.catalog.reports import load_report
+
+    a = checked(A.CALIBRATE, {"report": report, **flags})
+    reports = a.report or []
+    if a.records is not None:
+        if reports:
+            raise UserError("give either validate reports (a host calibration) or --records (a stack profile), not both")
+        from roofline.fidelity.accuracy import fit_profile
+
+        command = "roofline calibrate --records" + "".join(f" {p}" for p in a.records) + \
+            (f" --stack {a.stack}" if a.stack != "torch-inductor" else "")
+        return fit_profile(load_records(a.records or None), a.stack, command)
+    if not reports:
+        raise UserError("calibrate needs validate reports (a host calibration) or --records (a stack profile)")
+    from roofline.fidelity.calibrate import fit_calibration
+
+    loaded = [(load_report(path), path) for path in reports]
+    platform = report_platform(loaded[0][0], a.cpu, loaded[0][1])
+    for r, path in loaded[1:]:
+        if r.platform.name != platform.name or r.host.cpu_model != loaded[0][0].host.cpu_model:
+            raise UserError(f"{path}: measured on '{r.platform.name}' ({r.host.cpu_model}), not on the host of "
+                            f"{loaded[0][1]} ({loaded[0][0].host.cpu_model}): calibrate one host at a time")
+    return fit_calibration([(r, report_spec(r, a.model, path), path) for r, path in loaded], platform)
+
+
+def accuracy(records: list[str] | str | None = None):
     """``roofline accuracy``: every measurement record (files or folders; default: the built-in ones) against
     the ceiling and the realistic estimate, leave-one-platform-out; returns the
     :class:`~roofline.results.accuracy.AccuracyResult`."""
-    from roofline.cli.accuracy_cmd import compute
+    from roofline.catalog.records import load_records
+    from roofline.fidelity.accuracy import accuracy as run_accuracy
 
-    if isinstance(records, str):
-        records = [records]
-    return compute(_namespace("accuracy", {"records": records}))
+    a = checked(A.ACCURACY, {"records": records})
+    command = "roofline accuracy" + ("".join(f" {p}" for p in a.records) if a.records else "")
+    return run_accuracy(load_records(a.records or None), command)
+
+
+# ------------------------------------------------------------------------------- plan
 
 
 def plan(model: Any = None, cpu: Any = None, **flags: Any):
@@ -136,16 +260,110 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     per CPU (``cpu``: one, a list, or a comma-separated string); returns the
     :class:`~roofline.results.plan.PlanResult`.
 
-    Flags: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
+    Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, max_wait_ms, output_len, ttft_ms, tpot_ms,
     memory_gb, max_sequences, kv_dtype, phase, stack, cores, memory_model, bandwidth, seed
     (``roofline plan --help``)."""
-    from roofline.cli.plan_cmd import compute
+    from roofline.capacity import PlanOptions, plan as capacity_plan
+    from roofline.catalog import resolve
+    from roofline.model.build import CeilingSpec
 
-    objects = None
-    if isinstance(cpu, (list, tuple)) and any(not isinstance(c, str) for c in cpu):
-        objects, cpu = list(cpu), "-"  # Platform objects: parsed as a placeholder, then given as they are
-    args = _namespace("plan", {"model": model, "cpu": cpu, **flags})
-    if objects is not None:
-        args.cpu = objects
-    return compute(args)
+    a = checked(A.PLAN, {"model": model, "cpu": cpu, **flags})
+    _require("plan", a, "model", "cpu")
+    platforms = resolve.platforms(a.cpu)
+    spec = resolve.model(a.model)
+    ms = lambda v: None if v is None else v / 1e3  # noqa: E731
+    options = PlanOptions(
+        lengths=_request_lengths(a, spec), scenario=a.scenario, phase=a.phase,
+        max_batch_tokens=a.max_batch_tokens, max_wait_s=a.max_wait_ms / 1e3, p99_s=ms(a.p99_ms),
+        ttft_s=ms(a.ttft_ms), tpot_s=ms(a.tpot_ms), target_rps=a.target_rps, utilization=a.utilization,
+        prices=a.price_per_hour, output_len=a.output_len, memory_gb=a.memory_gb, max_sequences=a.max_sequences,
+        kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores,
+        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth), seed=a.seed,
+    )
+    return capacity_plan(platforms, spec, a.precision, options)
+
+
+DEFAULT_SEQ_LEN = 256
+
+
+def _request_lengths(a: Values, model):
+    """``seq_len`` (fixed), ``seq_len_mean`` (a truncated lognormal) or ``seq_len_histogram`` (a file)."""
+    import math
+
+    from roofline.capacity.options import DEFAULT_OUTPUT_LEN
+    from roofline.serving.request_lengths import fixed_lengths, histogram_lengths, lognormal_lengths
+
+    given = [f for f, v in (("--seq-len", a.seq_len), ("--seq-len-mean", a.seq_len_mean),
+                            ("--seq-len-histogram", a.seq_len_histogram)) if v is not None]
+    if len(given) > 1:
+        raise UserError(f"{given[0]} and {given[1]}: give one way of stating the request lengths")
+    if a.seq_len_mean is None and (a.seq_len_dist or a.seq_len_sigma is not None):
+        raise UserError(f"{'--seq-len-dist' if a.seq_len_dist else '--seq-len-sigma'} shapes the distribution of "
+                        "--seq-len-mean; give --seq-len-mean")
+    if a.seq_len_histogram is not None:
+        from roofline.catalog.length_histogram import read_length_histogram
+
+        lengths, weights = read_length_histogram(a.seq_len_histogram, max_length=model.max_position_embeddings)
+        return histogram_lengths(lengths, weights)
+    if a.seq_len_mean is not None:
+        room = model.max_position_embeddings  # a decoder's prompt leaves room for the output
+        if model.family == "decoder" and a.phase in (None, "decode"):
+            room -= DEFAULT_OUTPUT_LEN if a.output_len is None else a.output_len
+        hi = min(math.ceil(4 * a.seq_len_mean), room)
+        if not a.seq_len_mean < hi:
+            raise UserError(f"--seq-len-mean {a.seq_len_mean:g}: must be below {hi:,} tokens ({model.name}'s "
+                            f"{model.max_position_embeddings:,} positions, less any output; the lognormal is "
+                            "truncated there)")
+        if not a.seq_len_mean > 1:
+            raise UserError(f"--seq-len-mean {a.seq_len_mean:g}: a distribution of lengths needs a mean above 1 "
+                            "token; use --seq-len 1")
+        sigma = 0.5 if a.seq_len_sigma is None else a.seq_len_sigma
+        return lognormal_lengths(a.seq_len_mean, sigma, 1, hi)
+    return fixed_lengths(DEFAULT_SEQ_LEN if a.seq_len is None else a.seq_len)
+
+
+# ------------------------------------------------------------------------------- sweep
+
+
+def sweep_grid(a: Values):
+    """The checked sweep arguments as its grid, every name, axis and model limit checked before anything is
+    evaluated: ``(models, platforms, precisions, batches, seq_lens)``."""
+    import math
+
+    from roofline.catalog import resolve
+    from roofline.model.workload import make_workload
+    from roofline.spec.precision import get_recipe
+
+    _require("sweep", a, "model", "cpu")
+    precisions = a.precision or ["fp32", "int8-static"]
+    size = lambda axis: sum(len(r) for r in axis) if axis else 1  # noqa: E731
+    points = math.prod([len(a.model), len(a.cpu), len(precisions), size(a.batch), size(a.seq_len)])
+    if points > A.MAX_SWEEP_POINTS:
+        raise UserError(f"the grid has {points:,} points, more than the {A.MAX_SWEEP_POINTS:,} a sweep evaluates; "
+                        "narrow --batch or --seq-len (a step, e.g. 1:4096:64) or split the sweep")
+    for p in precisions:
+        get_recipe(p)
+    models = [resolve.model(m) for m in a.model]
+    platforms = [resolve.platform(c)[0] for c in a.cpu]
+    axis = lambda v, default: list(dict.fromkeys(x for r in v for x in r)) if v else [default]  # noqa: E731
+    batches, seqs = axis(a.batch, 1), axis(a.seq_len, 256)
+    for m in models:  # every model's limits (positions, phase, context), on the largest point
+        make_workload(m, a.phase, max(batches), max(seqs), a.context)
+    return models, platforms, precisions, batches, seqs
+
+
+def sweep(model: Any = None, cpu: Any = None, **flags: Any):
+    """``roofline sweep``: the grid of models x CPUs x precisions x batch x sequence, one
+    :class:`~roofline.model.sweep.Plane` per (model, CPU, precision), lazily.
+
+    Arguments: precision, batch, seq_len (lists, or ``start:stop[:step]`` strings), phase, context, bandwidth,
+    memory_model, cores, instance_cores."""
+    from roofline.model.build import CeilingSpec, LayoutSpec
+    from roofline.model.sweep import sweep as model_sweep
+
+    a = checked(A.SWEEP, {"model": model, "cpu": cpu, **flags})
+    models, platforms, precisions, batches, seqs = sweep_grid(a)
+    return model_sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
+                       ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+                       layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))

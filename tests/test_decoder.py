@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from roofline.calc.gemm import arithmetic_intensity, gemm_flops, kernel_extra_ops, operand_bytes, weight_meta_bytes
 from roofline.catalog import load_model, load_platform
 from roofline.errors import UserError
-from roofline.model.estimate import estimate
+from estimates import estimate
 from roofline.model.footprint import footprint
 from roofline.spec.model import ModelSpec
 
@@ -97,7 +97,8 @@ def test_compute_bound_batch_is_where_the_gemms_turn():
     """The reported batch is the first at which one decode step's GEMMs spend at least as long computing
     as streaming, each batch evaluated as its own step."""
     from roofline.model.recipes import cell_recipes
-    from roofline.model.resources import Resources, make_layout
+    from roofline.model.layout import make_layout
+    from roofline.model.resources import Resources
     from roofline.model.step import evaluate_step
     from roofline.model.workload import make_workload
     from roofline.spec.precision import get_recipe

@@ -13,7 +13,7 @@ import pytest
 from roofline.calc.shapes import decoder_gemms, expected_distinct_experts, moe_gemms, transformer_gemms
 from roofline.catalog import load_model, load_platform
 from roofline.errors import SpecError
-from roofline.model.estimate import estimate
+from estimates import estimate
 from roofline.model.footprint import active_params, footprint
 from roofline.model.workload import make_workload
 from roofline.spec.hf_config import hf_config_to_fields

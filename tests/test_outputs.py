@@ -218,14 +218,12 @@ def test_the_accuracy_chart_is_written_like_every_output(tmp_path):
 def test_every_command_that_writes_a_file_takes_force():
     """--json FILE, -o/--output and --plot write files: each command with one of them takes --force (the
     read-only refusal names it)."""
-    import argparse
+    from roofline.cli import COMMANDS, parser_for
 
-    from roofline.cli import build_parser
-
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     writers = {"--json", "--output", "--plot"}
     checked = []
-    for name, p in sub.choices.items():
+    for name in COMMANDS:
+        p = parser_for(name)
         flags = {s for a in p._actions for s in a.option_strings}
         if flags & writers:
             assert "--force" in flags, name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roofline.catalog import load_model, load_platform
-from roofline.model.estimate import estimate
+from estimates import estimate
 
 from clitools import run_cli
 
@@ -78,7 +78,7 @@ def test_granite_rapids_speedups_from_the_catalog(bert):
 def test_granite_rapids_with_the_paper_gemm_speedup(bert):
     from roofline.model.amdahl import Overrides
 
-    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"], overrides=Overrides(gemm_speedup=11.13))
+    r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"], gemm_speedup=11.13)
     s = speed(r, "int8-static")
     assert (s.f_gemm, s.non_gemm_speedup) == (0.869, 2.06)
     assert round(s.end_to_end_ceiling, 2) == 7.06

@@ -17,9 +17,10 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_stack
 from roofline.errors import UserError
 from roofline.capacity import encoder as plan_dynamic_batching
-from roofline.model.estimate import estimate
+from estimates import estimate
 from roofline.capacity import PlanOptions, layouts, plan
-from roofline.model.resources import Resources, make_layout
+from roofline.model.layout import make_layout
+from roofline.model.resources import Resources
 from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
 from roofline.model.step import evaluate_step
 from roofline.model.recipes import cell_recipes, precision_recipe
@@ -27,8 +28,10 @@ from roofline.model.workload import make_workload
 from roofline.schema import schema_path
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
+from roofline.model.efficiency import EfficiencySource
 
 STACK = load_stack("torch-inductor")
+WITH_STACK = EfficiencySource(STACK)
 QUICK = Sampling(requests=1000, warmup=300, replications=6)
 
 
@@ -89,7 +92,7 @@ def test_service_time_of_a_socket_filling_layout_is_the_estimates_instance_laten
     """Where the instances fill the socket the busy-socket clock is the estimate's own: one instance's
     service time is the estimate's instance latency, realistic and ceiling, for any batch."""
     p, m = load_platform(cpu), load_model("bert-base")
-    t = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128), StepPoint(4, 128)], stack=STACK)
+    t = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128), StepPoint(4, 128)], source=WITH_STACK)
     cores = int(p.cores_per_socket.value)
     for i, c in enumerate(t.instance_cores):
         if cores % c:
@@ -111,16 +114,15 @@ def test_a_calibration_gives_the_service_times_estimate_gives_with_it():
 
     probe = str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml")
     p, m, cal = load_platform(probe), load_model("bert-base"), load_calibration("zen4-2vcpu")
-    t = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128), StepPoint(4, 128)], stack=STACK,
-                   calibration=cal, calibration_name="zen4-2vcpu")
+    t = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128), StepPoint(4, 128)],
+                   source=EfficiencySource(STACK, cal, "zen4-2vcpu"))
     assert t.stack is None
     for i, c in enumerate(t.instance_cores):
         for g, b in enumerate((1, 4)):
             pr = estimate(p, m, precisions=["int8-static"], baseline="int8-static", batch=b, seq_len=128,
-                          instance_cores=int(c), stack=STACK, calibration=cal,
-                          calibration_name="zen4-2vcpu").precisions["int8-static"]
+                          instance_cores=int(c), stack=STACK, calibration=cal).precisions["int8-static"]
             assert t.realistic_s[i, g] == pytest.approx(pr.realistic_instance_latency_s, rel=1e-9)
-    plain = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128)], stack=STACK)
+    plain = step_times(p, m, "int8-static", "forward", [StepPoint(1, 128)], source=WITH_STACK)
     assert not np.allclose(plain.realistic_s[:, 0], t.realistic_s[:, 0])
     data = run_json("plan", "--model", "bert-base", "--cpu", probe, "--calibration", "zen4-2vcpu", "--seq-len", "128")
     assert data["calibration"] == "zen4-2vcpu" and data["stack"] is None
@@ -139,7 +141,7 @@ def test_realistic_service_time_is_never_below_the_ceiling(model, precision, pha
     m = load_model(model)
     points = [StepPoint(b, 1, 600) for b in (1, 8, 64)] if phase == "decode" else [StepPoint(b, 128) for b in (1, 8)]
     for cpu in ("icx", "gnr", "turin"):
-        t = step_times(load_platform(cpu), m, precision, phase, points, stack=STACK)
+        t = step_times(load_platform(cpu), m, precision, phase, points, source=WITH_STACK)
         assert np.all(t.realistic_s >= t.ceiling_s * (1 - 1e-12))
         none = step_times(load_platform(cpu), m, precision, phase, points)
         assert np.all(none.realistic_s >= none.ceiling_s * (1 - 1e-12)) and np.all(none.realistic_s <= t.realistic_s)
@@ -214,7 +216,7 @@ def test_server_plan_of_one_instance_is_md1(monkeypatch):
 @pytest.fixture(scope="module")
 def two_scenarios():
     ps, m = [load_platform("icx"), load_platform("gnr")], load_model("bert-base")
-    kw = dict(lengths=fixed_lengths(128), stack=STACK, sampling=QUICK)
+    kw = dict(lengths=fixed_lengths(128), source=WITH_STACK, sampling=QUICK)
     return (plan(ps, m, "int8-static", PlanOptions(**kw)),
             plan(ps, m, "int8-static", PlanOptions(p99_s=0.05, **kw)))
 
@@ -256,7 +258,7 @@ def test_server_rates_meet_the_slo_and_the_curve_rises(two_scenarios):
 
 def test_an_slo_below_every_service_time_meets_nothing():
     r = plan([load_platform("icx")], load_model("bert-large"), "int8-static",
-             PlanOptions(lengths=fixed_lengths(256), p99_s=0.001, target_rps=100, prices=[1.0], stack=STACK,
+             PlanOptions(lengths=fixed_lengths(256), p99_s=0.001, target_rps=100, prices=[1.0], source=WITH_STACK,
                          sampling=QUICK))
     c = r.cpus[0]
     fastest = min(c.layouts, key=lambda x: x.bare_p99_s)
@@ -268,7 +270,7 @@ def test_an_slo_below_every_service_time_meets_nothing():
 
 def test_unequal_lengths_plan():
     r = plan([load_platform("spr")], load_model("bert-base"), "int8-static",
-             PlanOptions(lengths=lognormal_lengths(128, 0.5, 1, 512), p99_s=0.2, stack=STACK, sampling=QUICK))
+             PlanOptions(lengths=lognormal_lengths(128, 0.5, 1, 512), p99_s=0.2, source=WITH_STACK, sampling=QUICK))
     b = r.cpus[0].best
     assert r.lengths.kind == "lognormal" and r.lengths.mean == pytest.approx(128)
     assert b.rps_per_server > 0 and b.p99_s <= 0.2
@@ -308,7 +310,7 @@ def test_decoder_kv_cap_is_the_dram_left_after_the_weights():
 @pytest.fixture(scope="module")
 def decoder_plans():
     ps, m = [load_platform("spr"), load_platform("gnr")], load_model("llama-3.2-1b")
-    kw = dict(lengths=fixed_lengths(256), output_len=32, stack=STACK, sampling=QUICK)
+    kw = dict(lengths=fixed_lengths(256), output_len=32, source=WITH_STACK, sampling=QUICK)
     return (plan(ps, m, "int8-weight-only", PlanOptions(**kw)),
             plan(ps, m, "int8-weight-only", PlanOptions(ttft_s=2.0, tpot_s=0.1, **kw)))
 

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from roofline.calc.gemm_roofline import gemm_roofline
+from oracles import gemm_roofline
 from roofline.calc.shapes import gemm_list
 from roofline.catalog import all_models, all_platforms, load_model, load_platform
-from roofline.model.estimate import estimate, evaluate
-from roofline.model.resources import Resources, make_layout
+from estimates import estimate, evaluate
+from roofline.model.layout import make_layout
+from roofline.model.resources import Resources
 from roofline.model.step import evaluate_step
 from roofline.spec.platform import L2, ComputePath, Dram, Llc, Platform
 from roofline.spec.precision import RECIPES, get_recipe
@@ -114,7 +115,7 @@ ENCODERS = [n for n, m in MODELS.items() if m.family == "encoder"]
 def _step_times(platform, model, precision, **kw) -> tuple[float, float]:
     ev = evaluate(platform, model, precisions=[precision], baseline=precision, **kw)
     e = ev.evaluated[0]
-    return float(e.step.step_time), e.realistic.realistic_s
+    return float(e.step.step_time), ev.realistic[0].realistic_s
 
 
 workloads = st.fixed_dictionaries({
@@ -216,14 +217,17 @@ def test_realistic_never_beats_the_ceiling(w, calibrated):
 def test_estimate_and_check_give_the_same_realistic_speedup():
     """Both go through the one realistic model: same model, CPU, precision, baseline, workload, calibration."""
     from roofline.catalog import load_calibration, load_platform_file
-    from roofline.fidelity.check import check_typed
     from clitools import REPO
+
+    from roofline.fidelity.check import check_typed
+    from roofline.model.efficiency import EfficiencySource
 
     host = load_platform_file(str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml"))
     cal = load_calibration("zen4-2vcpu")
     for precision in ("int8-static", "int8-dynamic", "bf16"):
         est = estimate(host, load_model("bert-base"), precisions=[precision], baseline="fp32", calibration=cal)
-        chk = check_typed(host, load_model("bert-base"), precision, "fp32", throughput_speedup=2.0, calibration=cal)
+        chk = check_typed(host, load_model("bert-base"), precision, "fp32", throughput_speedup=2.0,
+                          source=EfficiencySource(calibration=cal))
         assert chk.comparisons[0].rows[0].realistic == pytest.approx(est.speedups[0].realistic, rel=5e-3)
         assert est.speedups[0].realistic != pytest.approx(est.speedups[0].end_to_end_ceiling, rel=1e-3)
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.catalog import load_model, load_platform
-from roofline.model.estimate import estimate
+from estimates import estimate
 from roofline.model.sweep import COLUMNS, plane
 
 

@@ -17,7 +17,7 @@ import torch.nn as nn
 
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.model.shape import shape_ceiling
-from roofline.results.validate import RECIPE_OF as RECIPE
+from roofline.spec.precision import VARIANT_RECIPES as RECIPE
 from roofline.results.validate import DecodeKernelResult
 from roofline.spec.platform import Platform
 from roofline.spec.precision import get_recipe

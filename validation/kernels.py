@@ -14,7 +14,7 @@ from roofline.results.validate import ShapeResult
 from roofline.validation.canary import Canary
 from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
 
-from roofline.results.validate import RECIPE_OF as RECIPE  # the recipe each variant is predicted with
+from roofline.spec.precision import VARIANT_RECIPES as RECIPE  # the recipe each variant is predicted with
 
 
 @dataclass(frozen=True)

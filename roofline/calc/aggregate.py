@@ -1,4 +1,4 @@
-"""Aggregate throughput over a mix of GEMM shapes, and speedups."""
+"""Aggregate throughput over a mix of GEMM shapes."""
 
 from __future__ import annotations
 
@@ -19,8 +19,3 @@ def aggregate_throughput(counts: ArrayLike, flops: ArrayLike, per_shape: ArrayLi
     work = np.asarray(counts, dtype=float) * np.asarray(flops, dtype=float)
     work = np.broadcast_to(work, np.broadcast_shapes(work.shape, np.shape(per_shape)))
     return work.sum(axis=axis) / (work / np.asarray(per_shape, dtype=float)).sum(axis=axis)
-
-
-def speedup(new: ArrayLike, base: ArrayLike) -> np.ndarray:
-    """``s = P_agg(new) / P_agg(base)``."""
-    return np.asarray(new, dtype=float) / np.asarray(base, dtype=float)

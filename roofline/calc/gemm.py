@@ -94,3 +94,21 @@ def kernel_extra_ops(
     if integer_compute and group_size:
         extra = extra + 2.0 * m * n * np.ceil(k / group_size)
     return np.asarray(extra, dtype=float)
+
+
+def gemm_times(flops: ArrayLike, d_x: ArrayLike, d_w: ArrayLike, d_y: ArrayLike, peak: ArrayLike, b_w: ArrayLike,
+               b_xy: ArrayLike, extra_ops: ArrayLike = 0.0, extra_peak: ArrayLike = np.inf
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(t_compute, t_memory, t_w, t_xy)`` of one GEMM call, every input broadcast:
+
+    ``t_compute = F / P + E / P_extra`` (``E``: extra work besides the MACs, e.g. dequantizing weights,
+    on the path with peak ``P_extra``); ``t_w = D_W / B_W``, ``t_xy = (D_X + D_Y) / B_XY`` with each
+    operand class at the bandwidth of the level it is read from; ``t_memory = t_w + t_xy``.
+    The call takes ``max(t_compute, t_memory)``.
+    """
+    t_compute = np.asarray(flops, dtype=float) / np.asarray(peak, dtype=float)
+    if np.any(extra_ops):
+        t_compute = t_compute + np.asarray(extra_ops, dtype=float) / np.asarray(extra_peak, dtype=float)
+    t_w = np.asarray(d_w, dtype=float) / np.asarray(b_w, dtype=float)
+    t_xy = (np.asarray(d_x, dtype=float) + np.asarray(d_y, dtype=float)) / np.asarray(b_xy, dtype=float)
+    return t_compute, t_w + t_xy, t_w, t_xy

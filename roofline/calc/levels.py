@@ -39,6 +39,6 @@ def level_bandwidth(level: ArrayLike, b_l2: ArrayLike, b_llc: ArrayLike, b_dram:
                     np.where(lv == LLC, np.asarray(b_llc, dtype=float), np.asarray(b_dram, dtype=float)))
 
 
-def transfer_time(nbytes: ArrayLike, level: ArrayLike, b_l2: ArrayLike, b_llc: ArrayLike, b_dram: ArrayLike) -> np.ndarray:
-    """``bytes / B_level``: seconds to move ``nbytes`` at each element's level."""
-    return np.asarray(nbytes, dtype=float) / level_bandwidth(level, b_l2, b_llc, b_dram)
+def llc_resident(weight_bytes: ArrayLike, llc_bytes: ArrayLike) -> np.ndarray:
+    """The weight set stays in the LLC when ``sum_i D_W,i <= LLC`` (one shared copy per LLC domain)."""
+    return np.asarray(weight_bytes, dtype=float) <= np.asarray(llc_bytes, dtype=float)

@@ -68,12 +68,6 @@ def mmc_wait_mean(lam: ArrayLike, mu: ArrayLike, c: ArrayLike) -> np.ndarray:
         return np.where(gap > 0, erlang_c(c, lam / mu) / np.where(gap > 0, gap, 1.0), np.inf)
 
 
-def mmc_wait_tail(t: ArrayLike, lam: ArrayLike, mu: ArrayLike, c: ArrayLike) -> np.ndarray:
-    """``P(W > t) = C(c, a) e^{-(c mu - lam) t}`` for M/M/c, ``t >= 0``."""
-    t, lam, mu, c = (np.asarray(x, dtype=float) for x in (t, lam, mu, c))
-    return erlang_c(c, lam / mu) * np.exp(-(c * mu - lam) * t)
-
-
 def mmc_wait_quantile(p: ArrayLike, lam: ArrayLike, mu: ArrayLike, c: ArrayLike) -> np.ndarray:
     """``W_p = max(0, ln(C / (1 - p)) / (c mu - lam))`` for M/M/c."""
     p, lam, mu, c = (np.asarray(x, dtype=float) for x in (p, lam, mu, c))

@@ -19,7 +19,6 @@ The best layout and the fleet: :mod:`roofline.capacity.fleet`.
 
 from __future__ import annotations
 
-from roofline.model.estimate import calibration_notes
 from roofline.capacity.decoder import plan_continuous_batching
 from roofline.capacity.encoder import plan_dynamic_batching
 from roofline.capacity.options import PlanOptions, resolve
@@ -27,6 +26,7 @@ from roofline.capacity.service_times import layouts
 from roofline.results.plan import Lengths, PlanResult, Simulation
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Phase, Scenario
 
 __all__ = ["PlanOptions", "layouts", "plan"]
 
@@ -37,29 +37,28 @@ CONFIDENCE = ("95% interval from the spread of the independent replications' p99
 def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: PlanOptions) -> PlanResult:
     o = resolve(model, options, len(platforms))
     # a calibration is one host's: another CPU is refused (unless --calibration-any-platform, then said)
-    fitted = [n for p in platforms for n in calibration_notes(o.calibration, p, o.calibration_name,
-                                                                o.calibration_any_platform)]
-    decode = o.phase == "decode"
+    fitted = [n for p in platforms for n in o.source.notes(p)]
+    decode = o.phase is Phase.DECODE
     cpus = (plan_continuous_batching if decode else plan_dynamic_batching)(platforms, model, precision, o)
     s = o.sampling
     method = ("continuous batching of each instance's running sequences (random dispatch to the instances), "
               if decode else "one FCFS queue feeding the server's instances, dynamic batching, ")
     lengths = o.lengths
     notes = [
-        f"realistic service times from the calibration {o.calibration_name} (fitted on "
-        f"{o.calibration.platform}); the ceiling's beside them" if o.calibration is not None else
-        f"realistic service times from the {o.stack.name} stack profile; the ceiling's beside them"
-        if o.stack is not None else
+        f"realistic service times from the calibration {o.source.calibration_name} (fitted on "
+        f"{o.source.calibration.platform}); the ceiling's beside them" if o.source.calibration is not None else
+        f"realistic service times from the {o.source.stack.name} stack profile; the ceiling's beside them"
+        if o.source.stack is not None else
         "no stack profile (--stack none): the realistic service time is the ceiling plus the priced overhead terms",
         *fitted,
     ]
-    if o.scenario == "server":
+    if o.scenario is Scenario.SERVER:
         notes.append("rates are the highest simulated Poisson rates meeting the SLO at every load up to them (a "
                      "search within 1% of the capacity); p99 intervals are the simulation's 95% intervals")
     return PlanResult(
-        model=model.name, precision=precision, phase=o.phase, scenario=o.scenario,
-        stack=o.stack.name if o.stack is not None and o.calibration is None else None,
-        calibration=o.calibration_name if o.calibration is not None else None,
+        model=model.name, precision=precision, phase=o.phase.value, scenario=o.scenario.value,
+        stack=o.source.stack_name,
+        calibration=o.source.calibration_name if o.source.calibration is not None else None,
         lengths=Lengths(kind=lengths.kind, description=lengths.description, mean=lengths.mean, min=lengths.min,
                         max=lengths.max),
         seq_len=lengths.min if lengths.is_fixed else max(1, round(lengths.mean)), output_len=o.output_len,

@@ -55,6 +55,7 @@ from roofline.serving.continuous_batching import (
 from roofline.serving.dynamic_batching import TokenTable
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Phase, Scenario
 from roofline.units import DTYPE_BYTES, GIGA
 
 #: the KV cache's element type when none is given: the activation dtype of the precision's non-GEMM work
@@ -97,8 +98,7 @@ class _Decoder:
             self.kv_cap.append(cap_k)
             self.k.append(np.minimum(cap_k, int(o.max_sequences)))
         self.k_max = max(1, max(int(k.max()) for k in self.k))
-        kw = dict(cores=o.cores, memory_model=o.memory_model, bandwidth=o.bandwidth, stack=o.stack, kv_dtype=kv_dtype,
-                  calibration=o.calibration, calibration_name=o.calibration_name or "")
+        kw = dict(cores=o.cores, ceiling=o.ceiling, source=o.source, kv_dtype=kv_dtype)
         # up to a prefill of every running sequence's prompt at once: the offline cycle's
         top = max(cap, prompts.max, round(self.k_max * prompts.mean))
         if prompts.is_fixed:  # a prefill step holds whole prompts: multiples of the one length
@@ -108,7 +108,7 @@ class _Decoder:
         self.prefill_tokens = np.array([b * s for b, s in steps], dtype=float)
         ref = max(1, round(prompts.mean))
         self.prefill_alone = next(i for i, (b, s) in enumerate(steps) if b == 1 and s == ref)
-        self.prefill = [step_times(p, model, precision, "prefill", [StepPoint(b, s) for b, s in steps], **kw)
+        self.prefill = [step_times(p, model, precision, Phase.PREFILL, [StepPoint(b, s) for b, s in steps], **kw)
                         for p in platforms]
         self.grid = batch_sizes(self.k_max)
         hi = prompts.max + out - 1  # the longest context a decode step sees; the shortest, P_min + 1, a little below
@@ -116,7 +116,7 @@ class _Decoder:
         self.decode = None
         if out > 1:  # one output token is the first: no decode step ever runs
             points = [StepPoint(int(b), 1, c) for c in self.ctx for b in self.grid]
-            self.decode = [step_times(p, model, precision, "decode", points, **kw) for p in platforms]
+            self.decode = [step_times(p, model, precision, Phase.DECODE, points, **kw) for p in platforms]
         rows_pre, rows_lo, rows_hi, inst, kk, self.index = [], [], [], [], [], []
         g = len(self.grid)
         for c, t in enumerate(self.prefill):
@@ -170,7 +170,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
     out = int(o.output_len)
     dec = _Decoder(platforms, model, precision, o)
     n_rows = len(dec.index)
-    server = o.scenario == "server"
+    server = o.scenario is Scenario.SERVER
     sim = _simulate(dec, o) if n_rows else None
     slos = " and ".join(x for x in (f"TTFT p99 {o.ttft_s * 1e3:g} ms" if o.ttft_s else "",
                                     f"TPOT p99 {o.tpot_s * 1e3:g} ms" if o.tpot_s else "") if x)
@@ -245,7 +245,7 @@ def _simulate(dec: _Decoder, o: PlanOptions) -> _Sim:
     off = decoder_offline(dec.instances, prefill, step, prompts, out, dec.max_sequences)
     mr = (decoder_max_rate(o.ttft_s, o.tpot_s, dec.instances, prefill, step, prompts, out, dec.max_sequences,
                            max_prefill_tokens=o.max_batch_tokens, sampling=o.sampling)
-          if o.scenario == "server" else None)
+          if o.scenario is Scenario.SERVER else None)
     ref = float(max(1, round(prompts.mean)))
     rows = np.arange(n)
     return _Sim(off=off, mr=mr, rate=mr.rate_rps if mr is not None else off.rps,
@@ -261,7 +261,7 @@ def _ms(s: float | None) -> str:
 def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: int | None, t, sim: _Sim | None,
             out: int) -> LayoutResult:
     """One layout's result (a layout whose KV cache holds no sequence gets zeros)."""
-    server = o.scenario == "server"
+    server = o.scenario is Scenario.SERVER
     if dec.decode is not None:  # the ceiling's decode step at the running batch cap, longest context
         g_k = min(int(np.searchsorted(dec.grid, max(1, int(dec.k[c][i])))), len(dec.grid) - 1)
         split = dec.decode[c].time_split[i, len(dec.grid) + g_k]
@@ -305,7 +305,7 @@ def _with_curves(plans: list[CpuPlan], dec: _Decoder, rows: list[int | None], ca
     if not live:
         return plans
     rows_a = np.array([rows[k] for k in live])
-    loads = [curve_loads(rate[r] / capacity[r] if o.scenario == "server" else 0.0) for r in rows_a]
+    loads = [curve_loads(rate[r] / capacity[r] if o.scenario is Scenario.SERVER else 0.0) for r in rows_a]
     width = max(len(x) for x in loads)
     grid = np.array([np.pad(x, (0, width - len(x)), mode="edge") for x in loads]) * capacity[rows_a, None]
     st = simulate_decoder(grid, dec.instances[rows_a], dec.prefill_time(rows_a), dec.decode_step(rows_a), o.lengths,

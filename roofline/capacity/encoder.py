@@ -48,6 +48,7 @@ from roofline.serving.dynamic_batching import (
 )
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Phase, Scenario
 
 
 #: the most instances one simulated queue feeds; larger servers are split into groups (module docstring)
@@ -73,9 +74,8 @@ class _Tables:
             ref = max(1, round(lengths.mean))
             self.alone_point = next(i for i, (b, s) in enumerate(steps) if b == 1 and s == ref)
         self.times: list[StepTimes] = [
-            step_times(p, model, precision, o.phase, points, cores=o.cores, memory_model=o.memory_model,
-                       bandwidth=o.bandwidth, stack=o.stack, calibration=o.calibration,
-                       calibration_name=o.calibration_name or "") for p in platforms]
+            step_times(p, model, precision, o.phase, points, cores=o.cores, ceiling=o.ceiling, source=o.source)
+            for p in platforms]
         rows, inst, self.index = [], [], []
         for k, t in enumerate(self.times):
             for kind, table in (("realistic", t.realistic_s), ("ceiling", t.ceiling_s)):
@@ -108,7 +108,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
     tab = _Tables(platforms, model, precision, o)
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
-    server = o.scenario == "server"
+    server = o.scenario is Scenario.SERVER
     mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
           if server else None)
     rate = mr.rate_rps * tab.scale if server else off.rps
@@ -177,7 +177,7 @@ def _with_curves(plans: list[CpuPlan], tab: _Tables, rows: list[int], capacity: 
                  o: PlanOptions) -> list[CpuPlan]:
     """Each CPU's best layout simulated at loads up to 95% of its offline capacity, one call for all."""
     rows_a = np.array(rows)
-    loads = [curve_loads(rate[r] / capacity[r] if o.scenario == "server" else 0.0) for r in rows]
+    loads = [curve_loads(rate[r] / capacity[r] if o.scenario is Scenario.SERVER else 0.0) for r in rows]
     width = max(len(x) for x in loads)
     scale = tab.scale[rows_a, None]
     grid = np.array([np.pad(x, (0, width - len(x)), mode="edge") for x in loads]) * capacity[rows_a, None]

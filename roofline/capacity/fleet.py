@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from roofline.model.step import BOUNDS
+from roofline.spec.vocab import Scenario
+
 #: layouts whose rate is within this fraction of the best count as a tie
 TIE = 0.01
 #: offered loads of the latency-vs-load curve, as fractions of the best layout's offline capacity
@@ -49,15 +52,13 @@ def choose(rates: np.ndarray, cores: np.ndarray, usable: np.ndarray, alone_s: np
     return Choice(i, True, reason)
 
 
-def layout_fields(scenario: str, cores: float, per_socket: float, per_server: float, split: np.ndarray) -> dict:
+def layout_fields(scenario: Scenario, cores: float, per_socket: float, per_server: float, split: np.ndarray) -> dict:
     """The fields every layout's result has: which layout it is, and what bounds its ceiling step
     (``split``: that step's seconds by bound, compute, L2, LLC, DRAM)."""
-    from roofline.model.step import BOUNDS
-
-    return dict(scenario=scenario, instance_cores=int(cores), cores_per_instance=int(cores),
+    return dict(scenario=scenario.value, instance_cores=int(cores), cores_per_instance=int(cores),
                 instances_per_socket=int(per_socket), instances_per_server=int(per_server),
-                bound=BOUNDS[int(np.argmax(split))],
-                time_split={BOUNDS[b]: float(v) for b, v in enumerate(split) if v > 0})
+                bound=BOUNDS[int(np.argmax(split))].value,
+                time_split={BOUNDS[b].value: float(v) for b, v in enumerate(split) if v > 0})
 
 
 def servers_needed(target_rps: float | None, rps_per_server: float, utilization: float) -> int | None:

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from roofline.errors import UserError
 from roofline.serving.request_lengths import RequestLengths
 from roofline.serving.sampling import Sampling
-from roofline.spec.calibration import Calibration
+from roofline.model.build import CeilingSpec
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.spec.model import ModelSpec
-from roofline.spec.stack import StackProfile
+from roofline.spec.vocab import Phase, Scenario
 
-SCENARIOS = ("offline", "server")
 #: a batch holds at most this many requests (the service tables and the offline search are per batch size)
 MAX_BATCH_REQUESTS = 4096
 #: the default cap on a decoder's running batch per instance (vLLM's max_num_seqs)
@@ -32,9 +32,9 @@ DECODER_SAMPLING = {"requests": 1000, "cycles": 4.0, "warmup_cycles": 2.0}
 class PlanOptions:
     lengths: RequestLengths
     """request lengths; decoders: prompt lengths"""
-    scenario: str | None = None
+    scenario: Scenario | None = None
     """offline or server; None: server when an SLO is given, else offline"""
-    phase: str | None = None
+    phase: Phase | None = None
     """forward (encoders), prefill (a decoder's prompts alone), decode (decoders, the default)"""
     max_batch_tokens: int = 2048
     max_wait_s: float = 0.0
@@ -49,31 +49,26 @@ class PlanOptions:
     """DRAM per server for the KV cache's sake (default: the platform file's dram.capacity_gb)"""
     max_sequences: int | None = None
     kv_dtype: str | None = None
-    stack: StackProfile | None = None
+    source: EfficiencySource = NO_EFFICIENCIES
+    """the efficiencies of the realistic service times: a stack profile, or a measured host's calibration"""
     cores: int | None = None
-    memory_model: str = "levels"
-    bandwidth: str = "measured"
+    ceiling: CeilingSpec = CeilingSpec()
     seed: int = 0
     sampling: Sampling | None = None
     """the simulation's size (None: :data:`ENCODER_SAMPLING` or :data:`DECODER_SAMPLING` with ``seed``)"""
-    calibration: Calibration | None = None
-    """a measured host's efficiencies for the realistic service times, instead of the stack profile"""
-    calibration_name: str | None = None
-    calibration_any_platform: bool = False
-    """apply the calibration to CPUs other than the one it was fitted on"""
 
 
 def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
     """The options with the defaults filled in (phase, scenario, output length, sequences), every
     combination checked."""
     _check_numbers(o, n_cpus)
-    phase = o.phase or ("forward" if model.family == "encoder" else "decode")
-    if model.family == "encoder" and phase != "forward":
+    phase = Phase(o.phase) if o.phase else (Phase.FORWARD if model.family == "encoder" else Phase.DECODE)
+    if model.family == "encoder" and phase is not Phase.FORWARD:
         raise UserError(f"--phase {phase}: {model.name} is an encoder; its only phase is forward")
-    if model.family == "decoder" and phase == "forward":
+    if model.family == "decoder" and phase is Phase.FORWARD:
         raise UserError(f"--phase forward: {model.name} is a decoder; plan its serving (decode, the default) or "
                         "its prompts alone (prefill)")
-    decode = phase == "decode"
+    decode = phase is Phase.DECODE
     decoder_only = {"--output-len": o.output_len, "--ttft-ms": o.ttft_s, "--tpot-ms": o.tpot_s,
                     "--memory-gb": o.memory_gb, "--max-sequences": o.max_sequences, "--kv-dtype": o.kv_dtype}
     if not decode:
@@ -86,12 +81,12 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
                         "output token)")
     slo = (o.ttft_s is not None or o.tpot_s is not None) if decode else o.p99_s is not None
     flags = "--ttft-ms and/or --tpot-ms" if decode else "--p99-ms"
-    scenario = o.scenario or ("server" if slo else "offline")
-    if scenario not in SCENARIOS:
-        raise UserError(f"--scenario {scenario}: one of {', '.join(SCENARIOS)}")
-    if scenario == "server" and not slo:
+    if o.scenario is not None and o.scenario not in Scenario.words():
+        raise UserError(f"--scenario {o.scenario}: one of {', '.join(Scenario.words())}")
+    scenario = Scenario(o.scenario) if o.scenario else (Scenario.SERVER if slo else Scenario.OFFLINE)
+    if scenario is Scenario.SERVER and not slo:
         raise UserError(f"--scenario server: give the latency SLO it must meet ({flags})")
-    if scenario == "offline" and slo:
+    if scenario is Scenario.OFFLINE and slo:
         raise UserError(f"--scenario offline has no latency bound: drop {flags}, or plan --scenario server")
     positions = model.max_position_embeddings
     lengths = o.lengths

@@ -8,12 +8,9 @@ its cores run at the all-core clock whatever the layout).
 
 **One step per grid point, every layout at once.** For each point of a grid of steps (``b``
 requests of ``s`` tokens; a decode step of ``b`` sequences with ``c`` tokens of context each), the
-step evaluator runs once with the layouts on its leading axis
-(:func:`~roofline.model.step.evaluate_step`); then each layout's point
-(:meth:`~roofline.model.step.StepEval.at`) goes through the one realistic model
-(:func:`~roofline.model.realistic.realistic_step`, with the efficiencies
-:func:`~roofline.model.efficiency.efficiency_for` takes from the stack profile; without a profile the
-realistic time is the ceiling plus the priced terms). The step evaluator's time is the step
+step pipeline (:func:`~roofline.model.build.build_steps`) runs once with the layouts on its leading
+axis, the realistic model (:mod:`roofline.model.realistic`, with the stack profile's efficiencies;
+without a profile the ceiling plus the priced terms) priced for all of them at once. The step evaluator's time is the step
 amortised over the platform (every instance running one step); one instance's service time is that
 times the instances on the platform. Both the realistic time and the ceiling are kept.
 
@@ -37,16 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.errors import UserError
-from roofline.model.recipes import cell_recipes, precision_recipe
-from roofline.model.efficiency import efficiency_for
-from roofline.model.realistic import realistic_step
-from roofline.model.resources import Resources, make_layout
-from roofline.model.step import BOUNDS, evaluate_step
+from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions, build_steps
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.layout import make_layout
+from roofline.model.step import BOUNDS
 from roofline.model.workload import make_workload
-from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.stack import StackProfile
+from roofline.spec.vocab import Phase
 
 #: batch sizes up to this are all grid points
 EXACT_BATCHES = 16
@@ -124,49 +119,39 @@ class StepTimes:
 
     def bound(self, g: int = 0) -> list[str]:
         """What bounds most of grid point ``g``'s ceiling, per layout."""
-        return [BOUNDS[int(i)] for i in np.argmax(self.time_split[:, g], axis=-1)]
+        return [BOUNDS[int(i)].value for i in np.argmax(self.time_split[:, g], axis=-1)]
 
 
-def step_times(platform: Platform, model: ModelSpec, precision: str, phase: str, points: Sequence[StepPoint], *,
-               cores: int | None = None, memory_model: str = "levels", bandwidth: str = "measured",
-               stack: StackProfile | None = None, kv_dtype: str | None = None,
-               calibration: Calibration | None = None, calibration_name: str = "") -> StepTimes:
+def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phase, points: Sequence[StepPoint], *,
+               cores: int | None = None, ceiling: CeilingSpec = CeilingSpec(), kv_dtype: str | None = None,
+               source: EfficiencySource = NO_EFFICIENCIES) -> StepTimes:
     """The realistic and ceiling service times of every grid point under every layout (module docstring)."""
-    recipe = precision_recipe(precision, model)
     cores = int(platform.cores_per_socket.value) if cores is None else cores
     sizes = np.array(layouts(cores), dtype=float)
-    layout = make_layout(platform, cores=cores, instance_cores=sizes, socket_busy=True)
-    res = Resources(platform, layout, memory_model, bandwidth)
-    alone = [Resources(platform, make_layout(platform, cores=cores, instance_cores=float(c), socket_busy=True),
-                       memory_model, bandwidth) for c in sizes]
-    total = np.asarray(layout.total_instances, dtype=float)
+    layout = LayoutSpec(cores=cores, instance_cores=sizes, socket_busy=True)
     n_l, n_g = sizes.size, len(points)
     real, ceil = np.empty((n_l, n_g)), np.empty((n_l, n_g))
     split = np.empty((n_l, n_g, len(BOUNDS)))
-    resident = False
+    resident, total = False, None
     for g, pt in enumerate(points):
-        context = int(pt.context) if phase == "decode" else None
+        context = int(pt.context) if phase is Phase.DECODE else None
         work = make_workload(model, phase, int(pt.batch), int(pt.seq_len), context)
-        gemms, lm_head = work.gemms()
-        cells = cell_recipes(recipe, gemms, lm_head, model=model)
-        step = evaluate_step(res, cells, gemms, ops=work.ops(), non_gemm_mode=recipe.non_gemm_mode, kv_dtype=kv_dtype,
-                             set_count=work.weight_set_counts(gemms))
-        resident = resident or (bool(np.any(step.fits_llc)) and res.b_llc is not None)
-        split[:, g] = step.time_by_bound() * total[:, None]
-        for i in range(n_l):
-            eff = efficiency_for(calibration, recipe.name, recipe.non_gemm_mode, calibration_name, stack=stack,
-                                 res=alone[i], cells=cells, gemms=gemms)
-            r = realistic_step(alone[i], recipe, gemms, step.at(i), mode=recipe.non_gemm_mode, eff=eff)
-            real[i, g] = r.realistic_s * total[i]
-            ceil[i, g] = r.ceiling_s * total[i]
+        steps = build_steps(platform, work, [precision], layout=layout, ceiling=ceiling, source=source,
+                            options=StepOptions(kv_dtype=kv_dtype))
+        s, res = steps[0], steps.res
+        total = np.asarray(res.layout.total_instances, dtype=float)
+        resident = resident or (bool(np.any(s.step.fits_llc)) and res.b_llc is not None)
+        split[:, g] = s.step.time_by_bound() * total[:, None]
+        real[:, g] = s.times.total_s * total
+        ceil[:, g] = s.parts.ceiling_s * total
     for name, t in (("realistic", real), ("ceiling", ceil)):
         if not (np.all(np.isfinite(t)) and np.all(t > 0)):
             raise UserError(f"{model.name} on {platform.name}: a {name} service time is not a positive finite "
                             "number of seconds (the model or the lengths are too large for this arithmetic)")
-    return StepTimes(instance_cores=sizes, instances_per_socket=np.asarray(layout.instances, dtype=float),
-                     sockets=int(layout.sockets), realistic_s=real, ceiling_s=ceil, time_split=split,
-                     weights_llc_resident=resident,
-                     stack=stack.name if stack is not None and calibration is None else None)
+    lay = make_layout(platform, cores=cores, instance_cores=sizes, socket_busy=True)
+    return StepTimes(instance_cores=sizes, instances_per_socket=np.asarray(lay.instances, dtype=float),
+                     sockets=int(lay.sockets), realistic_s=real, ceiling_s=ceil, time_split=split,
+                     weights_llc_resident=resident, stack=source.stack_name)
 
 
 def by_batch(times: np.ndarray, grid: np.ndarray, top: int) -> np.ndarray:

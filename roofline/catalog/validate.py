@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from enum import Enum
 import types
 import typing
 from functools import cache
@@ -130,12 +131,16 @@ def build_trusted(tp: Any, value: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         return tp(**{k: build_trusted(hints[k], v) for k, v in value.items()})
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(value)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         for arg in args:
             if dataclasses.is_dataclass(arg) and isinstance(value, dict):
                 return build_trusted(arg, value)
+            if isinstance(arg, type) and issubclass(arg, Enum) and isinstance(value, str):
+                return arg(value)
         return value
     if origin is tuple:
         return tuple(build_trusted(args[0], v) for v in value)

@@ -1,23 +1,81 @@
-"""``roofline accuracy`` and ``roofline calibrate --records``: score every record, fit stack profiles."""
+"""How right the model is: every measurement record against the ceiling and the realistic estimate,
+and the error a user predicting an unseen CPU should expect (leave-one-platform-out: the stack's
+profile refitted without the record's platform). ``roofline accuracy`` and ``roofline calibrate
+--records``."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from roofline.catalog.records import LoadedRecord, load_stack, stack_path
 from roofline.errors import UnknownNameError
-from roofline.fidelity.fit import (
-    Figure,
-    figures,
-    leave_one_platform_out,
-    pooled_dispatch,
-    profile_from,
-    score,
-    summary,
-)
+from roofline.fidelity.figures import Figure, figures
+from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
 from roofline.results.accuracy import AccuracyResult, AccuracyRow, StackAccuracy
-from roofline.spec.stack import StackProfile
+from roofline.spec.stack import Accuracy, StackProfile
+
+
+@dataclass(frozen=True)
+class Scored:
+    figure: Figure
+    ceiling: float
+    realistic: float | None
+    """leave-one-platform-out; None for a stack without a profile"""
+    realistic_in_sample: float | None
+
+    @property
+    def error(self) -> float | None:
+        return None if self.realistic is None else self.realistic / self.figure.measured - 1
+
+    @property
+    def ceiling_error(self) -> float:
+        return self.ceiling / self.figure.measured - 1
+
+    @property
+    def violation(self) -> bool:
+        """a measured performance above the ceiling's"""
+        if not self.figure.kind.is_absolute:
+            return False
+        faster = self.figure.measured > self.ceiling if self.figure.kind.is_rate else \
+            self.figure.measured < self.ceiling
+        return bool(faster) and abs(self.ceiling / self.figure.measured - 1) > 1e-9
+
+
+def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
+    """The profile fitted on every figure, and one refitted without each platform."""
+    full = fit(figs, dispatch)
+    per = {}
+    for platform in sorted({f.platform for f in figs}):
+        train = [f for f in figs if f.platform != platform]
+        per[platform] = fit(train, dispatch) if train else Params()
+    return full, per
+
+
+def score(figs: list[Figure], full: Params | None, per: dict[str, Params] | None) -> list[Scored]:
+    """Each figure's ceiling, its leave-one-platform-out prediction (``per``: the profile refitted without
+    its platform) and its in-sample one (``full``)."""
+    if not figs:
+        return []
+    table = FitTable.of(figs)
+    ceiling = table.predict_params(None)
+    inside = table.predict_params(full) if full else [None] * len(figs)
+    out: dict[int, float] = {}
+    for platform, q in (per or {}).items():
+        idx = [i for i, f in enumerate(figs) if f.platform == platform]
+        if idx:
+            out.update(zip(idx, FitTable.of([figs[i] for i in idx]).predict_params(q)))
+    return [Scored(f, float(ceiling[i]), float(out[i]) if per else None,
+                   float(inside[i]) if full else None) for i, f in enumerate(figs)]
+
+
+def summary(scored: list[Scored], command: str) -> Accuracy:
+    errs = [abs(s.error) for s in scored if s.error is not None]
+    return Accuracy(median_abs_error=float(f"{statistics.median(errs):.4g}") if errs else 0.0,
+                    worst_abs_error=float(f"{max(errs):.4g}") if errs else 0.0, figures=len(errs),
+                    records=len({s.figure.record for s in scored if s.error is not None}),
+                    platforms=len({s.figure.platform for s in scored if s.error is not None}), command=command)
 
 
 def _profile(stack: str) -> tuple[StackProfile | None, str | None]:
@@ -47,7 +105,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
             per_platform = {p: statistics.median(abs(s.error) for s in scored if s.figure.platform == p)
                             for p in sorted({s.figure.platform for s in scored})}
             stacks.append(StackAccuracy(stack, path, summary(scored, command), statistics.median(ins), per_platform))
-        rows += [AccuracyRow(record=s.figure.record, platform=s.figure.platform, stack=stack, kind=s.figure.kind,
+        rows += [AccuracyRow(record=s.figure.record, platform=s.figure.platform, stack=stack, kind=s.figure.kind.value,
                              precision=s.figure.precision, baseline=s.figure.baseline, what=s.figure.label,
                              measured=s.figure.measured, ceiling=s.ceiling, ceiling_error=s.ceiling_error,
                              violation=s.violation, realistic=s.realistic, realistic_error=s.error,

@@ -24,11 +24,11 @@ import numpy as np
 from roofline.errors import UserError
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import UNFITTED, Efficiency, TermName, dispatch_s
-from roofline.results.validate import RECIPE_OF, ValidateResult
+from roofline.results.validate import ValidateResult
 from roofline.spec.calibration import MAX_EFFICIENCY, Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.precision import get_recipe
+from roofline.spec.precision import variant_recipe
 from roofline.spec.sourced import Sourced
 
 
@@ -81,7 +81,7 @@ def report_samples(report: ValidateResult, platform: Platform, spec: ModelSpec) 
                                    modelled[part] / parts[part])
     fp32 = scaled.get("fp32")
     for precision, parts in scaled.items():
-        recipe = get_recipe(RECIPE_OF.get(precision, precision))
+        recipe = variant_recipe(precision)
         if fp32 is None or recipe.x_scale != "per-token" or parts["mode"] != fp32["mode"]:
             continue
         modelled = parts["harness"].realistic(UNFITTED).seconds(TermName.ACTIVATION_QUANTIZATION)
@@ -120,7 +120,7 @@ def kernel_fit(reports: list[ValidateResult], platform: Platform, dispatch: Effi
         for s in r.shapes:
             if not s.measured_ops_per_s or not s.numerics_ok:
                 continue
-            real = shape_run(platform, s.precision, s.name, s.m, s.n, s.k).realistic(UNFITTED, graph=False)
+            real = shape_run(platform, s.precision, s.name, s.m, s.n, s.k).realistic(UNFITTED)
             quant = real.seconds(TermName.ACTIVATION_QUANTIZATION)
             other = real.realistic_s - real.ceiling_s - quant
             measured = 2.0 * s.m * s.n * s.k / s.measured_ops_per_s

@@ -24,15 +24,17 @@ import dataclasses
 
 from roofline.errors import UserError
 from roofline.model.amdahl import Overrides
-from roofline.model.estimate import calibration_notes, evaluate
+from roofline.model.build import CeilingSpec
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import realistic_encoder, realistic_shape
 from roofline.model.realistic import LINEAR_BLOCK_TERMS, Realistic, Term, linear_block_speedup
+from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
 from roofline.results.validate import ValidateResult
-from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.stack import StackProfile
+from roofline.spec.vocab import MemoryModel
 
 UNCALIBRATED = ("uncalibrated: kernel efficiency, non-GEMM efficiency and dispatch are not modelled; "
                 "`roofline calibrate` fits them from a validate report of the platform")
@@ -51,18 +53,17 @@ def _terms(terms: list[Term], unit_s: float, gap_s: float) -> list[CheckTerm]:
 
 def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: str, *, throughput_speedup: float,
                 linear_speedup: float | None = None, batch: int = 1, seq_len: int = 256,
-                overrides: Overrides = Overrides(), calibration: Calibration | None = None,
-                calibration_name: str | None = None, memory_model: str = "levels",
-                stack: StackProfile | None = None, calibration_any_platform: bool = False) -> CheckResult:
-    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
+                overrides: Overrides = Overrides(), source: EfficiencySource = NO_EFFICIENCIES,
+                memory_model: MemoryModel = MemoryModel.LEVELS) -> CheckResult:
+    applied = source.notes(platform)
     _positive("--throughput-speedup", throughput_speedup)
     _positive("--linear-speedup", linear_speedup)
     if precision == baseline:
         raise UserError(f"--precision {precision} is the baseline too: nothing to compare")
-    ev = evaluate(platform, model, precisions=[precision], baseline=baseline, batch=batch, seq_len=seq_len,
-                  overrides=overrides, calibration=calibration, calibration_name=calibration_name,
-                  memory_model=memory_model, stack=stack, calibration_any_platform=calibration_any_platform)
-    base, new = ev.evaluated[0].realistic, ev.evaluated[1].realistic
+    ev = evaluate(platform, model, EstimateQuery(
+        precisions=[precision], baseline=baseline, workload=WorkloadSpec(batch=batch, seq_len=seq_len),
+        ceiling=CeilingSpec(memory_model=memory_model), source=source, overrides=overrides))
+    base, new = ev.realistic
     a = ev.amdahl[0]
     f, s, s_non, ceiling = a.f.value, a.s.value, a.s_non.value, a.ceiling
     realistic = a.realistic(base, new)
@@ -83,7 +84,7 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
     if linear_speedup is not None:
         lin = linear_block_speedup(s, base, new)
         rows.append(CheckRow("linear block", linear_speedup, s, linear_speedup / s, lin, linear_speedup / lin))
-    notes = applied + ([] if calibration or stack else [UNCALIBRATED])  # a stack profile: its name and error
+    notes = applied + ([] if source.calibration or source.stack else [UNCALIBRATED])  # a profile: its name and error
     if gap <= 0:
         notes.append("the measurement meets or beats the ceiling: the ceiling's inputs (f, s_non, peaks, bandwidth) "
                      "are conservative here, not a real breakthrough")
@@ -91,19 +92,21 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
                       gemm_speedup=s, non_gemm_speedup=s_non, baseline_time_s=t_base, rows=rows,
                       terms=_terms(terms, t_base, gap * t_base), explained_gap=min(total / gap, 1.0) if gap > 0 else 0.0,
                       unexplained=max(gap - total, 0.0))
-    profile = stack if calibration is None else None
-    return CheckResult(model=model.name, cpu=platform.name, source="typed", calibration=calibration_name,
-                       comparisons=[comp], notes=notes, memory_model=memory_model,
-                       stack=profile.name if profile else None,
-                       realistic_accuracy=profile.accuracy if profile else None)
+    return CheckResult(model=model.name, cpu=platform.name, source="typed",
+                       calibration=source.calibration_name if source.calibration is not None else None,
+                       comparisons=[comp], notes=notes, memory_model=MemoryModel(memory_model).value,
+                       stack=source.stack_name, realistic_accuracy=source.accuracy)
 
 
-def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *, calibration: Calibration | None,
-                 source: str, calibration_name: str | None = None, precision: str | None = None,
-                 baseline: str | None = None, calibration_any_platform: bool = False) -> CheckResult:
+def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *, source: str,
+                 efficiencies: EfficiencySource = NO_EFFICIENCIES, precision: str | None = None,
+                 baseline: str | None = None) -> CheckResult:
     """The INT8 comparisons of a validate report (all, or one precision and baseline), and its
-    latencies against the ceiling and the realistic estimate."""
-    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
+    latencies against the ceiling and the realistic estimate (``efficiencies``: a calibration's; a stack
+    profile is not applied to a report, whose host the calibration describes)."""
+    calibration, calibration_name = efficiencies.calibration, efficiencies.calibration_name
+    applied = efficiencies.notes(platform)
+    efficiencies = EfficiencySource(calibration=calibration)  # the report's host: its values, named by that host
     bad = [s for s in report.shapes if not s.numerics_ok] + [e for e in report.encoder if not e.numerics_ok]
     if bad:
         what = ", ".join(sorted({f"{getattr(b, 'name', 'encoder')} {b.precision}" for b in bad}))
@@ -116,13 +119,13 @@ def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *,
         if not run.latency_s or (precision is not None and name not in (precision, baseline)):
             continue
         r = real[name] = realistic_encoder(platform, spec, name, report.layers, report.batch, report.seq_len,
-                                           run.non_gemm_mode, calibration)
+                                           run.non_gemm_mode, efficiencies)
         latency.append(LatencyRow("encoder", name, run.latency_s, r.ceiling_s, r.realistic_s,
                                   r.ceiling_s / run.latency_s - 1, r.realistic_s / run.latency_s - 1))
     for s in report.shapes:
         if s.measured_ops_per_s and (precision is None or s.precision in (precision, baseline)):
             measured = 2.0 * s.m * s.n * s.k / s.measured_ops_per_s
-            r = realistic_shape(platform, s.precision, s.name, s.m, s.n, s.k, calibration)
+            r = realistic_shape(platform, s.precision, s.name, s.m, s.n, s.k, efficiencies)
             latency.append(LatencyRow(s.name, s.precision, measured, r.ceiling_s, r.realistic_s,
                                       r.ceiling_s / measured - 1, r.realistic_s / measured - 1))
     for row in report.end_to_end:
@@ -158,7 +161,8 @@ def check_report(report: ValidateResult, platform: Platform, spec: ModelSpec, *,
     notes.append(f"times in seconds are for the report's encoder: {report.layers} layers, batch {report.batch} x "
                  f"seq {report.seq_len}, {report.host.threads} threads; the non-GEMM work ran as the report says "
                  "(FP32 for INT8, without autocast)")
-    return CheckResult(model=spec.name, cpu=platform.name, source=source, calibration=calibration_name,
+    return CheckResult(model=spec.name, cpu=platform.name, source=source,
+                       calibration=calibration_name if calibration is not None else None,
                        comparisons=comparisons, latency=latency, notes=notes)
 
 

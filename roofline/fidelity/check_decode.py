@@ -30,14 +30,16 @@ import numpy as np
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
-from roofline.model.estimate import Evaluated, calibration_notes, evaluate
+from roofline.model.build import BuiltStep, CeilingSpec, StepOptions
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.realistic import Term, TermName
 from roofline.model.resources import Resources
+from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison
-from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.stack import StackProfile
+from roofline.spec.vocab import MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
 COMPUTE_BOUND = "compute-bound matmul"
@@ -68,7 +70,7 @@ class Engine:
             raise UserError(f"--engine-kv-dtype {self.kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
 
 
-def engine_terms(res: Resources, e: Evaluated, gemms: GemmList, engine: Engine, kv_elements: float,
+def engine_terms(res: Resources, e: BuiltStep, gemms: GemmList, engine: Engine, kv_elements: float,
                  ceiling_kv: str) -> list[Term]:
     """The terms of one side's decode step under ``engine``, in seconds per step (whole platform)."""
     g, step = e.step.gemm, e.step
@@ -109,9 +111,8 @@ def engine_terms(res: Resources, e: Evaluated, gemms: GemmList, engine: Engine, 
 
 def check_decode(platform: Platform, model: ModelSpec, precision: str, baseline: str, *, throughput_speedup: float,
                  batch: int = 1, context: int | None = None, engine: Engine = Engine(),
-                 calibration: Calibration | None = None, calibration_name: str | None = None,
-                 calibration_any_platform: bool = False, stack: StackProfile | None = None,
-                 memory_model: str = "levels", kv_dtype: str | None = None) -> CheckResult:
+                 source: EfficiencySource = NO_EFFICIENCIES, memory_model: MemoryModel = MemoryModel.LEVELS,
+                 kv_dtype: str | None = None) -> CheckResult:
     """A measured decode speedup (tokens/s over ``baseline``'s) against the ceiling and the engine's terms."""
     if not (throughput_speedup > 0 and np.isfinite(throughput_speedup)):
         raise UserError(f"--throughput-speedup {throughput_speedup}: a measured speedup is a positive number")
@@ -119,18 +120,19 @@ def check_decode(platform: Platform, model: ModelSpec, precision: str, baseline:
         raise UserError(f"--precision {precision} is the baseline too: nothing to compare")
     if model.family != "decoder":
         raise UserError(f"--phase decode: {model.name} is an encoder; decode applies to decoders")
-    applied = calibration_notes(calibration, platform, calibration_name, calibration_any_platform)
-    ev = evaluate(platform, model, precisions=[precision], baseline=baseline, batch=batch, phase="decode",
-                  context=context, calibration=calibration, calibration_name=calibration_name, stack=stack,
-                  memory_model=memory_model, kv_dtype=kv_dtype, calibration_any_platform=calibration_any_platform)
+    applied = source.notes(platform)
+    ev = evaluate(platform, model, EstimateQuery(
+        precisions=[precision], baseline=baseline,
+        workload=WorkloadSpec(phase=Phase.DECODE, batch=batch, context=context),
+        ceiling=CeilingSpec(memory_model=memory_model), source=source, options=StepOptions(kv_dtype=kv_dtype)))
     kv_elements = ev.work.kv_cache_elements()
     sides = []
-    for e in ev.evaluated:
+    for e, real in zip(ev.evaluated, ev.realistic):
         ceiling_kv = kv_dtype or ev.res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]
-        terms = list(e.realistic.terms) + engine_terms(ev.res, e, ev.gemms, engine, kv_elements, ceiling_kv)
-        sides.append((e, terms, e.realistic.ceiling_s + sum(t.seconds for t in terms)))
-    (base, base_terms, t_base), (new, new_terms, t_new) = sides
-    ceiling = base.realistic.ceiling_s / new.realistic.ceiling_s
+        terms = list(real.terms) + engine_terms(ev.res, e, ev.gemms, engine, kv_elements, ceiling_kv)
+        sides.append((e, real, terms, real.ceiling_s + sum(t.seconds for t in terms)))
+    (base, base_real, base_terms, t_base), (new, new_real, new_terms, t_new) = sides
+    ceiling = base_real.ceiling_s / new_real.ceiling_s
     realistic = t_base / t_new
     # in units of the baseline's realistic time: 1/S' - 1/S = (terms(new) - terms(base) / S) / T_b'
     base_extra = sum(t.seconds for t in base_terms)
@@ -163,10 +165,11 @@ def check_decode(platform: Platform, model: ModelSpec, precision: str, baseline:
         explained_gap=min(total / gap, 1.0) if gap > 0 else 0.0, unexplained=max(gap - total, 0.0),
     )
     return CheckResult(model=model.name, cpu=platform.name, source="typed (decode)",
-                       calibration=calibration_name, comparisons=[comp], notes=notes, memory_model=memory_model)
+                       calibration=source.calibration_name if source.calibration is not None else None,
+                       comparisons=[comp], notes=notes, memory_model=MemoryModel(memory_model).value)
 
 
-def _kv_share(e: Evaluated) -> float:
+def _kv_share(e: BuiltStep) -> float:
     ops = e.step.ops
     kv = float((ops.time * ops.reads_kv).sum())
     return kv / float(e.step.step_time)

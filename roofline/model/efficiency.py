@@ -1,7 +1,9 @@
-"""Where a realistic estimate's efficiencies come from, resolved into the typed :class:`Efficiency`:
+"""Where a realistic estimate's efficiencies come from (:class:`EfficiencySource`), resolved into the
+typed :class:`~roofline.model.realistic.Efficiency`:
 
 - a host calibration (``roofline calibrate REPORT``): measured on this very machine, one value per
-  precision; it wins when given;
+  precision; it wins when given, and applies to the platform it was fitted on only (another one is
+  refused unless ``any_platform``, and then the result says so);
 - a software-stack profile (``platforms/stacks/<stack>.toml``, fitted from the measurement records):
   one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
   ``M / (M + m_half)`` and by the path rules (a stack whose kernels run a slower path than the
@@ -16,22 +18,85 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from roofline.calc.shapes import GemmList
+from roofline.errors import UserError
+from roofline.model.paths import path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources
 from roofline.spec.calibration import Calibration
+from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.stack import StackProfile, typical_factor
-
+from roofline.spec.stack import Accuracy, StackProfile, typical_factor
+from roofline.spec.vocab import NonGemmMode
 
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"
 
 
-def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") -> Efficiency:
+@dataclass(frozen=True)
+class EfficiencySource:
+    """Where the realistic estimate's efficiencies come from: a host calibration (it wins), else a stack
+    profile, else none (the ceiling plus the priced terms)."""
+
+    stack: StackProfile | None = None
+    calibration: Calibration | None = None
+    calibration_name: str | None = None
+    """how the user named the calibration (for messages)"""
+    any_platform: bool = False
+    """apply the calibration to a platform other than the one it was fitted on (the result says so)"""
+
+    @property
+    def profile(self) -> StackProfile | None:
+        """the stack profile the estimate uses: none when a calibration is given"""
+        return self.stack if self.calibration is None else None
+
+    @property
+    def stack_name(self) -> str | None:
+        return self.profile.name if self.profile is not None else None
+
+    @property
+    def accuracy(self) -> Accuracy | None:
+        """the profile's measured accuracy, when it is what the realistic estimate uses"""
+        return self.profile.accuracy if self.profile is not None else None
+
+    @property
+    def band(self) -> float | None:
+        a = self.accuracy
+        return a.median_abs_error if a else None
+
+    def notes(self, platform: Platform) -> list[str]:
+        """A calibration applies to the platform it was fitted on: another platform is refused, unless
+        ``any_platform``, and then the returned notes say so."""
+        c = self.calibration
+        if c is None or c.platform.lower() in {n.lower() for n in platform.all_names}:
+            return []
+        label = f"--calibration {self.calibration_name}" if self.calibration_name else "the calibration"
+        if not self.any_platform:
+            raise UserError(f"{label}: fitted on platform '{c.platform}', not on '{platform.name}'; calibrate "
+                            f"this platform (roofline validate, then roofline calibrate), or give "
+                            "--calibration-any-platform to apply it anyway")
+        return [f"{label} was fitted on '{c.platform}' and is applied to '{platform.name}' "
+                "(--calibration-any-platform): its kernel efficiencies and dispatch costs are another platform's"]
+
+    def efficiency(self, res: Resources, precision: str, mode: NonGemmMode, cells: Sequence[PrecisionRecipe],
+                   gemms: GemmList, m: np.ndarray | None = None) -> Efficiency:
+        """The efficiencies a realistic estimate of ``precision`` uses: the calibration's, else the stack
+        profile's (per GEMM row: its class and its M), else none."""
+        if self.calibration is not None:
+            return from_calibration(self.calibration, precision, mode, self.calibration_name or "")
+        if self.stack is not None:
+            return from_stack(self.stack, res, cells, gemms, mode, m)
+        return UNFITTED
+
+
+NO_EFFICIENCIES = EfficiencySource()
+
+
+def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: str = "") -> Efficiency:
     """The calibration's values for ``precision`` with the non-GEMM work in ``mode``; what it does not
     give stays at 1 (0 s for dispatch). An isolated linear's efficiencies fall back to the in-model ones."""
     values: dict[str, float] = {}
@@ -55,7 +120,7 @@ def from_calibration(c: Calibration, precision: str, mode: str, name: str = "") 
     return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values) - {"shape"})
 
 
-def _geo(values: list[float]) -> float:
+def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
@@ -71,7 +136,7 @@ def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
                        (f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
                        ("classes", list(table.values()))):
         if same:
-            return _geo(same), f"{cls} (not fitted: the mean of the {what})"
+            return geometric_mean(same), f"{cls} (not fitted: the mean of the {what})"
     return None, f"{cls} (not fitted)"
 
 
@@ -87,7 +152,17 @@ def mode_value(table: dict[str, float], mode: str) -> float | None:
     """A non-GEMM part's efficiency in a mode, else the mean over the modes it has; None when empty."""
     if mode in table:
         return table[mode]
-    return _geo(list(table.values())) if table else None
+    return geometric_mean(list(table.values())) if table else None
+
+
+def shaped(eta: np.ndarray, m: np.ndarray, m_half: float, scale: np.ndarray | float = 1.0
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """``(min(eta x scale x M / (M + m_half), 1), M / (M + m_half))``: a class efficiency on rows of ``M``
+    (the shape term; none when ``m_half`` is 0), times a platform's and a path rule's factors (``scale``).
+    The stack profile's estimate and its fit both go through here."""
+    m = np.asarray(m, dtype=float)
+    shape = m / (m + m_half) if m_half > 0 else np.ones_like(m)
+    return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 
 def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
@@ -102,41 +177,43 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
     if not slower:
         return cls, 1.0
-    from roofline.model.paths import path_peak
-
     lay = res.layout
     factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)
                           / np.asarray(choice.peak)))
     return f"{p.dtype}-{rule.isa_class}", min(factor, 1.0)
 
 
+def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
+    """The profile's factor for ``platform`` and whether the records had it (else the factors' geometric mean)."""
+    known = next((v for k, v in stack.platform_factors.items() if k in platform.all_names), None)
+    if known is not None:
+        return known.value, True
+    return typical_factor({k: v.value for k, v in stack.platform_factors.items()}), False
+
+
 def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
-               mode: str, m: np.ndarray | None = None) -> Efficiency:
+               mode: NonGemmMode, m: np.ndarray | None = None) -> Efficiency:
     """The profile's efficiencies for each GEMM row (its path class, its M) and for ``mode``'s non-GEMM work."""
     m = np.asarray(gemms.m if m is None else m, dtype=float)
-    shape = m / (m + stack.m_half.value) if stack.m_half.value > 0 else np.ones_like(m)
-    known = next((v for k, v in stack.platform_factors.items() if k in res.platform.all_names), None)
-    phi = known.value if known else typical_factor({k: v.value for k, v in stack.platform_factors.items()})
+    phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    gemm, kernel, how, row_phi = [], [], [], []
-    for j, r in enumerate(cells):
+    gemm, kernel, how, scale = [], [], [], []
+    for r in cells:
         cls, factor = path_class(res, r, stack)
         if cls.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
-            gemm.append(1.0), kernel.append(1.0), row_phi.append(1.0)
+            gemm.append(1.0), kernel.append(1.0), scale.append(1.0)
             how.append(f"{cls} (a measured peak: efficiency 1, the shape term only)")
             continue
         g, found = gemm_eta(g_table, k_table, cls, True)
         k, _ = gemm_eta(g_table, k_table, cls, False)
-        gemm.append(g * factor)
-        kernel.append(k * factor)
-        row_phi.append(phi)
+        gemm.append(g), kernel.append(k), scale.append(factor * phi)
         how.append(found)
-    rphi = np.asarray(row_phi)
-    values: dict[str, object] = {"gemm": np.minimum(np.asarray(gemm) * shape * rphi, 1.0),
-                                 "kernel": np.minimum(np.asarray(kernel) * shape * rphi, 1.0), "shape": shape}
+    eta_g, shape = shaped(np.asarray(gemm), m, stack.m_half.value, np.asarray(scale))
+    eta_k, _ = shaped(np.asarray(kernel), m, stack.m_half.value, np.asarray(scale))
+    values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
     for part in ("attention", "other"):
@@ -154,15 +231,3 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape"})
-
-
-def efficiency_for(calibration: Calibration | None, precision: str, mode: str, name: str = "", *,
-                   stack: StackProfile | None = None, res: Resources | None = None,
-                   cells: Sequence[PrecisionRecipe] = (), gemms: GemmList | None = None) -> Efficiency:
-    """The efficiencies a realistic estimate of ``precision`` uses: the calibration's, else the stack
-    profile's, else none."""
-    if calibration is not None:
-        return from_calibration(calibration, precision, mode, name)
-    if stack is not None and res is not None and gemms is not None:
-        return from_stack(stack, res, cells, gemms, mode)
-    return UNFITTED

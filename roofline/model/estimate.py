@@ -12,13 +12,11 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from roofline import __version__
 from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
-from roofline.errors import UserError
 from roofline.calc.shapes import GemmList
+from roofline.errors import UserError
 from roofline.model.amdahl import (
     Overrides,
     Resolved,
@@ -27,13 +25,13 @@ from roofline.model.amdahl import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
-from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
 from roofline.model.decode import compute_bound_batch, step_split
-from roofline.model.efficiency import efficiency_for
-from roofline.model.realistic import Realistic, realistic_speedup, realistic_step
-from roofline.model.resources import Resources, make_layout
-from roofline.model.step import BOUNDS, StepEval, evaluate_step
-from roofline.model.workload import Workload, make_workload, op_cost_names
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.realistic import Realistic, realistic_speedup
+from roofline.model.resources import Resources
+from roofline.model.step import BOUNDS
+from roofline.model.workload import Workload, WorkloadSpec, op_cost_names
 from roofline.results.estimate import (
     ComputePathResult,
     DecodeResult,
@@ -48,12 +46,11 @@ from roofline.results.estimate import (
     SpeedupResult,
     WorkloadResult,
 )
-from roofline.spec.calibration import Calibration
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
-from roofline.spec.precision import PrecisionRecipe, get_recipe
-from roofline.spec.stack import StackProfile
+from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.vocab import MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
 COMMON_LEFT_OUT = [
@@ -85,26 +82,29 @@ def default_baseline(platform: Platform, model: ModelSpec) -> str:
 
 
 @dataclass(frozen=True)
-class Evaluated:
-    """One precision's step: the recipe, its GEMM recipes, the step roofline and the realistic time."""
-
-    recipe: PrecisionRecipe
-    cells: list[PrecisionRecipe]
-    step: StepEval
-    realistic: Realistic
-
-
-@dataclass(frozen=True)
 class Evaluation:
     """Everything an estimate computed before it is written up: the workload, the resources, each
-    precision's step (baseline first) and the Amdahl inputs of each speedup."""
+    precision's step (baseline first) with its realistic time, and the Amdahl inputs of each speedup."""
 
-    work: Workload
-    res: Resources
-    gemms: GemmList
-    lm_head: np.ndarray
-    evaluated: list[Evaluated]
+    steps: Steps
+    realistic: list[Realistic]
     amdahl: list[AmdahlInputs]
+
+    @property
+    def work(self) -> Workload:
+        return self.steps.work  # type: ignore[return-value]
+
+    @property
+    def res(self) -> Resources:
+        return self.steps.res
+
+    @property
+    def gemms(self) -> GemmList:
+        return self.steps.gemms
+
+    @property
+    def evaluated(self) -> list[BuiltStep]:
+        return self.steps.steps
 
 
 @dataclass(frozen=True)
@@ -121,48 +121,45 @@ class AmdahlInputs:
         return realistic_speedup(self.f.value, self.s.value, self.s_non.value, base, new)
 
 
-def evaluate(platform: Platform, model: ModelSpec, *, precisions: list[str] | None = None,
-             baseline: str | None = None, batch: int = 1, seq_len: int = 256, phase: str | None = None,
-             context: int | None = None, sockets: int | None = None, cores: int | None = None,
-             instance_cores: int | None = None, memory_model: str = "levels", bandwidth: str = "measured",
-             fused_qkv: bool = True, group_size: int | None = None, kv_dtype: str | None = None,
-             quantize_lm_head: bool = False, overrides: Overrides = Overrides(),
-             calibration: Calibration | None = None, calibration_name: str | None = None,
-             stack: StackProfile | None = None, calibration_any_platform: bool = False) -> Evaluation:
+@dataclass(frozen=True)
+class EstimateQuery:
+    """What an estimate is asked, besides the platform and the model."""
+
+    precisions: list[str] | None = None
+    """default: :func:`default_precisions`"""
+    baseline: str | None = None
+    """default: :func:`default_baseline`"""
+    workload: WorkloadSpec = WorkloadSpec()
+    layout: LayoutSpec = LayoutSpec()
+    ceiling: CeilingSpec = CeilingSpec()
+    options: StepOptions = StepOptions()
+    source: EfficiencySource = NO_EFFICIENCIES
+    overrides: Overrides = Overrides()
+
+
+def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQuery()) -> Evaluation:
     """Evaluate every precision's step and the speedups' Amdahl inputs (the estimate before it is written up)."""
-    calibration_notes(calibration, platform, calibration_name, calibration_any_platform)  # refuses another's
-    work = make_workload(model, phase, batch, seq_len, context, fused_qkv)
-    _check_overrides(overrides)
-    if kv_dtype is not None and kv_dtype not in DTYPE_BYTES:
-        raise UserError(f"--kv-dtype {kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
-    layout = make_layout(platform, sockets=sockets, cores=cores, instance_cores=instance_cores)
-    res = Resources(platform, layout, memory_model, bandwidth)
-    baseline = baseline or default_baseline(platform, model)
-    names = list(dict.fromkeys([baseline, *(precisions or default_precisions(platform, model))]))
-    recipes = [precision_recipe(n, model, group_size) for n in names]
-    gemms, lm_head = work.gemms()
-    ops = work.ops()
-    set_count = work.weight_set_counts(gemms)
-    evaluated = []
-    for r in recipes:
-        cells = cell_recipes(r, gemms, lm_head, quantize_lm_head, model)
-        step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=r.non_gemm_mode, kv_dtype=kv_dtype,
-                             set_count=set_count)
-        eff = efficiency_for(calibration, r.name, r.non_gemm_mode, calibration_name or "", stack=stack, res=res,
-                             cells=cells, gemms=gemms)
-        real = realistic_step(res, r, gemms, step, mode=r.non_gemm_mode, eff=eff)
-        evaluated.append(Evaluated(r, cells, step, real))
-    return Evaluation(work, res, gemms, lm_head, evaluated, _amdahl_inputs(platform, model, work, evaluated, overrides))
+    q.source.notes(platform)  # refuses another platform's calibration
+    work = q.workload.of(model)
+    _check_overrides(q.overrides)
+    if q.options.kv_dtype is not None and q.options.kv_dtype not in DTYPE_BYTES:
+        raise UserError(f"--kv-dtype {q.options.kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
+    baseline = q.baseline or default_baseline(platform, model)
+    names = list(dict.fromkeys([baseline, *(q.precisions or default_precisions(platform, model))]))
+    steps = build_steps(platform, work, names, layout=q.layout, ceiling=q.ceiling, source=q.source, options=q.options)
+    realistic = [s.realistic(steps.res) for s in steps]
+    return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides))
 
 
-def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", **kw) -> EstimateResult:
-    """The estimate of ``model`` on ``platform``; keyword arguments as :func:`evaluate`."""
-    ev = evaluate(platform, model, **kw)
+def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQuery(), *,
+             platform_file: str = "") -> EstimateResult:
+    """The estimate of ``model`` on ``platform``."""
+    ev = evaluate(platform, model, q)
     work, res, gemms, layout = ev.work, ev.res, ev.gemms, ev.res.layout
     instances = int(layout.total_instances)
-    quantize_lm_head = kw.get("quantize_lm_head", False)
+    quantize_lm_head = q.options.quantize_lm_head
     precision_results: dict[str, PrecisionResult] = {}
-    for e in ev.evaluated:
+    for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         path = res.path(r.compute_dtype)
         notes = [path.note] if path.note else []
@@ -178,77 +175,47 @@ def estimate(platform: Platform, model: ModelSpec, *, platform_file: str = "", *
             aggregate_ops_per_s=float(step.aggregate), gemm_time_s=float(step.gemm_time),
             weight_bytes=float(step.weight_read_bytes), weight_set_bytes=float(step.weight_bytes),
             llc_fraction=float(step.weight_bytes / res.llc_domain),
-            llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode,
+            llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode.value,
             non_gemm_time_s=float(step.non_gemm_time), step_time_s=t_step,
-            decode=_decode(res, work, e, gemms, kw.get("kv_dtype")) if work.phase == "decode" else None,
-            notes=notes, levels=step.memory_levels, bound=BOUNDS[int(step.bound)],
-            realistic_step_time_s=e.realistic.realistic_s, instance_latency_s=t_step * instances,
-            realistic_instance_latency_s=e.realistic.realistic_s * instances,
-            throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / e.realistic.realistic_s,
+            decode=_decode(res, work, e, gemms, q.options.kv_dtype) if work.phase is Phase.DECODE else None,
+            notes=notes, levels=step.memory_levels, bound=BOUNDS[int(step.bound)].value,
+            realistic_step_time_s=real.realistic_s, instance_latency_s=t_step * instances,
+            realistic_instance_latency_s=real.realistic_s * instances,
+            throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
         )
-    base = ev.evaluated[0]
+    base, base_real = ev.evaluated[0], ev.realistic[0]
     speedups = []
-    for e, a in zip(ev.evaluated[1:], ev.amdahl):
+    for e, real, a in zip(ev.evaluated[1:], ev.realistic[1:], ev.amdahl):
         t_base = float(base.step.gemm_time) / a.f.value if a.f.value > 0 else float("inf")
         speedups.append(SpeedupResult(
             precision=e.recipe.name, baseline=base.recipe.name, gemm_speedup=a.s.value, gemm_speedup_source=a.s.source,
             f_gemm=a.f.value, f_gemm_source=a.f.source, non_gemm_speedup=a.s_non.value,
             non_gemm_speedup_source=a.s_non.source, end_to_end_ceiling=a.ceiling,
-            realistic=a.realistic(base.realistic, e.realistic),
-            realistic_error=_band(kw.get("stack"), kw.get("calibration")),
+            realistic=a.realistic(base_real, real), realistic_error=q.source.band,
             overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
-                                      t.how, t.calibrated) for t in e.realistic.terms],
+                                      t.how, t.calibrated) for t in real.terms],
         ))
     left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
         platform=_platform_result(res, platform_file),
         workload=WorkloadResult(
-            model=model.name, family=model.family, phase=work.phase, batch=work.batch, seq_len=work.seq_len,
+            model=model.name, family=model.family, phase=work.phase.value, batch=work.batch, seq_len=work.seq_len,
             m=work.tokens, layers=model.num_hidden_layers, fused_qkv=work.fused_qkv,
-            context=work.context if work.phase == "decode" else None,
+            context=work.context if work.phase is Phase.DECODE else None,
         ),
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
-        calibration=kw.get("calibration_name"), memory_model=res.memory_model,
-        stack=kw["stack"].name if kw.get("stack") is not None and kw.get("calibration") is None else None,
-        realistic_accuracy=_accuracy(kw.get("stack"), kw.get("calibration")),
-        notes=calibration_notes(kw.get("calibration"), platform, kw.get("calibration_name"),
-                                kw.get("calibration_any_platform", False)),
+        calibration=q.source.calibration_name if q.source.calibration is not None else None,
+        memory_model=res.memory_model.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
+        notes=q.source.notes(platform),
     )
-
-
-def _accuracy(stack: StackProfile | None, calibration: Calibration | None):
-    """The stack profile's measured accuracy, when it is what the realistic estimate used."""
-    if stack is None or calibration is not None or stack.accuracy is None:
-        return None
-    return stack.accuracy
-
-
-def _band(stack: StackProfile | None, calibration: Calibration | None) -> float | None:
-    a = _accuracy(stack, calibration)
-    return a.median_abs_error if a else None
-
-
-def calibration_notes(calibration: Calibration | None, platform: Platform, name: str | None,
-                      any_platform: bool) -> list[str]:
-    """A calibration applies to the platform it was fitted on: another platform is refused, unless
-    ``any_platform`` (``--calibration-any-platform``), and then the result says so (the returned notes)."""
-    if calibration is None or calibration.platform.lower() in {n.lower() for n in platform.all_names}:
-        return []
-    label = f"--calibration {name}" if name else "the calibration"
-    if not any_platform:
-        raise UserError(f"{label}: fitted on platform '{calibration.platform}', not on '{platform.name}'; calibrate "
-                        f"this platform (roofline validate, then roofline calibrate), or give "
-                        "--calibration-any-platform to apply it anyway")
-    return [f"{label} was fitted on '{calibration.platform}' and is applied to '{platform.name}' "
-            "(--calibration-any-platform): its kernel efficiencies and dispatch costs are another platform's"]
 
 
 # ------------------------------------------------------------------------------- pieces
 
 
-def _decode(res: Resources, work: Workload, e: Evaluated, gemms, kv_dtype: str | None) -> DecodeResult:
+def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:
     split = step_split(e.step)
     latency = split.total_s
     kv = kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]
@@ -260,17 +227,17 @@ def _decode(res: Resources, work: Workload, e: Evaluated, gemms, kv_dtype: str |
     )
 
 
-def _amdahl_inputs(platform: Platform, model: ModelSpec, work: Workload, evaluated: list[Evaluated],
+def _amdahl_inputs(platform: Platform, model: ModelSpec, work: Workload, steps: Steps,
                    overrides: Overrides) -> list[AmdahlInputs]:
     """``f``, ``s`` and ``s_non`` of each precision against the baseline (the first), with their sources."""
-    base = evaluated[0]
+    base = steps[0]
     measured = (find_measured(model, platform, base.recipe.name, work.batch, work.seq_len)
-                if work.phase == "forward" else None)
+                if work.phase is Phase.FORWARD else None)
     g_base, n_base = float(base.step.gemm_time), float(base.step.non_gemm_time)
     f = resolve_f_gemm(measured, overrides.f_gemm, g_base / (g_base + n_base))
     out = []
-    for e in evaluated[1:]:
-        ratio = (float(e.step.aggregate / base.step.aggregate) if work.phase != "decode"
+    for e in steps.steps[1:]:
+        ratio = (float(e.step.aggregate / base.step.aggregate) if work.phase is not Phase.DECODE
                  else g_base / float(e.step.gemm_time))
         s = resolve_gemm_speedup(overrides.gemm_speedup, ratio)
         s_non = resolve_non_gemm_speedup(measured, overrides.non_gemm_speedup, base.recipe, e.recipe,
@@ -287,7 +254,7 @@ def _check_overrides(o: Overrides) -> None:
             raise UserError(f"{flag} {v}: a speedup is a positive number")
 
 
-def _gemm_result(gemms, e: Evaluated, j: int) -> GemmResult:
+def _gemm_result(gemms, e: BuiltStep, j: int) -> GemmResult:
     g = e.step.gemm
     resident = e.step.weight_level.item() != LEVELS.index("DRAM")
     return GemmResult(
@@ -299,10 +266,10 @@ def _gemm_result(gemms, e: Evaluated, j: int) -> GemmResult:
         balance_point=float(g.flops[j] / g.t_compute[j] / g.bandwidth[j]),
         bound="compute" if g.compute_bound[j] else "memory",
         bandwidth_bytes_per_s=float(g.bandwidth[j]),
-        bandwidth_kind=("llc-effective" if resident else "dram") if e.step.memory_model == "paper" else "levels",
+        bandwidth_kind=("llc-effective" if resident else "dram") if e.step.memory_model is MemoryModel.PAPER else "levels",
         attainable_ops_per_s=float(g.attainable[j]),
         time_s=float(g.count[j] * g.time[j]),
-        bound_by=BOUNDS[int(g.bound[j])],
+        bound_by=BOUNDS[int(g.bound[j])].value,
         levels={"weights": LEVELS[int(e.step.weight_level)], "activations": LEVELS[int(g.xy_level[j])]},
     )
 

@@ -1,5 +1,5 @@
-"""The realistic model: the ceiling of a step plus named terms, one implementation for estimate,
-check, calibrate and plan.
+"""The realistic model: the ceiling of a step plus named terms. One arithmetic, vectorised over steps,
+serves estimate, check, calibrate, plan and the stack fit.
 
 ``realistic = ceiling + sum(terms)``, the terms (:class:`TermName`):
 
@@ -20,16 +20,20 @@ check, calibrate and plan.
 - GEMM kernel efficiency, attention efficiency, other non-GEMM efficiency: each part's ceiling time
   over its fitted efficiency ``eta``, as the seconds beyond the ceiling ``t (1 / eta - 1)``.
 
+The arithmetic (:func:`realistic_times`) works on :class:`StepParts`, a step's ceiling split into
+what each efficiency scales, for any number of steps at once (a plan's layouts, every figure of
+the fit): GEMM rows flattened with the index of their step. Its efficiencies come per row and per
+step in a :class:`RowEfficiency`, resolved from a calibration or a stack profile
+(:mod:`roofline.model.efficiency`) or from the fit's parameter vector.
+
 Efficiencies are capped at 1: the ceiling bounds every real run, so a fitted value above 1 says the
 ceiling's inputs are off (a violation to report), not that a kernel beats it. Hence
 ``realistic >= ceiling``, with equality when nothing is fitted and every term is zero.
-
-The fitted values come in one typed container, :class:`Efficiency`, from a host calibration
-(``roofline calibrate``) or a software-stack profile.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -38,9 +42,10 @@ import numpy as np
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
-from roofline.model.step import GemmEval, StepEval
+from roofline.model.step import StepEval
 from roofline.spec.op_costs import cost
 from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.vocab import NonGemmMode
 from roofline.units import DTYPE_BYTES
 
 
@@ -63,15 +68,192 @@ EFFICIENCY_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ATTENTION_EFFICIENCY, Ter
 
 @dataclass(frozen=True)
 class Term:
-    name: TermName
+    name: TermName | str
     seconds: float
     how: str
     calibrated: bool = False
 
 
+# ------------------------------------------------------------------------------- the inputs
+
+
+@dataclass(frozen=True)
+class StepParts:
+    """``P`` steps' ceilings split into what each efficiency scales; GEMM rows flattened (``R`` of them),
+    ``row_step`` naming each row's step. Seconds are per step on the whole platform."""
+
+    row_step: np.ndarray
+    """(R,) the step of each GEMM row"""
+    count: np.ndarray
+    """(R,) calls per step"""
+    t_compute: np.ndarray
+    """(R,) one call's compute time at the ceiling"""
+    t_extra: np.ndarray
+    """(R,) the part of it that is extra vector work (dequantization): it does not shrink with M"""
+    t_memory: np.ndarray
+    """(R,) one call's memory time at the ceiling"""
+    m: np.ndarray
+    """(R,) rows of each GEMM (the shape term's M)"""
+    attention_s: np.ndarray
+    """(P,) attention at the ceiling"""
+    other_s: np.ndarray
+    """(P,) the other non-GEMM work (norms, activations, residual adds) at the ceiling"""
+    quantization_s: np.ndarray
+    """(P,) the activation quantization passes at efficiency 1"""
+    compensation_s: np.ndarray
+    """(P,) the u8 shift and compensation (no efficiency scales it)"""
+    launches: np.ndarray
+    """(P,) GEMM launches per step"""
+    gemm_ceiling_s: np.ndarray
+    """(P,) the GEMMs at the ceiling: ``sum_i count_i max(t_compute,i, t_memory,i)`` (the step evaluator's sum)"""
+    ceiling_s: np.ndarray
+    """(P,) the step's ceiling (the step evaluator's)"""
+    lead: tuple[int, ...] = ()
+    """the steps' leading axes (``P = prod(lead)``); () for one step"""
+
+    @property
+    def steps(self) -> int:
+        return len(self.attention_s)
+
+    def shaped(self, values: np.ndarray) -> np.ndarray:
+        """Per-step values back in the leading axes' shape (a float for one step)."""
+        return float(values[0]) if not self.lead else values.reshape(self.lead)
+
+
+def concat_parts(parts: Sequence[StepParts]) -> StepParts:
+    """Several steps' parts as one (the fit's figures): rows renumbered to their step's new index."""
+    offsets = np.cumsum([0] + [p.steps for p in parts[:-1]])
+    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+    return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
+                     count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"),
+                     t_memory=cat("t_memory"), m=cat("m"), attention_s=cat("attention_s"), other_s=cat("other_s"),
+                     quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
+                     launches=cat("launches"), gemm_ceiling_s=cat("gemm_ceiling_s"), ceiling_s=cat("ceiling_s"),
+                     lead=(int(sum(p.steps for p in parts)),))
+
+
+@dataclass(frozen=True)
+class RowEfficiency:
+    """The efficiencies of :func:`realistic_times`, resolved: per GEMM row and per step."""
+
+    eta: np.ndarray
+    """(R,) the compute efficiency of each row, shape term included, at most 1"""
+    shape: np.ndarray
+    """(R,) the shape term ``M / (M + m_half)`` already in ``eta`` (1 without one)"""
+    memory: np.ndarray
+    """(R,) memory-bound rows: the ceiling's memory time over the real one"""
+    attention: np.ndarray
+    """(P,)"""
+    other: np.ndarray
+    """(P,)"""
+    quantization: np.ndarray
+    """(P,)"""
+    call_s: np.ndarray
+    """(P,) one compiled graph call"""
+    per_op_s: np.ndarray
+    """(P,) each GEMM launch"""
+
+
+@dataclass(frozen=True)
+class Times:
+    """(P,) each step's realistic seconds, by part."""
+
+    gemm_s: np.ndarray
+    attention_s: np.ndarray
+    other_s: np.ndarray
+    quantization_s: np.ndarray
+    compensation_s: np.ndarray
+    dispatch_s: np.ndarray
+
+    @property
+    def linear_s(self) -> np.ndarray:
+        """the linear block: the GEMM kernels and their compensation"""
+        return self.gemm_s + self.compensation_s
+
+    @property
+    def non_gemm_s(self) -> np.ndarray:
+        return self.attention_s + self.other_s + self.quantization_s + self.dispatch_s
+
+    @property
+    def total_s(self) -> np.ndarray:
+        return self.linear_s + self.non_gemm_s
+
+
+def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
+    """Every step's realistic time, by part:
+
+    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + t_e,i / min(eta_i / shape_i, 1), t_m,i / eta_m,i)``,
+      the multiply-accumulates at their efficiency (shape term included), the extra vector work
+      (dequantization) at the efficiency without the shape term (it is per weight, not per row), the
+      memory time at the memory efficiency;
+    - attention, other non-GEMM work and the quantization passes: their ceiling over their efficiency;
+    - compensation as priced; dispatch ``call_s + launches x per_op_s``."""
+    eta_x = np.minimum(e.eta / e.shape, 1.0)
+    t_c = (parts.t_compute - parts.t_extra) / e.eta + parts.t_extra / eta_x
+    rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
+    return Times(gemm_s=np.bincount(parts.row_step, rows, minlength=parts.steps),
+                 attention_s=parts.attention_s / e.attention, other_s=parts.other_s / e.other,
+                 quantization_s=parts.quantization_s / e.quantization, compensation_s=parts.compensation_s,
+                 dispatch_s=e.call_s + parts.launches * e.per_op_s)
+
+
+# ------------------------------------------------------------------------------- a step's parts
+
+
+def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
+               graph: bool = True, m: np.ndarray | None = None) -> StepParts:
+    """The parts of an evaluated step (any leading axes) of ``recipe``; ``graph``: the GEMMs sit in a
+    compiled model (False: one linear compiled and called on its own); ``m``: the rows' M when the step
+    was evaluated at other rows than ``gemms``' (a sweep)."""
+    g = step.gemm
+    lead = g.flops.shape[:-1]
+    rows = g.flops.shape[-1]
+    flat = lambda a: np.broadcast_to(a, g.flops.shape).reshape(-1)  # noqa: E731
+    per_step = lambda a: np.broadcast_to(a, lead).reshape(-1).astype(float)  # noqa: E731
+    m = np.asarray(gemms.m if m is None else m, dtype=float)
+    attention = step.attention_time
+    quant, comp = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
+    n_steps = int(np.prod(lead)) if lead else 1
+    return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
+                     t_extra=flat(g.t_extra), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
+                     other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
+                     compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
+                     gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead)
+
+
+def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval,
+                          mode: NonGemmMode, graph: bool, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The activation quantization passes at efficiency 1, and the u8 compensation (module docstring)."""
+    if recipe.compute_dtype != "int8":
+        return np.zeros(()), np.zeros(())
+    e_act = DTYPE_BYTES[mode.activation_dtype]
+    k = gemms.k.astype(float)
+    c = np.asarray(step.gemm.count, dtype=float)
+    x_el = m * k
+    dynamic = recipe.x_scale == "per-token"
+    fused = (graph and not dynamic) or (mode is NonGemmMode.INT8 and not dynamic)
+    q_bytes = c * x_el * (0.0 if fused else e_act + 1)
+    q_ops = c * x_el * cost("quantize_ops_per_element")
+    if dynamic:
+        q_bytes = q_bytes + c * x_el * e_act
+        q_ops = q_ops + c * x_el * cost("scale_search_ops_per_element")
+    vector = np.expand_dims(np.asarray(res.vector_peak, dtype=float), -1)
+    level = level_of(x_el * e_act, np.expand_dims(step.l2_capacity, -1), np.expand_dims(step.llc_capacity, -1))
+    bw = level_bandwidth(level, *(np.expand_dims(b, -1) for b in res.bandwidths()))
+    quant = np.maximum(q_ops / vector, q_bytes / bw).sum(axis=-1)
+    comp = np.zeros(())
+    if "amx_int8" not in res.platform.isa:
+        comp = (c * m * gemms.n.astype(float)).sum(axis=-1) * cost("compensation_ops_per_output") / vector[..., 0]
+    return quant, comp
+
+
+# ------------------------------------------------------------------------------- resolved efficiencies
+
+
 @dataclass(frozen=True)
 class Efficiency:
-    """Fitted efficiencies of one precision in one non-GEMM mode (1 and 0 s: not fitted)."""
+    """Fitted efficiencies of one precision in one non-GEMM mode (1 and 0 s: not fitted), as a
+    calibration or a stack profile gives them; :meth:`rows` resolves them for a step's parts."""
 
     gemm: float | np.ndarray = 1.0
     """GEMMs inside a compiled model: compute efficiency, one value or one per GEMM row"""
@@ -107,8 +289,24 @@ class Efficiency:
             out["memory"] = min(self.memory, 1.0)
         return replace(self, **out)
 
+    def rows(self, parts: StepParts, graph: bool = True) -> RowEfficiency:
+        """Per row and per step of ``parts`` (a value per GEMM row repeats over the steps)."""
+        e = self.capped()
+        r, p = len(parts.row_step), parts.steps
+        per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
+        per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
+        eta = per_row(e.gemm if graph else e.kernel)
+        return RowEfficiency(eta=eta, shape=per_row(e.shape), memory=eta if e.memory is None else per_row(e.memory),
+                             attention=per_step(e.attention), other=per_step(e.other),
+                             quantization=per_step(e.quantization if graph else e.kernel_quantization),
+                             call_s=per_step(e.call_s if "call_s" in e.fitted else 0.0),
+                             per_op_s=per_step(e.per_op_s if "call_s" in e.fitted else 0.0))
+
 
 UNFITTED = Efficiency()
+
+
+# ------------------------------------------------------------------------------- one step, in terms
 
 
 @dataclass(frozen=True)
@@ -158,80 +356,61 @@ class Realistic:
         return sum(t.seconds for t in self.terms if t.name not in EFFICIENCY_TERMS)
 
 
-def realistic_step(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: str,
+def realistic_step(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
                    eff: Efficiency = UNFITTED, graph: bool = True) -> Realistic:
-    """The realistic time of one evaluated step (scalar: no leading axis) of ``recipe``; ``graph``: the
-    GEMMs sit in a compiled model (False: one linear compiled and called on its own)."""
-    eff = eff.capped()
-    gemm_s = float(step.gemm_time)
-    attention_s = float(step.attention_time)
-    other_s = float(step.non_gemm_time) - attention_s
-    terms = quantization_terms(res, recipe, gemms, step, mode=mode, eff=eff, graph=graph)
-    terms.append(dispatch_term(eff, float(np.sum(gemms.count))))
-    eta_c = np.asarray(eff.gemm if graph else eff.kernel, dtype=float)
-    real_gemm = gemm_seconds(step.gemm, eta_c, eff.memory, eff.shape)
-    fitted = eff.fitted
+    """The realistic time of one evaluated step (no leading axis) of ``recipe``, in named terms:
+    :func:`realistic_times` on its :func:`step_parts`."""
+    parts = step_parts(res, recipe, gemms, step, mode=mode, graph=graph)
+    return describe(parts, realistic_times(parts, eff.rows(parts, graph)), recipe, res, eff, graph, NonGemmMode(mode))
+
+
+def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resources, eff: Efficiency, graph: bool,
+             mode: NonGemmMode, index: int = 0) -> Realistic:
+    """Step ``index`` of ``parts`` and its realistic ``times`` as named terms."""
+    i = index
+    at = lambda a: float(np.asarray(a)[i])  # noqa: E731
+    e = eff.capped()
+    fitted = e.fitted
+    gemm_s, attention_s, other_s = at(parts.gemm_ceiling_s), at(parts.attention_s), at(parts.other_s)
+    terms: list[Term] = []
+    if recipe.compute_dtype == "int8":
+        terms += _quantization_terms(recipe, res, at(times.quantization_s), at(times.compensation_s), e, graph, mode)
+    if "call_s" in fitted:
+        calls = at(parts.launches)
+        terms.append(Term(TermName.DISPATCH, at(times.dispatch_s),
+                          f"one graph call {e.call_s * 1e6:.0f} us + {calls:g} GEMM launches x {e.per_op_s * 1e6:.1f} us "
+                          f"({e.source})", calibrated=True))
+    else:
+        terms.append(Term(TermName.DISPATCH, 0.0, "not fitted: run `roofline calibrate` on a validate report of this host"))
+    eta_c = np.asarray(e.gemm if graph else e.kernel, dtype=float)
     lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
     span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
-    memory = "" if eff.memory is None else f", memory-bound ones at {eff.memory:.0%} of their bandwidth"
-    terms.append(Term(TermName.GEMM_EFFICIENCY, max(real_gemm - gemm_s, 0.0),
-                      f"the GEMM kernels at {span} of their compute ceiling{memory} ({eff.source})"
-                      if hi < 1 or eff.memory is not None else "kernels at their ceiling (not fitted)",
+    memory = "" if e.memory is None else f", memory-bound ones at {e.memory:.0%} of their bandwidth"
+    terms.append(Term(TermName.GEMM_EFFICIENCY, max(at(times.gemm_s) - gemm_s, 0.0),
+                      f"the GEMM kernels at {span} of their compute ceiling{memory} ({e.source})"
+                      if hi < 1 or e.memory is not None else "kernels at their ceiling (not fitted)",
                       ("gemm" if graph else "kernel") in fitted))
-    for name, t, eta, key, what in ((TermName.ATTENTION_EFFICIENCY, attention_s, eff.attention, "attention", "attention"),
-                                    (TermName.OTHER_EFFICIENCY, other_s, eff.other, "other",
+    for name, t, eta, key, what in ((TermName.ATTENTION_EFFICIENCY, attention_s, e.attention, "attention", "attention"),
+                                    (TermName.OTHER_EFFICIENCY, other_s, e.other, "other",
                                      "norms, activations, residual adds")):
-        terms.append(Term(name, t * (1 / eta - 1), f"{what} at {eta:.0%} of their roofline ({mode}, {eff.source})"
+        terms.append(Term(name, t * (1 / eta - 1), f"{what} at {eta:.0%} of their roofline ({mode}, {e.source})"
                           if eta < 1 else f"{what} at their roofline (not fitted)", key in fitted))
-    return Realistic(gemm_s, attention_s, other_s, terms, float(step.step_time))
+    return Realistic(gemm_s, attention_s, other_s, terms, at(parts.ceiling_s))
 
 
-def gemm_seconds(g: GemmEval, eta: np.ndarray, memory: float | None = None, shape: float | np.ndarray = 1.0
-                 ) -> float:
-    """The GEMMs' realistic time in one step:
-
-    ``sum_i count_i max((t_compute,i - t_extra,i) / eta_i + t_extra,i / min(eta_i / shape_i, 1), t_memory,i / eta_m)``
-
-    the multiply-accumulates at their efficiency ``eta_i`` (shape term included), the extra vector
-    work (dequantization) at the efficiency without the shape term (it is per weight, not per row),
-    the memory time at ``eta_m`` (``memory``; None: ``eta_i``)."""
-    eta = np.asarray(eta, dtype=float)
-    eta_x = np.minimum(eta / np.asarray(shape, dtype=float), 1.0)
-    eta_m = eta if memory is None else memory
-    t_c = (g.t_compute - g.t_extra) / eta + g.t_extra / eta_x
-    return float((g.count * np.maximum(t_c, g.t_memory / eta_m)).sum())
-
-
-def quantization_terms(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: str,
-                       eff: Efficiency, graph: bool) -> list[Term]:
-    """The roofline-priced quantization terms of one step (all GEMMs with their counts)."""
-    if recipe.compute_dtype != "int8":
-        return []
-    e_act = DTYPE_BYTES[{"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[mode]]
-    m, k = gemms.m.astype(float), gemms.k.astype(float)
-    c = np.asarray(gemms.count, dtype=float)
-    x_el = m * k
-    eta_q = eff.quantization if graph else eff.kernel_quantization
+def _quantization_terms(recipe: PrecisionRecipe, res: Resources, quant: float, comp: float, e: Efficiency,
+                        graph: bool, mode: NonGemmMode) -> list[Term]:
+    eta_q = e.quantization if graph else e.kernel_quantization
     dynamic = recipe.x_scale == "per-token"
-    fused = (graph and not dynamic) or (mode == "int8" and not dynamic)
-    q_bytes = c * x_el * (0.0 if fused else e_act + 1)
-    q_ops = c * x_el * cost("quantize_ops_per_element")
-    if dynamic:
-        q_bytes = q_bytes + c * x_el * e_act
-        q_ops = q_ops + c * x_el * cost("scale_search_ops_per_element")
-    vector = float(res.vector_peak)
-    level = level_of(x_el * e_act, step.l2_capacity, step.llc_capacity)
-    bw = level_bandwidth(level, *res.bandwidths())
-    quant = float(np.maximum(q_ops / vector, q_bytes / bw).sum()) / eta_q
+    fused = (graph and not dynamic) or (mode is NonGemmMode.INT8 and not dynamic)
     passes = ("a scale-search pass and a quantize pass over each GEMM input X (per token)" if dynamic else
               "the quantize fused into the kernel producing each GEMM input X (per tensor): its ops, no extra pass"
               if fused else "a quantize pass over the GEMM input X (per tensor)")
     terms = [Term(TermName.ACTIVATION_QUANTIZATION, quant,
                   passes + (f", over the fitted quantization efficiency {eta_q:.2f}" if eta_q != 1.0 else ""),
-                  calibrated=("quantization" if graph else "kernel_quantization") in eff.fitted),
+                  calibrated=("quantization" if graph else "kernel_quantization") in e.fitted),
              Term(TermName.SMOOTHING, 0.0, "SmoothQuant's X / s, fused into the quantization pass")]
     if "amx_int8" not in res.platform.isa:
-        comp = float((c * m * gemms.n.astype(float)).sum() * cost("compensation_ops_per_output") / vector)
         terms.append(Term(TermName.COMPENSATION, comp, "no AMX: VNNI/AVX2 multiply u8 x s8, so X is shifted by 128 in "
                           "the quantize pass and each output corrected (M N ops per GEMM)"))
     else:
@@ -246,14 +425,6 @@ def quantization_terms(res: Resources, recipe: PrecisionRecipe, gemms: GemmList,
 def dispatch_s(eff: Efficiency, calls: float) -> float:
     """One compiled graph call holding ``calls`` GEMM launches; 0 when not fitted."""
     return eff.call_s + calls * eff.per_op_s
-
-
-def dispatch_term(eff: Efficiency, calls: float) -> Term:
-    if "call_s" not in eff.fitted:
-        return Term(TermName.DISPATCH, 0.0, "not fitted: run `roofline calibrate` on a validate report of this host")
-    return Term(TermName.DISPATCH, dispatch_s(eff, calls),
-                f"one graph call {eff.call_s * 1e6:.0f} us + {calls:g} GEMM launches x {eff.per_op_s * 1e6:.1f} us "
-                f"({eff.source})", calibrated=True)
 
 
 def realistic_speedup(f: float, s: float, s_non: float, base: Realistic, new: Realistic) -> float:

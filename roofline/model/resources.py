@@ -26,65 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.errors import UserError
+from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Bandwidth, MemoryModel
 from roofline.spec.sourced import Sourced
 from roofline.units import GIGA, MIB
-
-MEMORY_MODELS = ("levels", "paper")
-#: cores per instance when the user gives none: the reference paper's 4-core instances
-DEFAULT_INSTANCE_CORES = 4
-
-
-@dataclass(frozen=True)
-class Layout:
-    """``instances`` instances of ``instance_cores`` cores on each of ``sockets`` sockets."""
-
-    sockets: int
-    instance_cores: np.ndarray
-    instances: np.ndarray
-    """per socket"""
-    busy_cores: np.ndarray
-    """cores per socket the turbo rule counts as busy (the cores used, or the whole socket when the
-    rest of it is assumed busy with other work)"""
-
-    @property
-    def active_cores(self) -> np.ndarray:
-        """cores per socket running instances"""
-        return self.instance_cores * self.instances
-
-    @property
-    def total_instances(self) -> np.ndarray:
-        return self.instances * self.sockets
-
-
-def default_instance_cores(cores: int) -> int:
-    """The reference paper's 4-core instances, or the largest instance below 4 cores that divides the
-    cores used (so that no core idles): 2 cores -> one instance of 2, 6 -> two of 3."""
-    return max(c for c in range(1, min(DEFAULT_INSTANCE_CORES, cores) + 1) if cores % c == 0)
-
-
-def make_layout(platform: Platform, *, sockets: int | None = None, cores: int | None = None,
-                instance_cores: int | np.ndarray | None = None, socket_busy: bool = False) -> Layout:
-    """Check the layout flags against the platform and fill in the defaults: every socket, every core,
-    instances of ``min(4, cores)`` cores. ``instance_cores`` may be an array (one layout per entry)."""
-    n_sockets = int(platform.sockets.value)
-    per_socket = int(platform.cores_per_socket.value)
-    sockets = n_sockets if sockets is None else sockets
-    if not 1 <= sockets <= n_sockets:
-        raise UserError(f"--sockets {sockets}: {platform.name} has {n_sockets} socket(s)")
-    cores = per_socket if cores is None else cores
-    if not 1 <= cores <= per_socket:
-        raise UserError(f"--cores {cores}: {platform.name} has {per_socket} cores per socket; use 1 to {per_socket}")
-    c = np.asarray(default_instance_cores(cores) if instance_cores is None else instance_cores, dtype=float)
-    if np.any(c < 1) or np.any(c > cores):
-        bad = int(np.max(c)) if np.any(c > cores) else int(np.min(c))
-        raise UserError(f"--instance-cores {bad}: an instance has 1 to {cores} cores (the cores used per socket)")
-    n = np.floor(cores / c)
-    busy = np.full_like(c, per_socket if socket_busy else 0.0)
-    busy = np.where(socket_busy, busy, n * c)
-    return Layout(sockets, c, n, busy)
-
 
 @dataclass(frozen=True)
 class Used:
@@ -98,12 +45,11 @@ class Used:
 class Resources:
     """The platform under a layout and a memory model (whole platform, all instances together)."""
 
-    def __init__(self, platform: Platform, layout: Layout, memory_model: str = "levels",
-                 bandwidth: str = "measured") -> None:
-        if memory_model not in MEMORY_MODELS:
-            raise UserError(f"--memory-model {memory_model}: one of {', '.join(MEMORY_MODELS)}")
+    def __init__(self, platform: Platform, layout: Layout, memory_model: MemoryModel = MemoryModel.LEVELS,
+                 bandwidth: Bandwidth = Bandwidth.MEASURED) -> None:
+        memory_model, bandwidth = MemoryModel(memory_model), Bandwidth(bandwidth)
         self.platform, self.layout, self.memory_model, self.bandwidth_kind = platform, layout, memory_model, bandwidth
-        self.levels = memory_model == "levels"
+        self.levels = memory_model is MemoryModel.LEVELS
         self.used: dict[str, Used] = {}
         self._paths: dict[str, PathChoice] = {}
         p, lay = platform, layout

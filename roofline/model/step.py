@@ -30,17 +30,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.gemm import activation_meta_bytes, gemm_flops, kernel_extra_ops, weight_meta_bytes
-from roofline.calc.gemm_roofline import gemm_times
-from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of
+from roofline.calc.aggregate import aggregate_throughput
+from roofline.calc.gemm import (activation_meta_bytes, gemm_flops, gemm_times, kernel_extra_ops, operand_bytes,
+                                weight_meta_bytes)
+from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of, llc_resident
 from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
 from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.vocab import Bound, MemoryModel, NonGemmMode
 from roofline.units import DTYPE_BYTES
 
-#: what bounds a GEMM, an operation or a step, in one vocabulary: index 0 is compute, 1 + a level index
-BOUNDS: tuple[str, ...] = ("compute", *LEVELS)
+#: what bounds a GEMM, an operation or a step, by the index the evaluator stores: 0 is compute, 1 + a level index
+BOUNDS: tuple[Bound, ...] = tuple(Bound)
+assert BOUNDS[1:] == tuple(Bound(level) for level in LEVELS)
 COMPUTE = 0
 
 
@@ -123,7 +126,7 @@ class StepEval:
     """index into LEVELS"""
     fits_llc: np.ndarray
     """the weight set fits one LLC domain (resident when the platform gives an LLC bandwidth)"""
-    memory_model: str
+    memory_model: MemoryModel
     l2_capacity: np.ndarray
     """bytes one instance's L2 holds (0: not modelled)"""
     llc_capacity: np.ndarray
@@ -151,8 +154,8 @@ class StepEval:
 
     @property
     def aggregate(self) -> np.ndarray:
-        """``P_agg = sum c_i F_i / sum c_i t_i``"""
-        return self.gemm_flops / self.gemm_time
+        """``P_agg = sum c_i F_i / sum c_i t_i`` (:func:`~roofline.calc.aggregate.aggregate_throughput`)"""
+        return aggregate_throughput(self.gemm.count, self.gemm.flops, self.gemm.attainable)
 
     def time_by_bound(self) -> np.ndarray:
         """``(..., 4)``: the step's seconds in operations bound by compute, L2, LLC and DRAM."""
@@ -195,14 +198,16 @@ class StepEval:
 
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
                   ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
-                  set_count: np.ndarray | None = None, count: np.ndarray | None = None) -> StepEval:
+                  set_count: np.ndarray | None = None, count: np.ndarray | None = None,
+                  rows: np.ndarray | None = None) -> StepEval:
     """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
     M with an array ``(..., S)`` (a sweep); ``ops`` are the non-GEMM operations, priced in
     ``non_gemm_mode`` with the KV cache in ``kv_dtype`` (default: the activation dtype);
     ``set_count``: the distinct weight matrices of each row in the whole model (default: its count),
     e.g. every expert of a mixture of experts, whose steps read only some of them; ``count`` replaces the
     rows' calls per step with an array ``(..., S)`` (a mixture of experts' sweep: the distinct experts a
-    step runs grow with its tokens)."""
+    step runs grow with its tokens); ``rows``: the GEMMs' ``m`` and ``count`` are a sweep's distinct row
+    sets ``(U, S)`` and point ``p`` is row set ``rows[p]`` (its operations come per point)."""
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     lead = np.broadcast_shapes(m.shape[:-1], np.shape(res.layout.instance_cores))
     m = np.broadcast_to(m, (*lead, m.shape[-1]))  # a layout axis (plan) and a sweep axis are the same leading axis
@@ -217,16 +222,16 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
 
     peak = per_cell(lambda j, r, mj: np.asarray(paths[r.compute_dtype].peak) + 0 * mj)
     flops = gemm_flops(m, n, k)
-    d_x = per_cell(lambda j, r, mj: r.e_x * mj * k[j] + activation_meta_bytes(mj, r.x_scale, r.scale_bytes))
-    d_w = np.array([r.e_w * n[j] * k[j] + float(weight_meta_bytes(n[j], k[j], r.w_scale, r.w_group_size,
-                                                                   r.scale_bytes, r.w_zero_point))
-                    for j, r in enumerate(cells)])  # (S,): the weights do not depend on M
-    d_y = per_cell(lambda j, r, mj: r.e_y * mj * n[j])
+    e_x, e_w, e_y = (np.array([getattr(r, e) for r in cells], dtype=float) for e in ("e_x", "e_w", "e_y"))
+    x_meta = per_cell(lambda j, r, mj: activation_meta_bytes(mj, r.x_scale, r.scale_bytes))
+    w_meta = np.array([float(weight_meta_bytes(n[j], k[j], r.w_scale, r.w_group_size, r.scale_bytes, r.w_zero_point))
+                       for j, r in enumerate(cells)])  # (S,): the weights do not depend on M
+    d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_w, e_y, x_meta, w_meta)
     extra = per_cell(lambda j, r, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
                                                        r.w_group_size, r.compute_dtype == "int8"))
 
     w_set = ((count if set_count is None else np.asarray(set_count, dtype=float)) * d_w).sum(axis=-1)
-    fits = w_set <= res.llc_domain
+    fits = llc_resident(w_set, res.llc_domain)
     resident = fits & (res.b_llc is not None)
     w_level = np.where(resident, LLC, DRAM)
     if res.levels:
@@ -246,8 +251,12 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
         t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
     )
-    return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, flops.shape[:-1]),
-                    weight_bytes=w_set, weight_read_bytes=(count * d_w).sum(axis=-1), weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
+    weight_read = (count * d_w).sum(axis=-1)
+    if rows is not None:  # the distinct row sets back to the points
+        gemm = GemmEval(*(np.asarray(getattr(gemm, f.name))[rows] for f in dataclasses.fields(GemmEval)))
+        weight_read = np.broadcast_to(weight_read, flops.shape[:-1])[rows]
+    return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, gemm.flops.shape[:-1]),
+                    weight_bytes=w_set, weight_read_bytes=weight_read, weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
                     l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
 
 

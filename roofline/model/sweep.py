@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.shapes import expected_distinct_experts
-from roofline.model.recipes import cell_recipes, precision_recipe
-from roofline.model.resources import Resources, make_layout
-from roofline.model.step import BOUNDS, evaluate_step
+from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions, build_steps
+from roofline.model.step import BOUNDS
 from roofline.model.workload import make_workload
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Phase
 
 COLUMNS = ("model", "cpu", "precision", "phase", "batch", "seq_len", "context", "m", "gemm_time_s", "step_time_s",
            "throughput_per_s", "aggregate_ops_per_s", "bound", "weight_bytes", "llc_resident")
@@ -61,33 +60,22 @@ class Plane:
 
 
 def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[int], seq_lens: list[int], *,
-          phase: str | None = None, context: int | None = None, bandwidth: str = "measured",
-          memory_model: str = "levels", cores: int | None = None, instance_cores: int | None = None) -> Plane:
+          phase: Phase | None = None, context: int | None = None, ceiling: CeilingSpec = CeilingSpec(),
+          layout: LayoutSpec = LayoutSpec()) -> Plane:
+    """Every (batch x sequence) point of one (model, CPU, precision): one :func:`build_steps` call."""
     # checks every combination's limits once, on the largest
     work = make_workload(model, phase, max(batches), max(seq_lens), context)
-    recipe = precision_recipe(precision, model)
     b, s = (a.ravel().astype(float) for a in np.meshgrid(batches, seq_lens, indexing="ij"))
-    decode = work.phase == "decode"
+    steps = build_steps(platform, work, [precision], layout=layout, ceiling=ceiling,
+                        options=StepOptions(realistic=False), batch=b, seq_len=s)
+    step, res = steps[0].step, steps.res
+    decode = work.phase is Phase.DECODE
     tokens = b if decode else b * s
-    gemms, lm = work.gemms()
-    m = np.where(lm, b[:, None], tokens[:, None])  # (points, shapes)
-    res = Resources(platform, make_layout(platform, cores=cores, instance_cores=instance_cores), memory_model,
-                    bandwidth)
-    cells = cell_recipes(recipe, gemms, lm, model=model)
-    count = None
-    if model.is_moe:  # the experts a step runs, and the rows each gets, change with its tokens (moe_gemms)
-        d = expected_distinct_experts(model.num_experts, model.num_experts_per_tok, tokens)[:, None]
-        expert = np.array([name.startswith("expert_") for name in gemms.names])
-        m = np.where(expert, tokens[:, None] * model.num_experts_per_tok / d, m)
-        count = np.where(expert, model.moe_layers * d, gemms.count)
-    step = evaluate_step(res, cells, gemms, m=m, count=count, ops=work.ops(batch=b, seq_len=s),
-                         non_gemm_mode=recipe.non_gemm_mode, set_count=work.weight_set_counts(gemms))
-    gemm_time, step_time, aggregate = step.gemm_time, step.step_time, step.aggregate
-    bound = np.asarray(BOUNDS)[step.bound]
+    bound = np.asarray([x.value for x in BOUNDS])[step.bound]
     resident = bool(step.fits_llc) and res.b_llc is not None
-    return Plane(model.name, platform.name, precision, work.phase, b.astype(int), s.astype(int),
-                 work.context if decode else None, tokens.astype(int), gemm_time, step_time, aggregate, bound,
-                 np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident)
+    return Plane(model.name, platform.name, precision, work.phase.value, b.astype(int), s.astype(int),
+                 work.context if decode else None, tokens.astype(int), step.gemm_time, step.step_time, step.aggregate,
+                 bound, np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident)
 
 
 def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: list[int],

@@ -19,29 +19,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc import ops as op
-from roofline.calc.shapes import GemmList, decoder_gemms, gemm_list, transformer_gemms
+from roofline.calc.shapes import GemmList, decoder_gemms, expected_distinct_experts, gemm_list, transformer_gemms
 from roofline.errors import UserError
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import cost
-
-PHASES = ("forward", "prefill", "decode")
+from roofline.spec.vocab import Phase
 
 
 @dataclass(frozen=True)
 class Workload:
     model: ModelSpec
-    phase: str
+    phase: Phase
     batch: int
     seq_len: int
     """tokens per request (forward) or prompt length (prefill)"""
     context: int
     """decode: tokens already in the KV cache"""
     fused_qkv: bool = True
+    embeddings: bool = True
+    """the step includes the embedding lookup (a harness fed hidden states does not)"""
 
     @property
     def tokens(self) -> int:
         """GEMM rows of the layer projections."""
-        return self.batch if self.phase == "decode" else self.batch * self.seq_len
+        return self.batch if self.phase is Phase.DECODE else self.batch * self.seq_len
 
     def gemms(self) -> tuple[GemmList, np.ndarray]:
         """The GEMMs of one step, and a mask marking the lm_head."""
@@ -59,11 +60,28 @@ class Workload:
         rows.append(("lm_head", self.batch, m.vocab_size, m.hidden_size, 1))
         return gemm_list(rows), np.array([False] * len(layers) + [True])
 
-    def ops(self, batch=None, seq_len=None, embeddings: bool = True) -> list[op.Op]:
+    def ops(self, batch=None, seq_len=None) -> list[op.Op]:
         """The non-GEMM operations of one step (:mod:`roofline.calc.ops`); ``batch`` and ``seq_len`` may be
-        arrays (a sweep); ``embeddings=False`` leaves out the lookup (a harness fed hidden states)."""
+        arrays (a sweep)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
-                        self.seq_len if seq_len is None else seq_len, self.context, embeddings)
+                        self.seq_len if seq_len is None else seq_len, self.context, self.embeddings)
+
+    def rows_at(self, batch: np.ndarray, seq_len: np.ndarray, gemms: GemmList, lm_head: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """``(M, count)`` of every GEMM row at each of a grid's points, ``(points, rows)``: the layer
+        projections on the point's tokens, the lm_head on its sequences, and a mixture of experts' expert
+        rows on the experts its tokens choose (:func:`~roofline.calc.shapes.moe_gemms`' rule)."""
+        b = np.asarray(batch, dtype=float).ravel()
+        tokens = b if self.phase is Phase.DECODE else b * np.asarray(seq_len, dtype=float).ravel()
+        m = np.where(lm_head, b[:, None], tokens[:, None])
+        count = np.broadcast_to(gemms.count, m.shape)
+        if self.model.is_moe:
+            mod = self.model
+            d = expected_distinct_experts(mod.num_experts, mod.num_experts_per_tok, tokens)[:, None]
+            expert = np.array([name.startswith("expert_") for name in gemms.names])
+            m = np.where(expert, tokens[:, None] * mod.num_experts_per_tok / d, m)
+            count = np.where(expert, mod.moe_layers * d, count)
+        return m, count
 
     def _moe(self) -> dict:
         """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
@@ -95,14 +113,14 @@ def step_ops(model: ModelSpec, phase: str, batch, seq_len, context, embeddings: 
     position and token-type embeddings), decoders RMSNorm and one embedding table."""
     m, layers = model, model.num_hidden_layers
     batch = np.asarray(batch, dtype=float)
-    decode = phase == "decode"
+    decode = phase is Phase.DECODE
     tokens = batch if decode else batch * np.asarray(seq_len, dtype=float)
     encoder = m.family == "encoder"
     norm_ops = cost("layer_norm_ops_per_element" if encoder else "rms_norm_ops_per_element")
     attention = op.attention(
         batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
         heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
-        causal=phase == "prefill", cached=decode, softmax_ops=cost("softmax_ops_per_score"))
+        causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"))
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=2 * layers + (0 if encoder else 1), ops_per_element=norm_ops,
@@ -127,15 +145,29 @@ def op_cost_names(model: ModelSpec) -> list[str]:
             "softmax_ops_per_score", "residual_add_ops_per_element"]
 
 
-def make_workload(model: ModelSpec, phase: str | None, batch: int, seq_len: int, context: int | None,
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What a step computes, as the user gives it: the phase (default: forward for encoders, prefill for
+    decoders), the batch, the sequence (prompt) length, a decode step's context, and whether q, k and v
+    are one fused GEMM."""
+
+    phase: Phase | None = None
+    batch: int = 1
+    seq_len: int = 256
+    context: int | None = None
+    fused_qkv: bool = True
+
+    def of(self, model: ModelSpec) -> Workload:
+        return make_workload(model, self.phase, self.batch, self.seq_len, self.context, self.fused_qkv)
+
+
+def make_workload(model: ModelSpec, phase: Phase | None, batch: int, seq_len: int, context: int | None,
                   fused_qkv: bool = True) -> Workload:
     """Check the combination and fill in the defaults: forward for encoders, prefill for decoders."""
-    phase = phase or ("forward" if model.family == "encoder" else "prefill")
-    if phase not in PHASES:
-        raise UserError(f"--phase {phase}: one of {', '.join(PHASES)}")
-    if model.family == "encoder" and phase != "forward":
+    phase = Phase(phase) if phase is not None else (Phase.FORWARD if model.family == "encoder" else Phase.PREFILL)
+    if model.family == "encoder" and phase is not Phase.FORWARD:
         raise UserError(f"--phase {phase}: {model.name} is an encoder; its only phase is forward")
-    if model.family == "decoder" and phase == "forward":
+    if model.family == "decoder" and phase is Phase.FORWARD:
         raise UserError(f"--phase forward: {model.name} is a decoder; use prefill or decode")
     if batch < 1:
         raise UserError(f"--batch {batch}: must be a positive whole number")
@@ -143,13 +175,36 @@ def make_workload(model: ModelSpec, phase: str | None, batch: int, seq_len: int,
         raise UserError(f"--seq-len {seq_len}: must be a positive whole number")
     if context is not None and context < 0:
         raise UserError(f"--context {context}: must be 0 or more")
-    if context is not None and phase != "decode":
+    decode = phase is Phase.DECODE
+    if context is not None and not decode:
         raise UserError(f"--context applies to --phase decode (the phase here is {phase}); use --seq-len")
     context = 1024 if context is None else context
     limit = model.max_position_embeddings
-    used = context + 1 if phase == "decode" else seq_len
+    used = context + 1 if decode else seq_len
     if used > limit:
-        what = "--context" if phase == "decode" else "--seq-len"
-        raise UserError(f"{what} {used - (phase == 'decode')}: {model.name} has {limit} positions "
+        what = "--context" if decode else "--seq-len"
+        raise UserError(f"{what} {used - decode}: {model.name} has {limit} positions "
                         f"(max_position_embeddings); use at most that")
     return Workload(model, phase, batch, seq_len, context, fused_qkv)
+
+
+@dataclass(frozen=True)
+class LinearWorkload:
+    """One linear ``Y[m,n] = X[m,k] W[n,k]^T`` called on its own (a microbenchmark): no other work, and
+    its weight set is this one weight (a microbenchmark reuses it, so it stays in whatever level holds it)."""
+
+    name: str
+    m: int
+    n: int
+    k: int
+    phase: Phase = Phase.FORWARD
+    model: None = None
+
+    def gemms(self) -> tuple[GemmList, np.ndarray]:
+        return gemm_list([(self.name, self.m, self.n, self.k, 1)]), np.zeros(1, dtype=bool)
+
+    def ops(self, batch=None, seq_len=None) -> list[op.Op]:
+        return []
+
+    def weight_set_counts(self, gemms: GemmList) -> np.ndarray:
+        return np.asarray(gemms.count, dtype=float)

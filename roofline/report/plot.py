@@ -33,12 +33,12 @@ def _matplotlib(who: str = "roofline plot"):
 
 def measured_points(estimate: EstimateResult, report: ValidateResult) -> list[dict]:
     """Shapes of a `validate` report that match a predicted GEMM of the estimate (same M, N, K and recipe)."""
-    from roofline.results.validate import RECIPE_OF
+    from roofline.spec.precision import VARIANT_RECIPES
 
     predicted = {(g.m, g.n, g.k, pr.name): g for pr in estimate.precisions.values() for g in pr.gemms}
     out = []
     for s in report.shapes:
-        recipe = RECIPE_OF.get(s.precision, s.precision)
+        recipe = VARIANT_RECIPES.get(s.precision, s.precision)
         g = predicted.get((s.m, s.n, s.k, recipe))
         if g is not None and s.measured_ops_per_s:
             out.append({"name": s.name, "precision": recipe, "ai": g.arithmetic_intensity,

@@ -26,12 +26,6 @@ Positive = Annotated[float, Gt(0)]
 NonNegative = Annotated[float, Ge(0)]
 Share = Annotated[float, Gt(0), Le(1)]
 
-#: the estimate recipe each precision of a validate report is predicted with
-RECIPE_OF = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
-             "int8-static-pt2e": "int8-static", "bf16-weights": "bf16", "int8-weight-only": "int8-weight-only",
-             "int4-weight-only": "int4-weight-only"}
-
-
 @dataclass(frozen=True)
 class HostResult:
     __pydantic_config__ = PYDANTIC_CONFIG

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.vocab import NonGemmMode
 from roofline.spec.limits import LIMITS, check, check_schema_version
 
 #: the newest model file layout this version reads
@@ -18,7 +19,6 @@ SCHEMA_VERSION = 1
 #: How the non-GEMM work runs: plain FP32; BF16 autocast (AMP), which the reference paper uses
 #: for every INT8 and BF16 run; or INT8 end to end (INT8 attention, residual + norm fused with the
 #: requantize), as vendor-tuned stacks run quantized encoders.
-NonGemmMode = Literal["fp32", "amp-bf16", "int8"]
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from typing import Literal
 from roofline.errors import UnknownNameError, UserError
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.gguf_types import BlockFormat, gguf_recipe_fields
-from roofline.spec.model import NonGemmMode
 from roofline.spec.op_costs import OP_COSTS, cost
 from roofline.spec.platform import ComputeDtype
+from roofline.spec.vocab import NonGemmMode
 from roofline.units import DTYPE_BYTES
 
 StorageDtype = Literal["fp32", "bf16", "fp16", "int8", "uint8", "int4"]
@@ -59,6 +59,7 @@ class PrecisionRecipe:
     vec_dot_type): e_x is its bytes per element, block scales included"""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "non_gemm_mode", NonGemmMode(self.non_gemm_mode))
         if (self.w_scale == "per-group") != (self.w_group_size is not None):
             raise ValueError("w_group_size: give a group size exactly when w_scale is per-group")
         if self.w_group_size is not None and self.w_group_size < 1:
@@ -192,6 +193,17 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
 MIX_NAMES: dict[str, str] = {"q4_k_m": "llama.cpp Q4_K_M", "gguf": "the weight types stored in a .gguf file"}
 
 RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
+
+
+#: the recipe of each precision variant `validate` runs (its own names for some: a PT2E static INT8, BF16 weights)
+VARIANT_RECIPES = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
+                   "int8-static-pt2e": "int8-static", "bf16-weights": "bf16", "int8-weight-only": "int8-weight-only",
+                   "int4-weight-only": "int4-weight-only"}
+
+
+def variant_recipe(name: str) -> PrecisionRecipe:
+    """The recipe of a validate variant (:data:`VARIANT_RECIPES`), or of a precision by its own name."""
+    return get_recipe(VARIANT_RECIPES.get(name, name))
 
 
 def get_recipe(name: str, group_size: int | None = None) -> PrecisionRecipe:

@@ -1,8 +1,9 @@
 """Throughput of the vectorised calculators: (shape x precision) roofline evaluations per second.
 
-One call of ``roofline.calc.gemm_roofline.gemm_roofline`` over a random grid of
-GEMM shapes (M, N, K up to 16k) and four precisions, LLC residency on for half
-of them, then the aggregate per precision. Target (issue 2): >= 1e6 evaluations/s.
+The calculators the step evaluator composes (``roofline.calc.gemm``: flops, operand bytes, the
+compute and memory times) over a random grid of GEMM shapes (M, N, K up to 16k) and four
+precisions, weights from the LLC for half of them, then the aggregate per precision
+(``roofline.calc.aggregate``). Target: >= 1e6 evaluations/s.
 
     python tests/benchmarks/bench_grid.py [--shapes 250000] [--repeats 5]
 """
@@ -15,7 +16,7 @@ import time
 import numpy as np
 
 from roofline.calc.aggregate import aggregate_throughput
-from roofline.calc.gemm_roofline import gemm_roofline
+from roofline.calc.gemm import gemm_flops, gemm_times, operand_bytes
 
 
 def main() -> int:
@@ -35,8 +36,10 @@ def main() -> int:
     times = []
     for _ in range(args.repeats):
         t0 = time.perf_counter()
-        grid = gemm_roofline(m, n, k, e_x, e_x, e_y, peak, 1e12, 2e12, resident)
-        agg = aggregate_throughput(count, grid.flops, grid.attainable)
+        flops = gemm_flops(m, n, k)
+        d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_x, e_y)
+        t_c, t_m, _, _ = gemm_times(flops, d_x, d_w, d_y, peak, np.where(resident, 2e12, 1e12), 1e12)
+        agg = aggregate_throughput(count, flops, flops / np.maximum(t_c, t_m))
         times.append(time.perf_counter() - t0)
     assert agg.shape == (4,) and np.isfinite(agg).all()
     best, median = min(times), float(np.median(times))

@@ -5,24 +5,41 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from roofline.cli.emit import print_rich, write_json
-from roofline.files.writing import write_text
-from roofline.cli.progress import progress_reporter
+from roofline import arguments as A
+from roofline.cli import flags
+
+DESCRIPTION = ("Measure this host: DRAM and LLC read bandwidth, FP32/BF16/INT8 GEMM peaks on the fastest real path, "
+               "and write a platform TOML in the catalog's schema (every number 'measured'). Needs the validate extra "
+               "(torch).")
+EXAMPLES = ["roofline probe -o host.toml"]
+
+
+def parser(name: str) -> argparse.ArgumentParser:
+    p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the platform TOML (it is also cached as the "
+                   "host probe that `validate --cpu host` uses)")
+    flags.add(p, A.PROBE)
+    flags.add_outputs(p, brief=False)
+    return p
 
 
 def run(args: argparse.Namespace) -> int:
     from roofline.validation.torch_env import require_torch
 
+    a = flags.values(A.PROBE, args)
     require_torch()
     from roofline.catalog import load_platform_file
     from roofline.catalog.write import platform_toml
+    from roofline.cli.emit import print_rich, write_json
+    from roofline.cli.progress import progress_reporter
+    from roofline.files.writing import write_text
     from roofline.report.catalog_tables import render_platform
     from roofline.validation.platforms import save_probe
     from roofline.validation.probe import probe_platform, run_probe
 
     with progress_reporter("probe") as progress:
-        result = run_probe(args.threads, quick=args.quick, progress=progress)
-    platform = probe_platform(result, name=args.name)
+        result = run_probe(a.threads, quick=a.quick, progress=progress)
+    platform = probe_platform(result, name=a.name)
     header = f"roofline probe of this host, {result.date}, {result.threads} threads (roofline probe --threads {result.threads})"
     text = platform_toml(platform, header=header)
     targets = []

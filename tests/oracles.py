@@ -1,42 +1,27 @@
-"""The per-shape roofline of a GEMM grid, composed from the formula modules.
-
-One call evaluates every (precision, shape) pair: pass per-precision values
-with shape ``(P, 1)`` and per-shape values with shape ``(S,)`` and every output
-is ``(P, S)``.
-"""
+"""The reference paper's formulas, written out on their own: oracles the tests check the step
+evaluator against (the tool itself prices every GEMM through :mod:`roofline.model.step`)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
-
-from roofline.calc.gemm import arithmetic_intensity, gemm_flops, operand_bytes
-from roofline.calc.llc import effective_bandwidth
+from roofline.calc.gemm import arithmetic_intensity, gemm_flops, gemm_times, operand_bytes
 from roofline.calc.roofline import attainable, balance_point
 
 
-def gemm_times(flops: ArrayLike, d_x: ArrayLike, d_w: ArrayLike, d_y: ArrayLike, peak: ArrayLike, b_w: ArrayLike,
-               b_xy: ArrayLike, extra_ops: ArrayLike = 0.0, extra_peak: ArrayLike = np.inf
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(t_compute, t_memory, t_w, t_xy)`` of one GEMM call, every input broadcast:
+def effective_bandwidth(d_x: ArrayLike, d_w: ArrayLike, d_y: ArrayLike, b_mem: ArrayLike, b_llc: ArrayLike) -> np.ndarray:
+    """Bandwidth seen by a GEMM whose weights stream from the LLC while X and Y go to DRAM:
 
-    ``t_compute = F / P + E / P_extra`` (``E``: extra work besides the MACs, e.g. dequantizing weights,
-    on the path with peak ``P_extra``); ``t_w = D_W / B_W``, ``t_xy = (D_X + D_Y) / B_XY`` with each
-    operand class at the bandwidth of the level it is read from; ``t_memory = t_w + t_xy``.
-    The call takes ``max(t_compute, t_memory)``.
+    ``B_eff = (D_X + D_W + D_Y) / (D_X / B_mem + D_W / B_LLC + D_Y / B_mem)``
+
+    a byte-weighted harmonic mean, so ``B_mem <= B_eff <= B_LLC`` whenever ``B_mem <= B_LLC``.
     """
-    t_compute = np.asarray(flops, dtype=float) / np.asarray(peak, dtype=float)
-    if np.any(extra_ops):
-        t_compute = t_compute + np.asarray(extra_ops, dtype=float) / np.asarray(extra_peak, dtype=float)
-    t_w = np.asarray(d_w, dtype=float) / np.asarray(b_w, dtype=float)
-    t_xy = (np.asarray(d_x, dtype=float) + np.asarray(d_y, dtype=float)) / np.asarray(b_xy, dtype=float)
-    return t_compute, t_w + t_xy, t_w, t_xy
+    d_x, d_w, d_y = (np.asarray(a, dtype=float) for a in (d_x, d_w, d_y))
+    b_mem, b_llc = np.asarray(b_mem, dtype=float), np.asarray(b_llc, dtype=float)
+    return (d_x + d_w + d_y) / ((d_x + d_y) / b_mem + d_w / b_llc)
 
 
 class GemmRoofline(NamedTuple):

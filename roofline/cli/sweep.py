@@ -11,50 +11,38 @@ import argparse
 import contextlib
 import csv
 import json
-import math
 import signal
 import sys
 
-from roofline.catalog import find_file, load_model_file, load_platform_file
-from roofline.cli import MAX_SWEEP_POINTS
-from roofline.cli.estimate_cmd import names
-from roofline.errors import UserError
-from roofline.model.sweep import COLUMNS, sweep
-from roofline.model.workload import make_workload
-from roofline.spec.precision import get_recipe
+from roofline import arguments as A
+from roofline.cli import flags
+
+DESCRIPTION = ("Evaluate a grid with the vectorised core and write one row per point: step and GEMM time, "
+               "throughput, aggregate GEMM ops/s, what bounds it, weight bytes, LLC residency. Lists are "
+               "comma-separated; integer axes also take start:stop[:step] (stop included).")
+EXAMPLES = ["roofline sweep --model bert-base --cpu icx,spr --batch 1:64 -o grid.csv"]
 
 
-def _axis(values: list[list[range]] | None, default: int) -> list[int]:
-    """The values of an axis, in the order given (duplicates kept out)."""
-    if not values:
-        return [default]
-    return list(dict.fromkeys(v for ranges in values for r in ranges for v in r))
-
-
-def _axis_size(values: list[list[range]] | None) -> int:
-    return sum(len(r) for ranges in values for r in ranges) if values else 1
+def parser(name: str) -> argparse.ArgumentParser:
+    p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
+    flags.add(p, A.SWEEP)
+    p.add_argument("-o", "--output", help="file (.csv, .jsonl) or - for stdout (default)")
+    p.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name, else csv")
+    flags.add_outputs(p, json=False, brief=False)
+    return p
 
 
 def run(args: argparse.Namespace) -> int:
-    model_names = names(args.model, "--model", "model")
-    cpu_names = names(args.cpu, "--cpu", "CPU")
-    precisions = names(args.precision, "--precision", "precision") if args.precision else ["fp32", "int8-static"]
-    points = math.prod([len(model_names), len(cpu_names), len(precisions), _axis_size(args.batch),
-                        _axis_size(args.seq_len)])
-    if points > MAX_SWEEP_POINTS:
-        raise UserError(f"the grid has {points:,} points, more than the {MAX_SWEEP_POINTS:,} a sweep evaluates; "
-                        "narrow --batch or --seq-len (a step, e.g. 1:4096:64) or split the sweep")
-    for p in precisions:
-        get_recipe(p)
-    models = [load_model_file(find_file("models", m)) for m in model_names]
-    platforms = [load_platform_file(find_file("platforms", c)) for c in cpu_names]
-    batches, seqs = _axis(args.batch, 1), _axis(args.seq_len, 256)
-    for model in models:  # every model's limits (positions, phase, context), on the largest point
-        make_workload(model, args.phase, max(batches), max(seqs), args.context)
+    from roofline.api import sweep_grid
+    from roofline.model.build import CeilingSpec, LayoutSpec
+    from roofline.model.sweep import COLUMNS, sweep
+
+    a = flags.values(A.SWEEP, args)
+    models, platforms, precisions, batches, seqs = sweep_grid(a)
     fmt = args.format or ("jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv")
-    planes = sweep(platforms, models, precisions, batches, seqs, phase=args.phase, context=args.context,
-                   bandwidth=args.bandwidth, memory_model=args.memory_model, cores=args.cores,
-                   instance_cores=args.instance_cores)
+    planes = sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
+                   ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+                   layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))
     if args.output and args.output != "-":
         from roofline.files.writing import open_text
 
@@ -104,4 +92,3 @@ def _interrupt_between_rows():
         yield noted
     finally:
         signal.signal(signal.SIGINT, previous)
-

@@ -1,0 +1,48 @@
+"""``roofline accuracy``: every measurement record against the ceiling and the realistic estimate."""
+
+from __future__ import annotations
+
+import argparse
+
+from roofline import arguments as A
+from roofline.cli import flags
+from roofline.cli.emit import emit
+
+DESCRIPTION = ("Compare every measurement record (validation/records) with its ceiling and with the realistic estimate "
+               "of its software stack, that stack's profile refitted without the record's platform "
+               "(leave-one-platform-out: the error to expect on an unseen CPU). Counts ceiling violations (must be 0).")
+EXAMPLES = ["roofline accuracy --brief", "roofline accuracy --plot accuracy.png"]
+
+
+def parser(name: str) -> argparse.ArgumentParser:
+    p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
+    flags.add(p, A.ACCURACY)
+    p.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
+    flags.add_outputs(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from roofline.api import accuracy
+
+    if args.plot:  # its target was checked before any work (cli._check_outputs); its format here
+        from roofline.report.plot import check_chart_path
+
+        check_chart_path(args.plot, "--plot")
+    result = accuracy(**flags.values(A.ACCURACY, args))
+    if args.plot:
+        from roofline.files.writing import replacing
+        from roofline.report.plot import plot_accuracy
+
+        with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed
+            plot_accuracy(result, path)
+
+    def render():
+        from roofline.report.accuracy_tables import render_accuracy
+
+        return render_accuracy(result, brief=args.brief)
+
+    code = emit(result, args, render)
+    if args.plot and args.json != "-":
+        print(f"wrote {args.plot}")
+    return code

@@ -1,0 +1,124 @@
+"""A measurement record's figures, each with the steps the model predicts it from.
+
+A figure (a latency, a speedup, a rate, ...) becomes one step (two for a ratio: baseline, then the
+precision), each step its :class:`~roofline.model.realistic.StepParts` with the efficiencies left
+out, plus what the efficiencies are looked up by: each GEMM row's compute path class and path-rule
+factor, whether the GEMMs sit in a compiled graph, the non-GEMM mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline.catalog import load_model, load_platform
+from roofline.catalog.records import LoadedRecord
+from roofline.errors import SpecError, UnknownNameError
+from roofline.model.build import LayoutSpec, StepOptions
+from roofline.model.efficiency import path_class
+from roofline.model.estimate import EstimateQuery, evaluate
+from roofline.model.harness import encoder_run, shape_run
+from roofline.model.realistic import StepParts
+from roofline.model.resources import Resources
+from roofline.model.workload import WorkloadSpec
+from roofline.spec.precision import PrecisionRecipe, variant_recipe
+from roofline.spec.sourced import Sourced
+from roofline.spec.stack import PathRule, StackProfile
+from roofline.spec.vocab import FigureKind, NonGemmMode
+
+
+@dataclass(frozen=True)
+class FigureStep:
+    """One step a figure is predicted from."""
+
+    parts: StepParts
+    classes: tuple[str, ...]
+    """each GEMM row's compute path class (``<dtype>-<isa class>``)"""
+    factor: np.ndarray
+    """each row's path-rule peak ratio (1 unless the stack runs a slower path than the ceiling's)"""
+    graph: bool
+    mode: NonGemmMode
+
+
+@dataclass(frozen=True)
+class Figure:
+    record: str
+    platform: str
+    stack: str
+    kind: FigureKind
+    precision: str
+    baseline: str | None
+    label: str
+    measured: float
+    steps: tuple[FigureStep, ...]
+    """one step (latency, gemm, throughput, ...) or two (baseline, new: speedups)"""
+    batch: int = 1
+    tokens: float = 1.0
+    """tokens per step (tokens_per_s figures)"""
+
+    @property
+    def parts(self) -> tuple[FigureStep, ...]:
+        return self.steps
+
+
+def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = ()) -> list[Figure]:
+    """Every measured figure of a record, with the steps the model predicts it from."""
+    r = rec.record
+    try:
+        platform = load_platform(r.platform.name)
+    except UnknownNameError as e:
+        raise SpecError(str(rec.path), "platform.name", str(e)) from None
+    try:
+        spec = load_model(r.model)
+    except UnknownNameError as e:
+        raise SpecError(str(rec.path), "model", str(e)) from None
+    spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
+    stack = StackProfile(name="rules", description="", gemm_efficiency={}, m_half=Sourced(value=0, kind="assumed",
+                         source="-"), path_rules=tuple(rules))
+    out = []
+    cache: dict[tuple, tuple[FigureStep, ...]] = {}
+    for m in rec.measurements:
+        key = (m.kind, m.precision, m.baseline, m.non_gemm_mode, m.m, m.n, m.k, m.phase, m.seq_len, m.context,
+               m.kv_dtype)
+        if key not in cache:
+            cache[key] = _steps_for(r, platform, spec, m, stack)
+        kind = FigureKind(m.kind)
+        label = (f"{m.name} {m.m}x{m.n}x{m.k}" if kind is FigureKind.GEMM else m.name if m.name else
+                 f"{m.kind.replace('_', ' ')} vs {m.baseline}" if m.baseline else m.kind)
+        phase = m.phase or r.phase
+        tokens = r.batch * (1 if phase == "decode" else (m.seq_len or r.seq_len))
+        out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
+                          cache[key], r.batch, tokens))
+    return out
+
+
+def _steps_for(r, platform, spec, m, stack: StackProfile) -> tuple[FigureStep, ...]:
+    cores = r.platform.cores
+    kind = FigureKind(m.kind)
+    if kind in (FigureKind.LATENCY, FigureKind.GEMM) and r.platform.instance_cores is None:
+        # a single process on every core used (validate's harness)
+        if kind is FigureKind.GEMM:
+            h = shape_run(platform, m.precision, m.name or "gemm", m.m, m.n, m.k, cores=cores,
+                          sockets=r.platform.sockets)
+        else:
+            h = encoder_run(platform, spec, m.precision, spec.num_hidden_layers, r.batch, r.seq_len,
+                            NonGemmMode(m.non_gemm_mode or variant_recipe(m.precision).non_gemm_mode),
+                            cores=cores, embeddings=r.embeddings)
+        return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack),)
+    names = [m.baseline, m.precision] if m.baseline else [m.precision]
+    instance_cores = r.platform.instance_cores or (cores if kind is FigureKind.TOKENS_PER_S else None)
+    ev = evaluate(platform, spec, EstimateQuery(
+        precisions=names, baseline=names[0],
+        workload=WorkloadSpec(phase=m.phase or r.phase, batch=r.batch, seq_len=m.seq_len or r.seq_len,
+                              context=m.context if m.context is not None else r.context),
+        layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
+        options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head)))
+    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack) for e in ev.evaluated)
+
+
+def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
+                 stack: StackProfile) -> FigureStep:
+    classes, factor = zip(*(path_class(res, c, stack) for c in cells))
+    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), graph, mode)

@@ -1,0 +1,157 @@
+"""One step pipeline for every command: workload -> layout and resources -> the recipe of each GEMM
+row -> the step roofline -> efficiencies -> the realistic time.
+
+:func:`build_steps` is what estimate, check, plan's service times, sweep, the validate harness and
+the stack fit call. It evaluates the precisions of one workload on one platform under one layout,
+and broadcasts over a leading axis where one is given: an array of ``instance_cores`` (a plan's
+layouts) or arrays of ``batch`` and ``seq_len`` (a sweep's points). A sweep's GEMMs depend on a
+point's tokens and sequences only, so each distinct ``(tokens, batch)`` is evaluated once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+from roofline.calc.shapes import GemmList
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.layout import Layout, make_layout
+from roofline.model.realistic import Efficiency, Realistic, StepParts, Times, describe, realistic_times, step_parts
+from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.resources import Resources
+from roofline.model.step import StepEval, evaluate_step
+from roofline.model.workload import LinearWorkload, Workload
+from roofline.spec.precision import PrecisionRecipe, variant_recipe
+from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode
+
+AnyWorkload = Union[Workload, LinearWorkload]
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """Where the step runs: sockets and cores used (default: all), cores per instance (default: the
+    reference paper's 4; an array is one layout per entry), and whether the rest of each socket is busy
+    (a loaded server: every core at the all-core clock)."""
+
+    sockets: int | None = None
+    cores: int | None = None
+    instance_cores: int | np.ndarray | None = None
+    socket_busy: bool = False
+
+
+@dataclass(frozen=True)
+class CeilingSpec:
+    """How the ceiling is priced."""
+
+    memory_model: MemoryModel = MemoryModel.LEVELS
+    bandwidth: Bandwidth = Bandwidth.MEASURED
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    """What the step computes beyond its shape."""
+
+    group_size: int | None = None
+    """per-group INT4 recipes' group size"""
+    kv_dtype: str | None = None
+    """the KV cache's element type (default: the activation dtype)"""
+    quantize_lm_head: bool = False
+    non_gemm_mode: NonGemmMode | None = None
+    """the non-GEMM work's mode when it is not the recipe's (a validate run's)"""
+    graph: bool = True
+    """the GEMMs sit in a compiled model (False: one linear compiled and called on its own)"""
+    realistic: bool = True
+    """price the realistic time too (a sweep prints the ceiling only)"""
+    variants: bool = False
+    """precisions are validate's variant names (``int8-static-pt2e``: the int8-static recipe)"""
+
+
+@dataclass(frozen=True)
+class BuiltStep:
+    """One precision's step: its recipe, the recipe of each GEMM row, the step roofline, and (unless
+    ``realistic`` was off) its efficiencies, parts and realistic times."""
+
+    name: str
+    """the precision as asked"""
+    recipe: PrecisionRecipe
+    cells: list[PrecisionRecipe]
+    mode: NonGemmMode
+    step: StepEval
+    eff: Efficiency | None = None
+    parts: StepParts | None = None
+    times: Times | None = None
+
+    def realistic(self, res: Resources, graph: bool = True, index: int = 0) -> Realistic:
+        """The realistic time of step ``index`` (one layout, one point) in named terms."""
+        assert self.parts is not None and self.times is not None and self.eff is not None
+        return describe(self.parts, self.times, self.recipe, res, self.eff, graph, self.mode, index)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps of one workload on one platform, the baseline first."""
+
+    work: AnyWorkload
+    res: Resources
+    gemms: GemmList
+    lm_head: np.ndarray
+    m: np.ndarray
+    """the rows' M, ``(..., rows)``"""
+    steps: list[BuiltStep] = field(default_factory=list)
+
+    @property
+    def layout(self) -> Layout:
+        return self.res.layout
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __getitem__(self, i: int) -> BuiltStep:
+        return self.steps[i]
+
+
+def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: LayoutSpec = LayoutSpec(),
+                ceiling: CeilingSpec = CeilingSpec(), source: EfficiencySource = NO_EFFICIENCIES,
+                options: StepOptions = StepOptions(), batch: np.ndarray | None = None,
+                seq_len: np.ndarray | None = None) -> Steps:
+    """Every precision's step of ``work`` on ``platform`` (module docstring); ``batch`` and ``seq_len``:
+    a sweep's points (arrays of one shape), in place of the workload's own batch and length."""
+    res = Resources(platform, make_layout(platform, sockets=layout.sockets, cores=layout.cores,
+                                          instance_cores=layout.instance_cores, socket_busy=layout.socket_busy),
+                    ceiling.memory_model, ceiling.bandwidth)
+    gemms, lm_head = work.gemms()
+    set_count = work.weight_set_counts(gemms)
+    m, count, ops = gemms.m, None, work.ops()
+    inverse = None
+    if batch is not None:
+        b, s = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(batch, seq_len))
+        m, count = work.rows_at(b, s, gemms, lm_head)  # (points, rows)
+        ops = work.ops(batch=b, seq_len=s)
+        # the GEMMs see a point's tokens and sequences only: evaluate each distinct row set once
+        uniq, first, inverse = np.unique(np.concatenate([m, count], axis=1), axis=0, return_index=True,
+                                         return_inverse=True)
+        m_u, count_u = m[first], count[first]
+    out = Steps(work, res, gemms, lm_head, m)
+    model = getattr(work, "model", None)
+    for name in precisions:
+        recipe = variant_recipe(name) if options.variants else precision_recipe(name, model, options.group_size)
+        cells = (cell_recipes(recipe, gemms, lm_head, options.quantize_lm_head, model) if model is not None
+                 else [recipe] * len(gemms))
+        mode = NonGemmMode(options.non_gemm_mode or recipe.non_gemm_mode)
+        if inverse is None:
+            step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=mode, kv_dtype=options.kv_dtype,
+                                 set_count=set_count)
+        else:
+            step = evaluate_step(res, cells, gemms, m=m_u, count=count_u, ops=ops, non_gemm_mode=mode,
+                                 kv_dtype=options.kv_dtype, set_count=set_count, rows=np.ravel(inverse))
+        built = BuiltStep(name, recipe, cells, mode, step)
+        if options.realistic:
+            eff = source.efficiency(res, name, mode, cells, gemms)
+            parts = step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
+                               m=None if inverse is None else m)
+            built = BuiltStep(name, recipe, cells, mode, step, eff, parts,
+                              realistic_times(parts, eff.rows(parts, options.graph)))
+        out.steps.append(built)
+    return out

@@ -1,0 +1,130 @@
+"""The tool's vocabulary: every mode a signature, a flag or a result can name, as an enum.
+
+Each member's value is the word the command line takes and the JSON prints, so a member compares
+equal to that string (``Phase.DECODE == "decode"``) and formats as it (``f"{Phase.DECODE}"`` is
+``decode``); the argument parsers, the domain and the results share these types.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Vocab(str, Enum):
+    """A word of the vocabulary: an enum whose members are their own strings."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    #: hashed as its word, so that a member finds the entry a file's plain string keyed (Enum hashes the name)
+    __hash__ = str.__hash__
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @classmethod
+    def words(cls) -> tuple[str, ...]:
+        return tuple(m.value for m in cls)
+
+
+class Phase(Vocab):
+    """What one step of a model does."""
+
+    FORWARD = "forward"
+    """an encoder's pass over its tokens"""
+    PREFILL = "prefill"
+    """a decoder's prompt"""
+    DECODE = "decode"
+    """one new token per sequence, reading the KV cache"""
+
+
+class MemoryModel(Vocab):
+    """How the ceiling prices memory traffic."""
+
+    LEVELS = "levels"
+    """each tensor at the cache level that holds it (L2, LLC, DRAM), at the highest clock allowed"""
+    PAPER = "paper"
+    """the reference paper's: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit"""
+
+
+class Bandwidth(Vocab):
+    """Which bandwidth figures of a platform file the ceiling uses."""
+
+    MEASURED = "measured"
+    THEORETICAL = "theoretical"
+
+
+class Ceiling(Vocab):
+    """The two ceilings of a step (docs/formulas.md)."""
+
+    BOUND = "bound"
+    """nothing real may run faster: the highest clock the datasheet allows, theoretical bandwidth"""
+    ATTAINABLE = "attainable"
+    """the licence clock of the busy cores, STREAM-class bandwidth, datasheet ops per cycle"""
+
+
+class Scenario(Vocab):
+    """MLPerf's two serving scenarios."""
+
+    OFFLINE = "offline"
+    SERVER = "server"
+
+
+class Bound(Vocab):
+    """What bounds an operation or a step. The order is the index the step evaluator stores."""
+
+    COMPUTE = "compute"
+    L2 = "L2"
+    LLC = "LLC"
+    DRAM = "DRAM"
+
+
+class NonGemmMode(Vocab):
+    """How a precision runs its non-GEMM work."""
+
+    FP32 = "fp32"
+    AMP_BF16 = "amp-bf16"
+    """BF16 autocast: BF16 activations, attention on the BF16 path where native"""
+    INT8 = "int8"
+    """fully INT8 pipelines: INT8 activations, attention on the INT8 path"""
+
+    @property
+    def activation_dtype(self) -> str:
+        return {"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[self.value]
+
+
+class FigureKind(Vocab):
+    """What a measured figure of a record is."""
+
+    LATENCY = "latency"
+    SPEEDUP = "speedup"
+    LINEAR_SPEEDUP = "linear_speedup"
+    GEMM = "gemm"
+    THROUGHPUT = "throughput"
+    TOKENS_PER_S = "tokens_per_s"
+    GEMM_SHARE = "gemm_share"
+    NON_GEMM_SPEEDUP = "non_gemm_speedup"
+
+    @property
+    def is_ratio(self) -> bool:
+        """compares two precisions"""
+        return self in (FigureKind.SPEEDUP, FigureKind.LINEAR_SPEEDUP, FigureKind.NON_GEMM_SPEEDUP)
+
+    @property
+    def is_rate(self) -> bool:
+        """an absolute figure where higher is faster"""
+        return self in (FigureKind.THROUGHPUT, FigureKind.TOKENS_PER_S)
+
+    @property
+    def is_absolute(self) -> bool:
+        """a measurement of performance, which a ceiling bounds (a ratio of two runs is not)"""
+        return self in (FigureKind.LATENCY, FigureKind.GEMM, FigureKind.THROUGHPUT, FigureKind.TOKENS_PER_S)
+
+
+class StepPart(Vocab):
+    """A part of a step's time."""
+
+    ALL = "all"
+    LINEAR = "linear"
+    """the GEMM kernels and their epilogue (the paper's linear block)"""
+    NON_GEMM = "non_gemm"
