@@ -10,7 +10,6 @@ the typed value, or raises ``ValueError`` with what is wrong (``"0 is out of ran
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable
 
@@ -36,13 +35,23 @@ def _range(text: Any, lo: float, hi: float, what: str) -> ValueError:
 # ------------------------------------------------------------------------------- values
 
 
-@dataclass(frozen=True)
-class Int:
+class _Value:
+    """A value's definition: its parameters, named (plain classes: a command's arguments are read at every
+    start, and a dataclass costs a millisecond to define)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(getattr(self, s)) for s in self.__slots__)})"
+
+
+class Int(_Value):
     """A whole number in ``[lo, hi]``."""
 
-    lo: int
-    hi: int
-    what: str = ""
+    __slots__ = ("lo", "hi", "what")
+
+    def __init__(self, lo: int, hi: int, what: str = "") -> None:
+        self.lo, self.hi, self.what = lo, hi, what
 
     def __call__(self, v: Any) -> int:
         if isinstance(v, str):
@@ -62,13 +71,13 @@ class Int:
         return f"{_fmt(self.lo)} to {_fmt(self.hi)}"
 
 
-@dataclass(frozen=True)
-class Float:
+class Float(_Value):
     """A finite number in ``[lo, hi]``."""
 
-    lo: float
-    hi: float
-    what: str = ""
+    __slots__ = ("lo", "hi", "what")
+
+    def __init__(self, lo: float, hi: float, what: str = "") -> None:
+        self.lo, self.hi, self.what = lo, hi, what
 
     def __call__(self, v: Any) -> float:
         if isinstance(v, str):
@@ -87,12 +96,13 @@ class Float:
         return x
 
 
-@dataclass(frozen=True)
-class FloatList:
+class FloatList(_Value):
     """Comma-separated finite numbers (or a list of numbers), each in ``[lo, hi]``."""
 
-    lo: float
-    hi: float
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: float, hi: float) -> None:
+        self.lo, self.hi = lo, hi
 
     def __call__(self, v: Any) -> list[float]:
         one = Float(self.lo, self.hi)
@@ -106,11 +116,13 @@ class FloatList:
         return [one(v)]
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(_Value):
     """One word of a vocabulary (an enum, or a tuple of words)."""
 
-    words: type[Enum] | tuple[str, ...]
+    __slots__ = ("words",)
+
+    def __init__(self, words: type[Enum] | tuple[str, ...]) -> None:
+        self.words = words
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -122,9 +134,10 @@ class Choice:
         return v if isinstance(self.words, tuple) else self.words(v)
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(_Value):
     """A string (a name or a path)."""
+
+    __slots__ = ()
 
     def __call__(self, v: Any) -> str:
         if isinstance(v, str):
@@ -136,14 +149,15 @@ class Text:
         raise ValueError(f"{v!r}: give a string")
 
 
-@dataclass(frozen=True)
-class Axis:
+class Axis(_Value):
     """A sweep axis: comma-separated whole numbers or ``start:stop[:step]`` ranges (stop included), each
     value in ``[lo, hi]``, or a list of whole numbers; ranges stay lazy (their size is checked before
     anything is built)."""
 
-    lo: int
-    hi: int
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
 
     def __call__(self, v: Any) -> list[range]:
         one = Int(self.lo, self.hi)
@@ -195,29 +209,39 @@ def _switch(v: Any) -> bool:
 # ------------------------------------------------------------------------------- arguments
 
 
-@dataclass(frozen=True)
 class Arg:
     """One argument of a command."""
 
-    name: str
-    """the Python keyword; the flag is ``--`` and the name with dashes (unless ``flags``)"""
-    help: str
-    value: Callable[[Any], Any] = field(default_factory=Text)
-    default: Any = None
-    flags: tuple[str, ...] = ()
-    many: bool = False
-    """a list: the flag repeats or comma-separates (``--precision a --precision b,c``), the keyword takes a
-    list or a comma-separated string"""
-    switch: bool = False
-    required: bool = False
-    positional: bool = False
-    nargs: str | None = None
-    """a positional's or a flag's count (``*``, ``?``) when it takes several words at once"""
-    metavar: str | None = None
-    group: str | None = None
-    """the help section the flag is listed under"""
-    objects: tuple[str, ...] = ()
-    """kinds of Python object the API takes as they are (``platform``, ``model``, ...), checked by their loader"""
+    FIELDS = ("name", "help", "value", "default", "flags", "many", "switch", "required", "positional", "nargs",
+              "metavar", "group", "objects")
+    __slots__ = FIELDS
+
+    def __init__(self, name: str, help: str, value: Callable[[Any], Any] | None = None, default: Any = None,
+                 flags: tuple[str, ...] = (), many: bool = False, switch: bool = False, required: bool = False,
+                 positional: bool = False, nargs: str | None = None, metavar: str | None = None,
+                 group: str | None = None, objects: tuple[str, ...] = ()) -> None:
+        self.name = name
+        """the Python keyword; the flag is ``--`` and the name with dashes (unless ``flags``)"""
+        self.help = help
+        self.value = value if value is not None else Text()
+        self.default = default
+        self.flags = flags
+        self.many = many
+        """a list: the flag repeats or comma-separates (``--precision a --precision b,c``), the keyword takes a
+        list or a comma-separated string"""
+        self.switch = switch
+        self.required = required
+        self.positional = positional
+        self.nargs = nargs
+        """a positional's or a flag's count (``*``, ``?``) when it takes several words at once"""
+        self.metavar = metavar
+        self.group = group
+        """the help section the flag is listed under"""
+        self.objects = objects
+        """kinds of Python object the API takes as they are (``platform``, ``model``, ...), checked by their loader"""
+
+    def __repr__(self) -> str:
+        return f"Arg({self.name!r})"
 
     @property
     def option_strings(self) -> tuple[str, ...]:
@@ -231,7 +255,7 @@ class Arg:
 
     def but(self, **changes: Any) -> Arg:
         """This argument with another default, help or requirement in one command."""
-        return replace(self, **changes)
+        return Arg(**{f: changes.get(f, getattr(self, f)) for f in self.FIELDS})
 
     def check(self, v: Any) -> Any:
         """The typed value of ``v`` (text or a Python value), or ValueError."""
@@ -267,12 +291,13 @@ def _is_object(v: Any) -> bool:
     return not isinstance(v, (str, bytes, int, float, list, tuple, dict, set)) and not hasattr(v, "__fspath__")
 
 
-@dataclass(frozen=True)
 class Command:
     """A command's arguments, in the order its help lists them."""
 
-    name: str
-    args: tuple[Arg, ...]
+    __slots__ = ("name", "args")
+
+    def __init__(self, name: str, args: tuple[Arg, ...]) -> None:
+        self.name, self.args = name, args
 
     def __iter__(self):
         return iter(self.args)

@@ -12,7 +12,8 @@ import pytest
 from clitools import REPO, run_cli, run_json
 
 from roofline.catalog import load_model, load_platform
-from roofline.catalog.records import load_records, load_stack
+from roofline.catalog.records import load_records
+from roofline.catalog.stacks import load_stack
 from roofline.fidelity.accuracy import accuracy, fit_profile
 from roofline.fidelity.figures import figures
 from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of, predict

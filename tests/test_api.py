@@ -76,7 +76,7 @@ def test_the_other_commands():
 
 def test_objects_instead_of_names():
     from roofline.catalog import load_calibration, load_model, load_platform
-    from roofline.catalog.records import load_stack
+    from roofline.catalog.stacks import load_stack
 
     by_name = roofline.estimate(model="bert-base", cpu="spr", stack="torch-inductor")
     by_object = roofline.estimate(model=load_model("bert-base"), cpu=load_platform("spr"),

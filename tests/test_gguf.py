@@ -5,12 +5,11 @@ and a tiny functional llama.cpp run when llama-cpp-python is installed."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from roofline.catalog import load_model, load_model_file, load_platform
+from roofline.catalog import load_model, load_model_file
 from roofline.errors import UserError
 from roofline.model.footprint import footprint
 from roofline.model.workload import make_workload

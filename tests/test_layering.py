@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 from clitools import REPO
 

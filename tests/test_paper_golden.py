@@ -76,7 +76,6 @@ def test_granite_rapids_speedups_from_the_catalog(bert):
 
 
 def test_granite_rapids_with_the_paper_gemm_speedup(bert):
-    from roofline.model.amdahl import Overrides
 
     r = estimate(load_platform("gnr"), bert, memory_model="paper", precisions=["int8-static"], gemm_speedup=11.13)
     s = speed(r, "int8-static")

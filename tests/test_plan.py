@@ -14,7 +14,7 @@ from clitools import run_cli, run_json
 
 from roofline.calc import queueing_closed as qc
 from roofline.catalog import load_model, load_platform
-from roofline.catalog.records import load_stack
+from roofline.catalog.stacks import load_stack
 from roofline.errors import UserError
 from roofline.capacity import encoder as plan_dynamic_batching
 from estimates import estimate

@@ -240,7 +240,7 @@ def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precisio
     """One more sequence in the batch adds rows: the step cannot take less time. The stack's shape term
     slows the multiply-accumulates of a short GEMM, not its per-weight dequantization (a GEMM of one row
     priced slower than one of two rows would be this defect)."""
-    from roofline.catalog.records import load_stack
+    from roofline.catalog.stacks import load_stack
 
     kw = dict(phase="decode", context=context, stack=load_stack("torch-inductor"))
     one = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch, **kw)

@@ -48,7 +48,7 @@ from roofline.serving.dynamic_batching import (
 )
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.spec.vocab import Phase, Scenario
+from roofline.spec.vocab import Scenario
 
 
 #: the most instances one simulated queue feeds; larger servers are split into groups (module docstring)

@@ -1,5 +1,4 @@
-"""Finding and loading measurement records (``validation/records/*.toml``, installed with the package)
-and software-stack profiles (``platforms/stacks/*.toml``)."""
+"""Finding and loading measurement records (``validation/records/*.toml``, installed with the package)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline.catalog import builtin_dir, search_dirs
+from roofline.catalog import builtin_dir
 from roofline.catalog.cache import load_validated
 from roofline.files.reading import parse_toml, read_bytes
-from roofline.errors import SpecError, UnknownNameError
+from roofline.errors import SpecError
 from roofline.spec.record import Measurement, Record
-from roofline.spec.stack import StackProfile
 
 
 @dataclass(frozen=True)
@@ -94,30 +92,6 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
         raise SpecError(str(path), "layers", f"the report ran {report.layers} layers, batch {report.batch} x seq "
                         f"{report.seq_len}; the record says {record.layers}, {record.batch} x {record.seq_len}")
     return tuple(out), report.dispatch or None
-
-
-# ------------------------------------------------------------------------------ stack profiles
-
-
-def stack_path(ref: str) -> Path:
-    """A stack profile by name (in ``stacks/`` beside the platform catalogs) or by path."""
-    p = Path(ref).expanduser()
-    if ref.endswith(".toml") or p.is_file():
-        if not p.is_file():
-            raise SpecError(ref, "", "no such stack profile file")
-        return p.resolve()
-    known = []
-    for d in search_dirs("platforms"):
-        candidate = d / "stacks" / f"{ref}.toml"
-        if candidate.is_file():
-            return candidate.resolve()
-        known += [f.stem for f in (d / "stacks").glob("*.toml")] if (d / "stacks").is_dir() else []
-    raise UnknownNameError("stack", ref, known, "or give a profile's path; `roofline calibrate --records` fits one")
-
-
-def load_stack(ref: str) -> StackProfile:
-    path = stack_path(ref)
-    return load_validated(StackProfile, path, lambda raw: parse_toml(raw, path))
 
 
 def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measurement, ...]:

@@ -61,6 +61,6 @@ def stack(ref, what: str = "--stack") -> StackProfile | None:
         raise _wrong(what, ref, "StackProfile")
     if ref.lower() == "none":
         return None
-    from roofline.catalog.records import load_stack
+    from roofline.catalog.stacks import load_stack
 
     return load_stack(ref)

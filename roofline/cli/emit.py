@@ -30,12 +30,24 @@ def terminal_columns() -> int | None:
 
 def print_rich(renderable) -> None:
     """Print through rich. On a terminal, as rich draws it; into a file or a pipe, plain text without the
-    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset or not a positive number)."""
-    import shutil
+    spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset or not a positive number). A
+    headline (:mod:`roofline.report.headline` items) goes out as the same text without loading rich
+    where that text is exact."""
+    if isinstance(renderable, list):
+        from roofline.report.headline import plain_text, to_rich
 
+        text = None if sys.stdout.isatty() else plain_text(renderable, terminal_columns() or 100)
+        if text is not None:
+            sys.stdout.write(text)
+            return
+        from rich.console import Group
+
+        renderable = Group(*to_rich(renderable))
     from rich.console import Console
 
     if sys.stdout.isatty():
+        import shutil
+
         Console(width=terminal_columns() or shutil.get_terminal_size().columns).print(renderable)
         return
     console = Console(width=terminal_columns() or 100, color_system=None)

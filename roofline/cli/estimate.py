@@ -32,8 +32,12 @@ def run(args: argparse.Namespace) -> int:
     result = run_estimate(flags.values(A.ESTIMATE, args))
 
     def render():
+        if args.brief:  # the headline alone: plain data, printed without rich where it can be
+            from roofline.report.estimate_headline import headline
+
+            return headline(result)
         from roofline.report.estimate_tables import render_estimate
 
-        return render_estimate(result, brief=args.brief)
+        return render_estimate(result)
 
     return emit(result, args, render)

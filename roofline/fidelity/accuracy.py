@@ -9,7 +9,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roofline.catalog.records import LoadedRecord, load_stack, stack_path
+from roofline.catalog.records import LoadedRecord
+from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from

@@ -12,10 +12,14 @@ from typing import Any
 
 from roofline.errors import SpecError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _tomllib():
+    """The TOML parser, imported when a file is parsed (a validated file comes from the cache as JSON)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 def read_bytes(path: Path, label: str | None = None) -> bytes:
@@ -27,6 +31,7 @@ def read_bytes(path: Path, label: str | None = None) -> bytes:
 
 
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:

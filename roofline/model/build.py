@@ -21,10 +21,10 @@ from roofline.model.layout import Layout, make_layout
 from roofline.model.realistic import Efficiency, Realistic, StepParts, Times, describe, realistic_times, step_parts
 from roofline.model.recipes import cell_recipes, precision_recipe
 from roofline.model.resources import Resources
-from roofline.model.step import StepEval, evaluate_step
+from roofline.model.step import OpsEval, StepEval, evaluate_ops, evaluate_step
 from roofline.model.workload import LinearWorkload, Workload
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
-from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode
+from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode, Phase
 
 AnyWorkload = Union[Workload, LinearWorkload]
 
@@ -123,29 +123,35 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
                     ceiling.memory_model, ceiling.bandwidth)
     gemms, lm_head = work.gemms()
     set_count = work.weight_set_counts(gemms)
-    m, count, ops = gemms.m, None, work.ops()
+    m, ops = gemms.m, work.ops()
     inverse = None
     if batch is not None:
         b, s = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(batch, seq_len))
-        m, count = work.rows_at(b, s, gemms, lm_head)  # (points, rows)
         ops = work.ops(batch=b, seq_len=s)
-        # the GEMMs see a point's tokens and sequences only: evaluate each distinct row set once
-        uniq, first, inverse = np.unique(np.concatenate([m, count], axis=1), axis=0, return_index=True,
-                                         return_inverse=True)
-        m_u, count_u = m[first], count[first]
+        # a point's GEMMs depend on its tokens and sequences alone: each distinct pair is evaluated once
+        tokens = b if work.phase is Phase.DECODE else b * s
+        key = tokens * (b.max() + 1) + b if lm_head.any() else tokens
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        m_u, count_u = work.rows_at(b[first], s[first], gemms, lm_head)  # (distinct, rows)
+        m = m_u[inverse]
     out = Steps(work, res, gemms, lm_head, m)
     model = getattr(work, "model", None)
+    ops_by_mode: dict[NonGemmMode, OpsEval] = {}  # precisions whose non-GEMM work runs alike share it
+    lead = np.shape(b) if batch is not None else np.broadcast_shapes(np.shape(res.layout.instance_cores))
     for name in precisions:
         recipe = variant_recipe(name) if options.variants else precision_recipe(name, model, options.group_size)
         cells = (cell_recipes(recipe, gemms, lm_head, options.quantize_lm_head, model) if model is not None
                  else [recipe] * len(gemms))
         mode = NonGemmMode(options.non_gemm_mode or recipe.non_gemm_mode)
+        if mode not in ops_by_mode:
+            ops_by_mode[mode] = evaluate_ops(res, ops, mode, options.kv_dtype, res.llc_capacity(), lead)
         if inverse is None:
             step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=mode, kv_dtype=options.kv_dtype,
-                                 set_count=set_count)
+                                 set_count=set_count, ops_eval=ops_by_mode[mode])
         else:
             step = evaluate_step(res, cells, gemms, m=m_u, count=count_u, ops=ops, non_gemm_mode=mode,
-                                 kv_dtype=options.kv_dtype, set_count=set_count, rows=np.ravel(inverse))
+                                 kv_dtype=options.kv_dtype, set_count=set_count, rows=np.ravel(inverse),
+                                 ops_eval=ops_by_mode[mode])
         built = BuiltStep(name, recipe, cells, mode, step)
         if options.realistic:
             eff = source.efficiency(res, name, mode, cells, gemms)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,11 +28,13 @@ from roofline.errors import UserError
 from roofline.model.paths import path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources
-from roofline.spec.calibration import Calibration
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import Accuracy, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
+
+if TYPE_CHECKING:
+    from roofline.spec.calibration import Calibration
 
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"

@@ -26,7 +26,6 @@ from roofline.model.amdahl import (
     resolve_non_gemm_speedup,
 )
 from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
-from roofline.model.decode import compute_bound_batch, step_split
 from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
@@ -216,6 +215,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
 
 
 def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:
+    from roofline.model.decode import compute_bound_batch, step_split
+
     split = step_split(e.step)
     latency = split.total_s
     kv = kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]

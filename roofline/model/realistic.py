@@ -205,7 +205,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     """The parts of an evaluated step (any leading axes) of ``recipe``; ``graph``: the GEMMs sit in a
     compiled model (False: one linear compiled and called on its own); ``m``: the rows' M when the step
     was evaluated at other rows than ``gemms``' (a sweep)."""
-    g = step.gemm
+    g = step.gemms
     lead = g.flops.shape[:-1]
     rows = g.flops.shape[-1]
     flat = lambda a: np.broadcast_to(a, g.flops.shape).reshape(-1)  # noqa: E731
@@ -228,7 +228,7 @@ def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmLi
         return np.zeros(()), np.zeros(())
     e_act = DTYPE_BYTES[mode.activation_dtype]
     k = gemms.k.astype(float)
-    c = np.asarray(step.gemm.count, dtype=float)
+    c = np.asarray(step.gemms.count, dtype=float)
     x_el = m * k
     dynamic = recipe.x_scale == "per-token"
     fused = (graph and not dynamic) or (mode is NonGemmMode.INT8 and not dynamic)

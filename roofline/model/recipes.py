@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from roofline.calc.shapes import GemmList
-from roofline.spec.gguf_mix import average_recipe, cell_recipes as mix_cells, tensor_types
 from roofline.spec.model import ModelSpec
 from roofline.spec.precision import RECIPES, PrecisionRecipe, get_recipe
 
@@ -22,6 +21,8 @@ def precision_recipe(name: str, model: ModelSpec, group_size: int | None = None)
     """The recipe a precision is reported under: its own, or for a mix the element-weighted average of
     the model's weights (the rows still get their own, :func:`cell_recipes`)."""
     if name in MIXES:
+        from roofline.spec.gguf_mix import average_recipe, tensor_types
+
         return average_recipe(name, tensor_types(name, model))
     return get_recipe(name, group_size)
 
@@ -36,6 +37,8 @@ def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray |
                  quantize_lm_head: bool = False, model: ModelSpec | None = None) -> list[PrecisionRecipe]:
     """``recipes[j]`` for GEMM row ``j``; ``lm_head`` marks the lm_head rows."""
     if model is not None and recipe.name in MIXES:
+        from roofline.spec.gguf_mix import cell_recipes as mix_cells
+
         mixed = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
         if mixed is not None:
             return mixed

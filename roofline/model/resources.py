@@ -25,13 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.errors import UserError
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
 from roofline.spec.vocab import Bandwidth, MemoryModel
 from roofline.spec.sourced import Sourced
-from roofline.units import GIGA, MIB
+from roofline.units import GIGA
 
 @dataclass(frozen=True)
 class Used:

@@ -38,7 +38,7 @@ from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.vocab import Bound, MemoryModel, NonGemmMode
+from roofline.spec.vocab import Bound, MemoryModel
 from roofline.units import DTYPE_BYTES
 
 #: what bounds a GEMM, an operation or a step, by the index the evaluator stores: 0 is compute, 1 + a level index
@@ -132,9 +132,23 @@ class StepEval:
     llc_capacity: np.ndarray
     """bytes of LLC one instance's activations can use (0: not modelled)"""
 
+    points: np.ndarray | None = None
+    """a sweep's points as indices into the GEMMs' leading axis (the distinct row sets the GEMMs were
+    evaluated on); None: the GEMMs are per point already"""
+
+    def _per_point(self, per_gemm_point: np.ndarray) -> np.ndarray:
+        return per_gemm_point if self.points is None else per_gemm_point[self.points]
+
+    @property
+    def gemms(self) -> GemmEval:
+        """the GEMM rows of every point (gathered from the distinct row sets when there are any)"""
+        if self.points is None:
+            return self.gemm
+        return GemmEval(*(np.asarray(getattr(self.gemm, f.name))[self.points] for f in dataclasses.fields(GemmEval)))
+
     @functools.cached_property
     def gemm_time(self) -> np.ndarray:
-        return (self.gemm.count * self.gemm.time).sum(axis=-1)
+        return self._per_point((self.gemm.count * self.gemm.time).sum(axis=-1))
 
     @functools.cached_property
     def non_gemm_time(self) -> np.ndarray:
@@ -150,19 +164,20 @@ class StepEval:
 
     @property
     def gemm_flops(self) -> np.ndarray:
-        return (self.gemm.count * self.gemm.flops).sum(axis=-1)
+        return self._per_point((self.gemm.count * self.gemm.flops).sum(axis=-1))
 
     @property
     def aggregate(self) -> np.ndarray:
         """``P_agg = sum c_i F_i / sum c_i t_i`` (:func:`~roofline.calc.aggregate.aggregate_throughput`)"""
-        return aggregate_throughput(self.gemm.count, self.gemm.flops, self.gemm.attainable)
+        return self._per_point(aggregate_throughput(self.gemm.count, self.gemm.flops, self.gemm.attainable))
 
     def time_by_bound(self) -> np.ndarray:
         """``(..., 4)``: the step's seconds in operations bound by compute, L2, LLC and DRAM."""
         g = self.gemm.count * self.gemm.time
         o = self.ops.time
-        return np.stack([(g * (self.gemm.bound == b)).sum(axis=-1) + (o * (self.ops.bound == b)).sum(axis=-1)
-                         for b in range(len(BOUNDS))], axis=-1)
+        gemm = np.stack([(g * (self.gemm.bound == b)).sum(axis=-1) for b in range(len(BOUNDS))], axis=-1)
+        return self._per_point(gemm) + np.stack([(o * (self.ops.bound == b)).sum(axis=-1)
+                                                 for b in range(len(BOUNDS))], axis=-1)
 
     @property
     def bound(self) -> np.ndarray:
@@ -172,15 +187,16 @@ class StepEval:
     def at(self, index: int | tuple[int, ...]) -> StepEval:
         """The step of one point of the leading axes (a plan layout, a sweep point): every array
         field indexed there, so that the scalar consumers (the realistic model) can take it."""
-        lead = self.gemm.flops.shape[:-1]
+        g = self.gemms
+        lead = g.flops.shape[:-1]
 
         def pick(v: np.ndarray) -> np.ndarray:  # a per-point figure, broadcast to the leading axes first
             return np.broadcast_to(v, lead)[index]
 
-        gemm = GemmEval(*(np.asarray(getattr(self.gemm, f.name))[index] for f in dataclasses.fields(GemmEval)))
+        gemm = GemmEval(*(np.asarray(getattr(g, f.name))[index] for f in dataclasses.fields(GemmEval)))
         ops = dataclasses.replace(self.ops, **{k: getattr(self.ops, k)[index] for k in
                                                ("t_compute", "t_memory", "act_level", "kv_level", "bound")})
-        return dataclasses.replace(self, gemm=gemm, ops=ops, **{k: pick(getattr(self, k)) for k in (
+        return dataclasses.replace(self, gemm=gemm, ops=ops, points=None, **{k: pick(getattr(self, k)) for k in (
             "weight_bytes", "weight_read_bytes", "weight_level", "fits_llc", "l2_capacity", "llc_capacity")})
 
     @property
@@ -199,7 +215,7 @@ class StepEval:
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
                   ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
                   set_count: np.ndarray | None = None, count: np.ndarray | None = None,
-                  rows: np.ndarray | None = None) -> StepEval:
+                  rows: np.ndarray | None = None, ops_eval: OpsEval | None = None) -> StepEval:
     """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
     M with an array ``(..., S)`` (a sweep); ``ops`` are the non-GEMM operations, priced in
     ``non_gemm_mode`` with the KV cache in ``kv_dtype`` (default: the activation dtype);
@@ -207,7 +223,8 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     e.g. every expert of a mixture of experts, whose steps read only some of them; ``count`` replaces the
     rows' calls per step with an array ``(..., S)`` (a mixture of experts' sweep: the distinct experts a
     step runs grow with its tokens); ``rows``: the GEMMs' ``m`` and ``count`` are a sweep's distinct row
-    sets ``(U, S)`` and point ``p`` is row set ``rows[p]`` (its operations come per point)."""
+    sets ``(U, S)`` and point ``p`` is row set ``rows[p]`` (its operations come per point); ``ops_eval``:
+    the operations already evaluated in this mode on these resources (another precision's step)."""
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     lead = np.broadcast_shapes(m.shape[:-1], np.shape(res.layout.instance_cores))
     m = np.broadcast_to(m, (*lead, m.shape[-1]))  # a layout axis (plan) and a sweep axis are the same leading axis
@@ -216,19 +233,28 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     vector = res.vector_peak
     paths = {r.compute_dtype: res.path(r.compute_dtype) for r in cells}
 
-    def per_cell(f) -> np.ndarray:
-        cols = [f(j, r, m[..., j]) for j, r in enumerate(cells)]
-        return np.stack(np.broadcast_arrays(m[..., 0], *cols)[1:], axis=-1)
+    groups: dict[int, list[int]] = {}
+    for j, r in enumerate(cells):
+        groups.setdefault(id(r), []).append(j)
 
-    peak = per_cell(lambda j, r, mj: np.asarray(paths[r.compute_dtype].peak) + 0 * mj)
+    def per_recipe(f) -> np.ndarray:
+        """``f(recipe, columns, m of those columns)`` for each distinct recipe's GEMM rows, as one ``(..., S)`` array."""
+        out = np.empty(m.shape)
+        for cols in groups.values():
+            idx = np.asarray(cols)
+            out[..., idx] = f(cells[cols[0]], idx, m[..., idx])
+        return out
+
+    peak = per_recipe(lambda r, j, mj: paths[r.compute_dtype].peak if np.ndim(paths[r.compute_dtype].peak) == 0
+                      else np.expand_dims(paths[r.compute_dtype].peak, -1))
     flops = gemm_flops(m, n, k)
     e_x, e_w, e_y = (np.array([getattr(r, e) for r in cells], dtype=float) for e in ("e_x", "e_w", "e_y"))
-    x_meta = per_cell(lambda j, r, mj: activation_meta_bytes(mj, r.x_scale, r.scale_bytes))
+    x_meta = per_recipe(lambda r, j, mj: activation_meta_bytes(mj, r.x_scale, r.scale_bytes))
     w_meta = np.array([float(weight_meta_bytes(n[j], k[j], r.w_scale, r.w_group_size, r.scale_bytes, r.w_zero_point))
                        for j, r in enumerate(cells)])  # (S,): the weights do not depend on M
     d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_w, e_y, x_meta, w_meta)
-    extra = per_cell(lambda j, r, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
-                                                       r.w_group_size, r.compute_dtype == "int8"))
+    extra = per_recipe(lambda r, j, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
+                                                         r.w_group_size, r.compute_dtype == "int8"))
 
     w_set = ((count if set_count is None else np.asarray(set_count, dtype=float)) * d_w).sum(axis=-1)
     fits = llc_resident(w_set, res.llc_domain)
@@ -252,16 +278,20 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)
-    if rows is not None:  # the distinct row sets back to the points
-        gemm = GemmEval(*(np.asarray(getattr(gemm, f.name))[rows] for f in dataclasses.fields(GemmEval)))
-        weight_read = np.broadcast_to(weight_read, flops.shape[:-1])[rows]
-    return StepEval(gemm=gemm, ops=_evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, gemm.flops.shape[:-1]),
+    points = None if rows is None else np.asarray(rows)
+    if points is not None:  # the distinct row sets' figures, per point
+        weight_read = np.broadcast_to(weight_read, flops.shape[:-1])[points]
+    lead = flops.shape[:-1] if points is None else points.shape
+    if ops_eval is None:
+        ops_eval = evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, lead)
+    return StepEval(gemm=gemm, ops=ops_eval, points=points,
                     weight_bytes=w_set, weight_read_bytes=weight_read, weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
                     l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
 
 
-def _evaluate_ops(res: Resources, ops: Sequence[Op], mode: str, kv_dtype: str | None, llc_cap: np.ndarray,
-                  lead: tuple[int, ...]) -> OpsEval:
+def evaluate_ops(res: Resources, ops: Sequence[Op], mode: str, kv_dtype: str | None, llc_cap: np.ndarray,
+                 lead: tuple[int, ...]) -> OpsEval:
+    """Each non-GEMM operation's compute and memory time in ``mode`` (module docstring)."""
     matmul = np.array([o.matmul for o in ops], dtype=bool)
     reads_kv = np.array([bool(np.any(np.asarray(o.kv_elements) > 0)) for o in ops], dtype=bool)
     if not ops:

@@ -59,26 +59,37 @@ class Plane:
             }
 
 
-def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[int], seq_lens: list[int], *,
-          phase: Phase | None = None, context: int | None = None, ceiling: CeilingSpec = CeilingSpec(),
-          layout: LayoutSpec = LayoutSpec()) -> Plane:
-    """Every (batch x sequence) point of one (model, CPU, precision): one :func:`build_steps` call."""
+def planes(platform: Platform, model: ModelSpec, precisions: list[str], batches: list[int], seq_lens: list[int], *,
+           phase: Phase | None = None, context: int | None = None, ceiling: CeilingSpec = CeilingSpec(),
+           layout: LayoutSpec = LayoutSpec()) -> list[Plane]:
+    """Every (batch x sequence) point of one (model, CPU) in each precision: one :func:`build_steps` call."""
     # checks every combination's limits once, on the largest
     work = make_workload(model, phase, max(batches), max(seq_lens), context)
     b, s = (a.ravel().astype(float) for a in np.meshgrid(batches, seq_lens, indexing="ij"))
-    steps = build_steps(platform, work, [precision], layout=layout, ceiling=ceiling,
+    steps = build_steps(platform, work, precisions, layout=layout, ceiling=ceiling,
                         options=StepOptions(realistic=False), batch=b, seq_len=s)
-    step, res = steps[0].step, steps.res
+    res = steps.res
     decode = work.phase is Phase.DECODE
-    tokens = b if decode else b * s
-    bound = np.asarray([x.value for x in BOUNDS])[step.bound]
-    resident = bool(step.fits_llc) and res.b_llc is not None
-    return Plane(model.name, platform.name, precision, work.phase.value, b.astype(int), s.astype(int),
-                 work.context if decode else None, tokens.astype(int), step.gemm_time, step.step_time, step.aggregate,
-                 bound, np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident)
+    tokens = (b if decode else b * s).astype(int)
+    words = np.asarray([x.value for x in BOUNDS])
+    out = []
+    for built in steps:
+        step = built.step
+        resident = bool(step.fits_llc) and res.b_llc is not None
+        out.append(Plane(model.name, platform.name, built.name, work.phase.value, b.astype(int), s.astype(int),
+                         work.context if decode else None, tokens, step.gemm_time, step.step_time, step.aggregate,
+                         words[step.bound], np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident))
+    return out
+
+
+def plane(platform: Platform, model: ModelSpec, precision: str, batches: list[int], seq_lens: list[int],
+          **kw) -> Plane:
+    """One precision's :func:`planes`."""
+    return planes(platform, model, [precision], batches, seq_lens, **kw)[0]
 
 
 def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: list[int],
           seq_lens: list[int], **kw) -> Iterator[Plane]:
-    for model, platform, precision in itertools.product(models, platforms, precisions):
-        yield plane(platform, model, precision, batches, seq_lens, **kw)
+    """Every (model, CPU, precision) plane, in that order (models, then CPUs, then precisions)."""
+    for model, platform in itertools.product(models, platforms):
+        yield from planes(platform, model, precisions, batches, seq_lens, **kw)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from roofline.report.estimate_headline import headline
 from roofline.report.fmt import giga, mega, ms, pct, ratio, realistic_basis, sig, tera
-from roofline.report.style import document, grid, section, table
+from roofline.report.headline import to_rich
+from roofline.report.style import document, section, table
 from roofline.results.estimate import EstimateResult, PrecisionResult
 
 
@@ -21,51 +23,7 @@ def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
     if r.workload.phase == "decode":
         sections.append(decode_table(r))
     sections += [speedup_table(r), inputs_text(r)]
-    return document(headline(r), sections, brief=brief)
-
-
-# ------------------------------------------------------------------------------- the headline
-
-
-def workload_line(r: EstimateResult) -> str:
-    w, p = r.workload, r.platform
-    if w.phase == "decode":
-        shape = f"decode, batch {w.batch}, context {w.context:,}"
-    elif w.phase == "prefill":
-        shape = f"prefill, batch {w.batch} x prompt {w.seq_len}"
-    else:
-        shape = f"batch {w.batch} x seq {w.seq_len}"
-    layout = ""
-    if p.layout is not None:
-        n = p.layout.instances_per_socket * p.sockets_used
-        layout = f"; {n} instance{'s' if n > 1 else ''} of {p.layout.cores_per_instance} cores"
-    return f"{w.model} on {p.name}: {shape}{layout}"
-
-
-def realistic_line(r: EstimateResult) -> str:
-    """What the realistic figures are, and how far off they are expected to be."""
-    return f"a / b: ceiling / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
-
-
-def headline(r: EstimateResult) -> list[RenderableType]:
-    """At most a context line, a header, one row per precision and a line on the realistic estimate: what
-    bounds each precision, one instance's latency and the platform's throughput, the GEMM speedup and the
-    end-to-end ceiling, ceiling and realistic side by side."""
-    decode = r.workload.phase == "decode"
-    latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
-    t = grid(["precision", "bound", latency, rate, "GEMM", "end to end"], left=("precision", "bound"))
-    speedups = {s.precision: s for s in r.speedups}
-    for name, pr in r.precisions.items():
-        s = speedups.get(name)
-        t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
-                  f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
-                  ratio(s.gemm_speedup) if s else "",
-                  Text(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", style="bold") if s else "")
-    out: list[RenderableType] = [Text(workload_line(r) + f"; baseline {r.baseline}", style="bold"), t,
-                                 Text(realistic_line(r))]
-    if r.notes:
-        out.append(Text("\n".join(f"note: {n}" for n in r.notes), style="yellow"))
-    return out
+    return document(to_rich(headline(r)), sections, brief=brief)
 
 
 # ------------------------------------------------------------------------------- the sections

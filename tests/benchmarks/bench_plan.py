@@ -11,7 +11,7 @@ import argparse
 import time
 
 from roofline.catalog import load_model, load_platform
-from roofline.catalog.records import load_stack
+from roofline.catalog.stacks import load_stack
 from roofline.capacity import PlanOptions, plan
 from roofline.capacity.decoder import _Decoder
 from roofline.capacity.encoder import _Tables

@@ -1,0 +1,47 @@
+"""The headline of an :class:`EstimateResult` (``estimate --brief`` prints it alone, without rich)."""
+
+from __future__ import annotations
+
+from roofline.report.fmt import ms, ratio, realistic_basis, sig
+from roofline.report.headline import Grid, Item, Line
+from roofline.results.estimate import EstimateResult
+
+
+def workload_line(r: EstimateResult) -> str:
+    w, p = r.workload, r.platform
+    if w.phase == "decode":
+        shape = f"decode, batch {w.batch}, context {w.context:,}"
+    elif w.phase == "prefill":
+        shape = f"prefill, batch {w.batch} x prompt {w.seq_len}"
+    else:
+        shape = f"batch {w.batch} x seq {w.seq_len}"
+    layout = ""
+    if p.layout is not None:
+        n = p.layout.instances_per_socket * p.sockets_used
+        layout = f"; {n} instance{'s' if n > 1 else ''} of {p.layout.cores_per_instance} cores"
+    return f"{w.model} on {p.name}: {shape}{layout}"
+
+
+def realistic_line(r: EstimateResult) -> str:
+    """What the realistic figures are, and how far off they are expected to be."""
+    return f"a / b: ceiling / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
+
+
+def headline(r: EstimateResult) -> list[Item]:
+    """At most a context line, a header, one row per precision and a line on the realistic estimate: what
+    bounds each precision, one instance's latency and the platform's throughput, the GEMM speedup and the
+    end-to-end ceiling, ceiling and realistic side by side."""
+    decode = r.workload.phase == "decode"
+    latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
+    t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"], left=("precision", "bound"))
+    speedups = {s.precision: s for s in r.speedups}
+    for name, pr in r.precisions.items():
+        s = speedups.get(name)
+        t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
+                  f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
+                  ratio(s.gemm_speedup) if s else "",
+                  Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "")
+    out: list[Item] = [Line(workload_line(r) + f"; baseline {r.baseline}", "bold"), t, Line(realistic_line(r))]
+    if r.notes:
+        out.append(Line("\n".join(f"note: {n}" for n in r.notes), "yellow"))
+    return out
