@@ -7,21 +7,25 @@ The Python API is the command line's commands as functions (:mod:`roofline.api`)
     r.speedups[0].end_to_end_ceiling                        # 3.15...
     roofline.footprint(...), roofline.plan(...), roofline.check(...), roofline.accuracy(...)
 
-Layers, each importing only the ones before it:
+Layers, each importing only the ones before it (``tests/test_layering.py`` checks every import):
 
-- ``roofline.spec``      what the user describes (platform, model, precision), validated by pydantic
-- ``roofline.catalog``   finding and loading spec files (TOML, Hugging Face config.json, GGUF headers)
-- ``roofline.calc``      pure, vectorised numpy calculators, the equation in each docstring
-- ``roofline.estimate``  the estimate: specs -> calculators -> a result (the JSON contract)
-- ``roofline.results``   the result types
-- ``roofline.report``    rich tables of results
-- ``roofline.cli``, ``roofline.api``  the command line and the Python API
-- ``roofline.validation`` real kernels on the host (torch, torchao; imported lazily, never by the core)
+- ``roofline.errors``, ``roofline.units``, ``roofline.files``  errors, units, the one reader and writer of files
+- ``roofline.calc``       pure, vectorised numpy formulas, the equation in each docstring
+- ``roofline.spec``       what the user describes (platform, model, precision, records), and the vocabulary
+- ``roofline.results``    the result types: each command's JSON contract
+- ``roofline.report``     the printed answers (rich), from results alone; ``roofline.schema``: their JSON schemas
+- ``roofline.catalog``    finding and loading spec files, records and stack profiles
+- ``roofline.serving``    the queueing and batching simulators
+- ``roofline.model``      the step pipeline (workload, recipes, resources, step, realistic), estimate, sweep
+- ``roofline.capacity``   the capacity plan: service times, the simulations per CPU, the fleet
+- ``roofline.fidelity``   records' figures, stack profiles fitted on them, accuracy, calibrate, check
+- ``roofline.arguments``  every command's arguments, defined once
+- ``roofline.api``        the commands as Python functions; ``roofline.cli``: the command line over them
+- ``roofline.validation`` real kernels on the host (torch, torchao): it imports the core, never the reverse
 
 ``import roofline`` imports nothing else: each function loads what it needs when called.
 """
 
-__version__ = "0.1.0"
 
 _API = ("estimate", "footprint", "plan", "check", "accuracy")
 
@@ -36,6 +40,10 @@ def to_json(result) -> str:
 
 
 def __getattr__(name: str):
+    if name == "__version__":
+        from roofline.version import __version__
+
+        return __version__
     if name in _API:
         from roofline import api
 

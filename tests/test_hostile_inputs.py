@@ -1,4 +1,4 @@
-"""Silent wrong results, now either right or refused (issue 11). The one-line refusals themselves are
+"""Silent wrong results, now either right or refused. The one-line refusals themselves are
 cases of the fuzz corpus (tests/test_fuzz_inputs.py); this file checks what must work, and how."""
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from clitools import REPO
 
@@ -94,3 +95,77 @@ def test_validation_imports_torch_at_the_top_and_defines_no_classes_in_functions
                         a.name.split(".")[0] == "torch" for a in node.names):
                     offenders.append(f"{path.name}:{node.lineno} import torch inside {fn.name}()")
     assert not offenders, offenders
+
+
+#: the packages of roofline from the bottom up: a module imports from its own layer and the ones below,
+#: never above (lazy imports inside functions count too). ``roofline`` itself is the facade of the API.
+LAYERS = (
+    ("errors", "units", "files", "version"),  # the base: errors, units, the one reader and writer, the version
+    ("calc",),                       # pure formulas
+    ("spec",),                       # what the user describes
+    ("results",),                    # the JSON contract of each command
+    ("report", "schema"),            # the printed answer; the JSON schemas, from the result types
+    ("catalog",),                    # finding and loading spec files, records, stack profiles
+    ("serving",),                    # the queueing simulators
+    ("model",),                      # the step pipeline, the realistic model, estimate, sweep
+    ("capacity",),                   # the capacity plan
+    ("fidelity",),                   # records' figures, the stack fit, accuracy, calibrate, check
+    ("arguments",),                  # every command's arguments, defined once
+    ("api", ""),                     # the Python API, and the package facade (roofline/__init__)
+    ("cli", "__main__"),             # the command line over the API
+)
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "roofline":
+        return None
+    name = parts[1] if len(parts) > 1 else ""
+    if name == "validation":
+        return None
+    return next(i for i, names in enumerate(LAYERS) if name in names)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_every_module_imports_only_its_layer_and_below():
+    """The layer order of roofline/__init__.py, checked for every import of every module."""
+    offenders, seen = [], set()
+    for path in sorted((REPO / "roofline").rglob("*.py")):
+        name = _module_name(path)
+        mine = _layer(name)
+        assert mine is not None, f"{name}: not in a layer of LAYERS"
+        seen.add(mine)
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module]
+            for t in targets:
+                theirs = _layer(t)
+                if theirs is not None and theirs > mine:
+                    offenders.append(f"{name}:{node.lineno} imports {t} ({LAYERS[theirs][0]} is above {LAYERS[mine][0]})")
+    assert not offenders, "\n".join(offenders)
+    assert seen == set(range(len(LAYERS))), "a layer with no module"
+
+
+def test_validation_imports_the_core_never_the_cli():
+    offenders = []
+    for path in sorted((REPO / "validation").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(("roofline.cli", "roofline.api")):
+                offenders.append(f"{path.name}:{node.lineno} {node.module}")
+    assert not offenders, offenders
+
+
+def test_the_layer_rule_is_the_documented_one():
+    """roofline/__init__.py's docstring lists the layers in this order."""
+    import roofline
+
+    doc = roofline.__doc__
+    positions = [doc.index(f"``roofline.{names[0]}``") for names in LAYERS[1:-2] if names[0]]
+    assert positions == sorted(positions)

@@ -1,4 +1,4 @@
-"""Capacity plans under load (issue 14): service tables from the realistic model, the offline and
+"""Capacity plans under load: service tables from the realistic model, the offline and
 server scenarios against hand-derived answers, decoders and their KV cap, the CLI contract, the chart."""
 
 from __future__ import annotations

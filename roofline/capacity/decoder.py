@@ -43,7 +43,7 @@ from roofline.capacity.fleet import (
 )
 from roofline.capacity.options import PlanOptions
 from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
-from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, LayoutResult, Memory
+from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory
 from roofline.serving.continuous_batching import (
     DecodeStep,
     DecoderMaxRate,
@@ -259,7 +259,7 @@ def _ms(s: float | None) -> str:
 
 
 def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: int | None, t, sim: _Sim | None,
-            out: int) -> LayoutResult:
+            out: int) -> PlanLayout:
     """One layout's result (a layout whose KV cache holds no sequence gets zeros)."""
     server = o.scenario is Scenario.SERVER
     if dec.decode is not None:  # the ceiling's decode step at the running batch cap, longest context
@@ -272,7 +272,7 @@ def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: in
                 max_concurrent_sequences=int(dec.k[c][i]), kv_capacity_sequences=int(dec.kv_cap[c][i]),
                 p50_s=None, p99_s=None, p99_ci_s=None, bare_p99_s=None)
     if r is None:
-        return LayoutResult(**base, rps_per_server=0.0, rps_per_server_ceiling=0.0, server_rps=0.0,
+        return PlanLayout(**base, rps_per_server=0.0, rps_per_server_ceiling=0.0, server_rps=0.0,
                             offline_rps_per_server=0.0, offline_rps_per_server_ceiling=0.0, service_time_s=0.0,
                             service_time_ceiling_s=0.0, utilization=None, batch_tokens=None, batch_requests=None,
                             meets_latency=False if server else None, tokens_per_s_per_server=0.0,
@@ -283,7 +283,7 @@ def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: in
     pre, stp = float(sim.alone_pre[r]), float(sim.alone_step[r])
     pre_c, stp_c = float(sim.alone_pre[rc]), float(sim.alone_step[rc])
     mean_batch = num(mr.stats.mean_batch[r, 0]) if server else float(off.batch[r])
-    return LayoutResult(
+    return PlanLayout(
         **base, rps_per_server=float(rate[r]), rps_per_server_ceiling=float(rate[rc]), server_rps=float(rate[r]),
         offline_rps_per_server=float(off.rps[r]), offline_rps_per_server_ceiling=float(off.rps[rc]),
         service_time_s=pre + (out - 1) * stp, service_time_ceiling_s=pre_c + (out - 1) * stp_c,

@@ -37,7 +37,7 @@ from roofline.capacity.fleet import (
 )
 from roofline.capacity.options import PlanOptions
 from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, step_times, token_grid
-from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, LayoutResult
+from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout
 from roofline.serving.dynamic_batching import (
     BatchTable,
     TokenTable,
@@ -154,7 +154,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,
-            bare: np.ndarray) -> LayoutResult:
+            bare: np.ndarray) -> PlanLayout:
     """Layout ``i`` of a CPU from its realistic row ``r`` and ceiling row ``rc`` (``mr``: the server
     scenario's search, None offline)."""
     fields = layout_fields(o.scenario, t.instance_cores[i], t.instances_per_socket[i], tab.instances[r],
@@ -163,11 +163,11 @@ def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int,
                  offline_rps_per_server=float(off.rps[r]), offline_rps_per_server_ceiling=float(off.rps[rc]),
                  service_time_s=tab.alone_s(r), service_time_ceiling_s=tab.alone_s(rc), bare_p99_s=float(bare[r]))
     if mr is None:  # offline: every instance always busy on the best batch
-        return LayoutResult(**fields, **rates, p50_s=None, p99_s=None, p99_ci_s=None, utilization=1.0,
+        return PlanLayout(**fields, **rates, p50_s=None, p99_s=None, p99_ci_s=None, utilization=1.0,
                             batch_tokens=float(off.batch_tokens[r]), batch_requests=float(off.batch_requests[r]),
                             meets_latency=None)
     st = mr.stats
-    return LayoutResult(**fields, **rates, p50_s=num(st.p50_s[r, 0]), p99_s=num(st.p99_s[r, 0]),
+    return PlanLayout(**fields, **rates, p50_s=num(st.p50_s[r, 0]), p99_s=num(st.p99_s[r, 0]),
                         p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
                         batch_tokens=num(st.batch_tokens[r, 0]), batch_requests=num(st.batch_requests[r, 0]),
                         meets_latency=bool(mr.meets[r]))

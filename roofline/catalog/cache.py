@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.catalog.validate import build_trusted, to_plain, validate
 
 T = TypeVar("T")

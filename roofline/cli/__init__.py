@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.errors import EXIT_USER_ERROR, UserError
 
 DESCRIPTION = """\

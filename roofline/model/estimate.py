@@ -12,7 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
 from roofline.calc.shapes import GemmList
@@ -36,7 +36,7 @@ from roofline.results.estimate import (
     DecodeResult,
     EstimateResult,
     GemmResult,
-    LayoutResult,
+    InstanceLayout,
     LeftOut,
     OverheadResult,
     PlatformResult,
@@ -300,7 +300,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
         llc_read_bytes_per_s=float(res.b_llc) if res.b_llc is not None else None,
         l2_read_bytes_per_s=float(res.b_l2) if res.b_l2 is not None else None,
         compute_paths=paths,
-        layout=LayoutResult(cores_per_instance=int(lay.instance_cores), instances_per_socket=int(lay.instances),
+        layout=InstanceLayout(cores_per_instance=int(lay.instance_cores), instances_per_socket=int(lay.instances),
                             cores_per_socket_used=int(lay.active_cores),
                             l2_bytes_per_instance=float(res.l2_capacity),
                             llc_bytes_per_instance=float(res.llc_capacity(0.0))),

@@ -28,7 +28,7 @@ import numpy as np
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
-from roofline.spec.vocab import Bandwidth, MemoryModel
+from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode
 from roofline.spec.sourced import Sourced
 from roofline.units import GIGA
 
@@ -108,12 +108,12 @@ class Resources:
         """The FP32 vector path: element-wise work, dequantization, quantization passes."""
         return self.path("fp32").peak
 
-    def non_gemm_peaks(self, mode: str) -> tuple[str, float | np.ndarray, float | np.ndarray]:
+    def non_gemm_peaks(self, mode: NonGemmMode) -> tuple[str, float | np.ndarray, float | np.ndarray]:
         """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: ``fp32`` runs
         everything on the FP32 paths; ``amp-bf16`` keeps BF16 activations and runs attention on the BF16
         path where native; ``int8`` (fully INT8 pipelines) keeps INT8 activations and runs attention on
         the INT8 path. Vector math is FP32 in all of them."""
-        act = {"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[mode]
+        act = NonGemmMode(mode).activation_dtype
         return act, self.path(act).peak, self.vector_peak
 
     # ----------------------------------------------------------------- memory levels

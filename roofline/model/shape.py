@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from roofline.model.harness import shape_run
 from roofline.model.step import BOUNDS
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Bandwidth, MemoryModel
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class ShapeCeiling:
 
 
 def shape_ceiling(platform: Platform, precision: str, m: int, n: int, k: int, *, sockets: int | None = None,
-                  bandwidth: str = "measured", memory_model: str = "levels") -> ShapeCeiling:
+                  bandwidth: Bandwidth = Bandwidth.MEASURED, memory_model: MemoryModel = MemoryModel.LEVELS) -> ShapeCeiling:
     """The ceiling of ``Y[m,n] = X[m,k] W[n,k]^T`` called repeatedly on its own by one process on every core."""
     h = shape_run(platform, precision, "shape", m, n, k, sockets=sockets, bandwidth=bandwidth,
                   memory_model=memory_model)
@@ -37,5 +38,5 @@ def shape_ceiling(platform: Platform, precision: str, m: int, n: int, k: int, *,
         arithmetic_intensity=float(g.flops[0] / g.nbytes[0]), bandwidth_bytes_per_s=float(g.bandwidth[0]),
         llc_resident=bool(step.fits_llc) and h.res.b_llc is not None,
         bound="compute" if bool(g.compute_bound[0]) else "memory", attainable_ops_per_s=float(g.attainable[0]),
-        bound_by=BOUNDS[int(g.bound[0])],
+        bound_by=BOUNDS[int(g.bound[0])].value,
     )

@@ -38,7 +38,7 @@ from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.vocab import Bound, MemoryModel
+from roofline.spec.vocab import Bound, MemoryModel, NonGemmMode
 from roofline.units import DTYPE_BYTES
 
 #: what bounds a GEMM, an operation or a step, by the index the evaluator stores: 0 is compute, 1 + a level index
@@ -213,7 +213,7 @@ class StepEval:
 
 
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
-                  ops: Sequence[Op] = (), non_gemm_mode: str = "fp32", kv_dtype: str | None = None,
+                  ops: Sequence[Op] = (), non_gemm_mode: NonGemmMode = NonGemmMode.FP32, kv_dtype: str | None = None,
                   set_count: np.ndarray | None = None, count: np.ndarray | None = None,
                   rows: np.ndarray | None = None, ops_eval: OpsEval | None = None) -> StepEval:
     """The roofline of one step: ``cells[j]`` is the recipe of GEMM row ``j``; ``m`` replaces the rows'
@@ -289,7 +289,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
                     l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
 
 
-def evaluate_ops(res: Resources, ops: Sequence[Op], mode: str, kv_dtype: str | None, llc_cap: np.ndarray,
+def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype: str | None, llc_cap: np.ndarray,
                  lead: tuple[int, ...]) -> OpsEval:
     """Each non-GEMM operation's compute and memory time in ``mode`` (module docstring)."""
     matmul = np.array([o.matmul for o in ops], dtype=bool)

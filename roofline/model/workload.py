@@ -107,7 +107,7 @@ class Workload:
         return 2.0 * m.num_hidden_layers * self.batch * m.kv_heads * m.head_size * self.context
 
 
-def step_ops(model: ModelSpec, phase: str, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
+def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
     """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
     lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
     position and token-type embeddings), decoders RMSNorm and one embedding table."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from roofline.model.paths import path_peak
 from roofline.report.fmt import sig, tera
 from roofline.report.style import document, section, table
 from roofline.spec.model import ModelSpec
@@ -17,7 +16,7 @@ def _best_paths(p: Platform) -> list[str]:
     best = []
     for dtype in ("fp32", "bf16", "int8"):
         names = p.paths_for(dtype)
-        best.append(max(names, key=lambda n: path_peak(p, n, 1)) if names else "-")
+        best.append(max(names, key=lambda n: p.nominal_peak(n, 1)) if names else "-")
     return best
 
 
@@ -43,7 +42,7 @@ def platform_headline(p: Platform) -> list[RenderableType]:
     peaks = []
     for dtype, name in zip(("FP32", "BF16", "INT8"), _best_paths(p)):
         if name != "-":
-            peaks.append(f"{dtype} {tera(path_peak(p, name, sockets))}")
+            peaks.append(f"{dtype} {tera(p.nominal_peak(name, sockets))}")
     dram = p.dram_bytes_per_s(sockets) / 1e9
     llc = f"LLC {p.llc.size_mib.value:g} MiB per socket" if p.llc.size_mib.known else "LLC unknown"
     return [Text.assemble((p.name, "bold"), f": {p.description}"),
@@ -80,7 +79,7 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
     sockets = int(p.sockets.value)
     peaks = table(["path", "dtype", "peak Tops/s", "BP ops/B"], left=("path", "dtype"))
     for name, c in p.compute.items():
-        peak = path_peak(p, name, sockets)
+        peak = p.nominal_peak(name, sockets)
         peaks.add_row(name, c.dtype, tera(peak), sig(peak / p.dram_bytes_per_s(sockets)))
     sections = [
         section("Numbers and their sources (per socket; ops/clk: per cycle per core)", t,

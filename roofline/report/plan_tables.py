@@ -8,7 +8,7 @@ from rich.text import Text
 
 from roofline.report.fmt import ms, sig
 from roofline.report.style import document, grid, section, table
-from roofline.results.plan import CpuPlan, LayoutResult, PlanResult
+from roofline.results.plan import CpuPlan, PlanLayout, PlanResult
 
 
 def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Group:
@@ -29,7 +29,7 @@ def _n(v: float | None) -> str:
     return "-" if v is None else sig(v)
 
 
-def _meets(x: LayoutResult) -> str:
+def _meets(x: PlanLayout) -> str:
     return "-" if x.meets_latency is None else ("yes" if x.meets_latency else "no")
 
 

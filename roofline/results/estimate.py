@@ -52,7 +52,7 @@ class ComputePathResult:
 
 
 @dataclass(frozen=True)
-class LayoutResult:
+class InstanceLayout:
     """The instance layout the estimate assumes: on each socket, instances of some cores sharing one copy
     of the weights per LLC domain."""
 
@@ -89,7 +89,7 @@ class PlatformResult:
     compute_paths: list[ComputePathResult]
     l2_read_bytes_per_s: float | None = None
     """B_L2 of the cores used, all sockets; null when not modelled (paper model, or no L2 in the file)"""
-    layout: LayoutResult | None = None
+    layout: InstanceLayout | None = None
 
 
 @dataclass(frozen=True)

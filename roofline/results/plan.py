@@ -1,6 +1,6 @@
 """Result type of ``roofline plan`` (SI units: seconds, requests and tokens per second, bytes).
 
-Schema 2 (this version): the plan simulates queueing and batching (issue 14). Per layout the
+Schema 2 (this version): the plan simulates queueing and batching. Per layout the
 scenario's rate per server from the realistic service time and from the ceiling; per CPU the best
 layout, the fleet, the cost and a latency-vs-load curve. Keys kept from schema 1 with the same
 meaning: ``cores_per_instance``, ``instances_per_socket``, ``server_rps``, ``bound``,
@@ -23,7 +23,7 @@ Scenario = Literal["offline", "server"]
 
 
 @dataclass(frozen=True)
-class LayoutResult:
+class PlanLayout:
     """N instances of C cores on each socket, weights shared per socket, in the plan's scenario."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
@@ -155,8 +155,8 @@ class CpuPlan:
     sockets: int
     cores_per_socket: int
     weights_llc_resident: bool
-    layouts: list[LayoutResult]
-    best: LayoutResult
+    layouts: list[PlanLayout]
+    best: PlanLayout
     best_reason: str
     meets: bool
     """some layout serves the scenario (server: meets the SLO at some rate)"""

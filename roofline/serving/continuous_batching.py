@@ -59,7 +59,8 @@ from roofline.errors import UserError
 from roofline.serving.checks import positive, whole
 from roofline.serving.rate_search import SEARCH_GRID, check_grid, scan
 from roofline.serving.request_lengths import RequestLengths
-from roofline.serving.sampling import Sampling, quantiles, replication_half_width, streams
+from roofline.serving.replication import COMPACT, flat_streams, p99_interval, pooled, row_layout
+from roofline.serving.sampling import Sampling, quantiles, streams
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -228,8 +229,6 @@ class _Runs:
     steps: np.ndarray  # (rows,) sum of k
 
 
-#: compact the rows still running when they fall below this fraction of the arrays
-_COMPACT = 0.7
 
 
 def _run_time(k, alpha, beta, b, ctx):
@@ -257,11 +256,9 @@ def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_
     ``measure_to[i]`` count in the mean batch."""
     reps, total = u.shape
     rows = row_rep.size
-    off_u = float(u[:, -1].max()) + 1.0
-    uf = (u + off_u * np.arange(reps)[:, None]).ravel()
+    off_u, uf, rep_last = flat_streams(u)
     pf = p.ravel()
     cumf = np.concatenate([[0], np.cumsum(pf)])
-    rep_last = np.repeat(np.arange(reps) * total + total - 1, total)
     own = np.arange(reps * total)
     if prefill_cap is None:
         cap_fit = rep_last
@@ -392,7 +389,7 @@ def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_
         na = int(np.count_nonzero(act))
         if na == 0:
             break
-        if na < _COMPACT * k_rows:
+        if na < COMPACT * k_rows:
             keep = np.flatnonzero(act)
             (w, last, slot_off, t, n, b, ctx, gh, gs, scen, scale, kk, t0, t1, rid) = (
                 x[keep] for x in (w, last, slot_off, t, n, b, ctx, gh, gs, scen, scale, kk, t0, t1, rid))
@@ -452,9 +449,7 @@ def bare_latencies_p99(prefill_time: PrefillTime, decode_step: DecodeStep, promp
 def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_s, size: Sampling):
     n_s, n_g = rates.shape
     reps = size.replications
-    s_i = np.repeat(np.arange(n_s), n_g * reps)
-    g_i = np.tile(np.repeat(np.arange(n_g), reps), n_s)
-    r_i = np.tile(np.arange(reps), n_s * n_g)
+    s_i, g_i, r_i = row_layout(n_s, n_g, reps)
     lam = rates[s_i, g_i] / c[s_i]  # per instance: random dispatch splits the Poisson stream
     meas, warm, tail = size.rows(lam * cycle_s[s_i], int(k.max()))  # the tail keeps the load on the last ones
     total = warm + meas + tail
@@ -485,17 +480,10 @@ def _simulate(rates, scen_ids, c, o, k, prefill_time, step, lengths, cap, cycle_
         span = (done[-1] - done[0]) / lam[i]
         rate_done[i] = (meas[i] - 1) / span if span > 0 else lam[i]
     out = {}
-    for name, rows_ in (("ttft", ttft_rows), ("tpot", tpot_rows)):
-        p50 = np.empty(n_s * n_g)
-        p99 = np.empty(n_s * n_g)
-        mean = np.empty(n_s * n_g)
-        for j in range(n_s * n_g):
-            seg = np.concatenate(rows_[j * reps:(j + 1) * reps])
-            p50[j], p99[j] = quantiles(seg, (0.5, 0.99))
-            mean[j] = seg.mean()
-        hw = replication_half_width(p99s[0 if name == "ttft" else 1].reshape(shape3)).ravel()
-        out[name] = (p50.reshape(n_s, n_g), p99.reshape(n_s, n_g), np.stack([p99 - hw, p99 + hw], -1).reshape(
-            n_s, n_g, 2), mean.reshape(n_s, n_g))
+    for i, (name, rows_) in enumerate((("ttft", ttft_rows), ("tpot", tpot_rows))):
+        p50, p99, mean, _ = pooled(rows_, n_s * n_g, reps)
+        p99 = p99.reshape(n_s, n_g)
+        out[name] = (p50.reshape(n_s, n_g), p99, p99_interval(p99, p99s[i].reshape(shape3)), mean.reshape(n_s, n_g))
     per_inst = np.minimum(lam, rate_done).reshape(shape3).mean(axis=-1)
     with np.errstate(invalid="ignore"):
         mean_batch = (runs.batch_steps.reshape(shape3).sum(-1) / runs.steps.reshape(shape3).sum(-1))

@@ -68,6 +68,7 @@ from roofline.errors import UserError
 from roofline.serving.checks import positive, whole
 from roofline.serving.rate_search import SEARCH_GRID, check_grid, scan
 from roofline.serving.request_lengths import RequestLengths
+from roofline.serving.replication import COMPACT, flat_streams, p99_interval, pooled, row_layout
 from roofline.serving.sampling import Sampling, quantiles, replication_half_width, streams
 
 if TYPE_CHECKING:
@@ -236,8 +237,6 @@ def _check_common(instances, lengths, max_batch_tokens, max_wait_s):
 # --------------------------------------------------------------------------- the engine
 
 
-#: compact the rows still running when they fall below this fraction of the arrays
-_COMPACT = 0.7
 
 
 def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarray, row_scen: np.ndarray,
@@ -259,13 +258,11 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     """
     reps, total = u.shape
     rows = row_rep.size
-    off_u = float(u[:, -1].max()) + 1.0  # flattened streams with a per-replication offset
-    uf = (u + off_u * np.arange(reps)[:, None]).ravel()
+    off_u, uf, rep_last = flat_streams(u)
     cum = np.cumsum(ln, axis=1)
     off_t = int(cum[:, -1].max()) + 1
     tf = (cum + off_t * np.arange(reps, dtype=np.int64)[:, None]).ravel()
     tb = tf - ln.ravel()  # tokens before each request
-    rep_last = np.repeat(np.arange(reps) * total + total - 1, total)
     caps, cap_id = np.unique(row_cap, return_inverse=True)
     n_flat = reps * total
     fit_tab = np.empty(caps.size * n_flat, dtype=np.int64)
@@ -315,7 +312,7 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
         n = int(np.count_nonzero(act))
         if n == 0:
             break
-        if n < _COMPACT * k:
+        if n < COMPACT * k:
             keep = np.flatnonzero(act)
             h, last, slot_off, coff, scen, scale, wait_u, cs = (
                 x[keep] for x in (h, last, slot_off, coff, scen, scale, wait_u, cs))
@@ -329,14 +326,6 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     return offsets, heads, head_dispatch[heads], head_end[heads], off_u
 
 
-def _layout_rows(n_scen: int, n_rates: int, reps: int):
-    """Row ``(s, g, r)`` at index ``(s G + g) R + r``."""
-    s = np.repeat(np.arange(n_scen), n_rates * reps)
-    g = np.tile(np.repeat(np.arange(n_rates), reps), n_scen)
-    r = np.tile(np.arange(reps), n_scen * n_rates)
-    return s, g, r
-
-
 def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.ndarray, mw: np.ndarray,
               batch_time: np.ndarray, service: ServiceTime, lengths: RequestLengths, size: Sampling,
               keep_samples: bool) -> ServerStats:
@@ -345,7 +334,7 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     position in ``scen_ids``."""
     n_s, n_g = rates.shape
     reps = size.replications
-    s_i, g_i, r_i = _layout_rows(n_s, n_g, reps)
+    s_i, g_i, r_i = row_layout(n_s, n_g, reps)
     lam = rates[s_i, g_i]
     most = int(np.max(np.maximum(cap // lengths.min, 1)))
     meas, warm, tail = size.rows(lam * batch_time[s_i], most)
@@ -385,15 +374,9 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     wait_r = wait_r.reshape(shape3)
     n_meas = meas.reshape(shape3)
     lat_mean = (lat_mean.reshape(shape3) * n_meas).sum(axis=-1) / n_meas.sum(axis=-1)
-    p50 = np.empty((n_s, n_g))
-    p99 = np.empty((n_s, n_g))
-    samples = np.empty((n_s, n_g), dtype=object) if keep_samples else None
-    for j in range(n_s * n_g):
-        seg = np.concatenate(lat_rows[j * reps:(j + 1) * reps])
-        p50.flat[j], p99.flat[j] = quantiles(seg, (0.5, 0.99))
-        if keep_samples:
-            samples.flat[j] = seg
-    hw99 = replication_half_width(p99_r)
+    p50, p99, _, samples = pooled(lat_rows, n_s * n_g, reps, keep_samples)
+    p50, p99 = p50.reshape(n_s, n_g), p99.reshape(n_s, n_g)
+    samples = samples.reshape(n_s, n_g) if keep_samples else None
     mean_wait = wait_r.mean(axis=-1)
     hw_w = replication_half_width(wait_r)
     busy_g = busy.reshape(shape3).sum(axis=-1) / rates  # seconds
@@ -403,7 +386,7 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     c2 = c[:, None].astype(float)
     return ServerStats(
         rate_rps=rates.copy(),
-        p50_s=p50, p99_s=p99, p99_ci_s=np.stack([p99 - hw99, p99 + hw99], axis=-1),
+        p50_s=p50, p99_s=p99, p99_ci_s=p99_interval(p99, p99_r),
         mean_latency_s=lat_mean,
         mean_wait_s=mean_wait, mean_wait_ci_s=np.stack([mean_wait - hw_w, mean_wait + hw_w], axis=-1),
         utilization=np.minimum(1.0, rates * per_request / c2),

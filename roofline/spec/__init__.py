@@ -4,7 +4,7 @@ The types are frozen standard-library dataclasses that pydantic validates
 (``pydantic.TypeAdapter``) and describes (JSON Schema, from the attribute
 docstrings). Pydantic itself is imported only to validate a file it has not
 seen before: importing it costs about 60 ms, more than the whole cold-start
-budget of ``roofline estimate`` (issue 2), so a file validated once is cached
+budget of ``roofline estimate``, so a file validated once is cached
 by content hash (:mod:`roofline.catalog.cache`) and rebuilt from the cache
 without pydantic. Checks that go beyond types (positive, consistent, physical)
 live in ``__post_init__`` and run on every construction, cached or not.

@@ -48,7 +48,6 @@ OP_COSTS: dict[str, Sourced] = {
         2.0, "W4A8: unpack the nibble and shift it to INT8: 2 ops per weight"),
 }
 
-NO_COST = Sourced(value=0.0, kind="derived", source="no such work in this recipe")
 
 
 def cost(name: str) -> float:

@@ -221,6 +221,15 @@ class Platform:
     def frequency_hz(self, path: str) -> float:
         return self.frequency_ghz[self.compute[path].isa_class].value * GIGA
 
+    def nominal_peak(self, path: str, sockets: int | None = None) -> float:
+        """A path's datasheet peak at the nominal clock, every core of ``sockets`` sockets (default: all):
+        ``sockets x cores x f_nominal x ops per cycle`` (:func:`~roofline.calc.roofline.compute_peak`)."""
+        from roofline.calc.roofline import compute_peak
+
+        n = self.sockets.value if sockets is None else sockets
+        c = self.compute[path]
+        return float(compute_peak(n, self.cores_per_socket.value, self.frequency_hz(path), c.ops_per_cycle.value))
+
     def paths_for(self, dtype: str) -> list[str]:
         return [name for name, p in self.compute.items() if p.dtype == dtype]
 

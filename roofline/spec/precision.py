@@ -18,7 +18,7 @@ from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.gguf_types import BlockFormat, gguf_recipe_fields
 from roofline.spec.op_costs import OP_COSTS, cost
 from roofline.spec.platform import ComputeDtype
-from roofline.spec.vocab import NonGemmMode
+from roofline.spec.vocab import NonGemmMode, coerce
 from roofline.units import DTYPE_BYTES
 
 StorageDtype = Literal["fp32", "bf16", "fp16", "int8", "uint8", "int4"]
@@ -59,7 +59,7 @@ class PrecisionRecipe:
     vec_dot_type): e_x is its bytes per element, block scales included"""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "non_gemm_mode", NonGemmMode(self.non_gemm_mode))
+        coerce(self, non_gemm_mode=NonGemmMode)
         if (self.w_scale == "per-group") != (self.w_group_size is not None):
             raise ValueError("w_group_size: give a group size exactly when w_scale is per-group")
         if self.w_group_size is not None and self.w_group_size < 1:

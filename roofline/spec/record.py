@@ -23,14 +23,11 @@ checked encoder runs and shapes become its figures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, coerce
 
 SCHEMA_VERSION = 1
-KINDS = ("latency", "speedup", "linear_speedup", "gemm", "throughput", "tokens_per_s", "gemm_share",
-         "non_gemm_speedup")
-
 
 @dataclass(frozen=True)
 class RecordPlatform:
@@ -56,16 +53,15 @@ class RecordPlatform:
 class Measurement:
     __pydantic_config__ = PYDANTIC_CONFIG
 
-    kind: Literal["latency", "speedup", "linear_speedup", "gemm", "throughput", "tokens_per_s", "gemm_share",
-                  "non_gemm_speedup"]
+    kind: FigureKind
     precision: str
     value: float
     """seconds (latency, gemm), a ratio (speedups) or per second (throughput)"""
     baseline: str | None = None
     """speedups: the precision they are over"""
-    non_gemm_mode: str | None = None
+    non_gemm_mode: NonGemmMode | None = None
     """how the run's non-GEMM work ran (default: the recipe's)"""
-    phase: str | None = None
+    phase: Phase | None = None
     """this figure's phase, when it differs from the record's (a llama.cpp run's pp and tg)"""
     seq_len: int | None = None
     context: int | None = None
@@ -78,16 +74,15 @@ class Measurement:
     note: str = ""
 
     def __post_init__(self) -> None:
+        coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)
         if not (self.value == self.value and 0 < self.value < 1e12):
             raise ValueError(f"value: a positive finite number, got {self.value}")
-        if self.kind == "gemm_share" and not self.value < 1:
+        if self.kind is FigureKind.GEMM_SHARE and not self.value < 1:
             raise ValueError(f"value: a share of time in (0, 1), got {self.value}")
-        if self.kind in ("speedup", "linear_speedup", "non_gemm_speedup") and not self.baseline:
+        if self.kind.is_ratio and not self.baseline:
             raise ValueError(f"baseline: a {self.kind} needs the precision it is over")
-        if self.kind == "gemm" and not (self.m and self.n and self.k):
+        if self.kind is FigureKind.GEMM and not (self.m and self.n and self.k):
             raise ValueError("m, n, k: a gemm figure needs its shape")
-        if self.non_gemm_mode not in (None, "fp32", "amp-bf16", "int8"):
-            raise ValueError(f"non_gemm_mode: fp32, amp-bf16 or int8, got {self.non_gemm_mode}")
 
 
 @dataclass(frozen=True)
@@ -104,7 +99,7 @@ class Record:
     model: str
     batch: int = 1
     seq_len: int = 256
-    phase: str | None = None
+    phase: Phase | None = None
     context: int | None = None
     layers: int | None = None
     """the layers the run built (default: the model's)"""
@@ -119,6 +114,7 @@ class Record:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
+        coerce(self, phase=Phase)
         if self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version: {self.schema_version} is newer than this roofline reads "
                              f"({SCHEMA_VERSION}); upgrade roofline")

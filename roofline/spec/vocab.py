@@ -128,3 +128,16 @@ class StepPart(Vocab):
     LINEAR = "linear"
     """the GEMM kernels and their epilogue (the paper's linear block)"""
     NON_GEMM = "non_gemm"
+
+
+def coerce(obj, **fields: type[Vocab]) -> None:
+    """In a frozen dataclass's ``__post_init__``: each named field's word as its vocabulary member (a
+    spec built in Python may give the plain string; None stays None). A word outside the vocabulary is
+    a ValueError naming the field."""
+    for name, vocab in fields.items():
+        value = getattr(obj, name)
+        if value is None or isinstance(value, vocab):
+            continue
+        if value not in vocab.words():
+            raise ValueError(f"{name}: one of {', '.join(vocab.words())}, got {value!r}")
+        object.__setattr__(obj, name, vocab(value))
