@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import emit
+from roofline.cli.emit import check_chart, emit_with_chart
 
 DESCRIPTION = ("Compare every measurement record (validation/records) with its ceiling and with the realistic estimate "
                "of its software stack, that stack's profile refitted without the record's platform "
@@ -25,24 +25,17 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import accuracy
 
-    if args.plot:  # its target was checked before any work (cli._check_outputs); its format here
-        from roofline.report.plot import check_chart_path
-
-        check_chart_path(args.plot, "--plot")
+    check_chart(args.plot)
     result = accuracy(**flags.values(A.ACCURACY, args))
-    if args.plot:
-        from roofline.files.writing import replacing
-        from roofline.report.plot import plot_accuracy
-
-        with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed
-            plot_accuracy(result, path)
 
     def render():
         from roofline.report.accuracy_tables import render_accuracy
 
         return render_accuracy(result, brief=args.brief)
 
-    code = emit(result, args, render)
-    if args.plot and args.json != "-":
-        print(f"wrote {args.plot}")
-    return code
+    def draw(result, path):
+        from roofline.report.plot import plot_accuracy
+
+        plot_accuracy(result, path)
+
+    return emit_with_chart(result, args, render, draw)

@@ -65,3 +65,25 @@ def emit(result, args, render) -> int:
             return 0
     print_rich(render())
     return 0
+
+
+def check_chart(path: str | None) -> None:
+    """A ``--plot`` chart's format, before any work (its target was checked with the other outputs)."""
+    if path:
+        from roofline.report.plot import check_chart_path
+
+        check_chart_path(path, "--plot")
+
+
+def emit_with_chart(result, args, render, draw) -> int:
+    """:func:`emit`, and the ``--plot`` chart (``draw(result, path)``) drawn to a temporary file and renamed
+    over the target first."""
+    if args.plot:
+        from roofline.files.writing import replacing
+
+        with replacing(args.plot, force=args.force) as path:
+            draw(result, path)
+    code = emit(result, args, render)
+    if args.plot and args.json != "-":
+        print(f"wrote {args.plot}")
+    return code

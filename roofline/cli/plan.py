@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import emit
+from roofline.cli.emit import check_chart, emit_with_chart
 
 DESCRIPTION = (
     "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), weights shared per "
@@ -37,24 +37,17 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import plan
 
-    if args.plot:  # its target was checked before any work (cli._check_outputs); its format here
-        from roofline.report.plan_chart import check_chart_path
-
-        check_chart_path(args.plot, "--plot")
+    check_chart(args.plot)
     result = plan(**flags.values(A.PLAN, args))
-    if args.plot:
-        from roofline.files.writing import replacing
-        from roofline.report.plan_chart import plot_plan
-
-        with replacing(args.plot, force=args.force) as path:  # drawn to a temporary file, then renamed
-            plot_plan(result, path)
 
     def render():
         from roofline.report.plan_tables import render_plan
 
         return render_plan(result, all_layouts=not args.best_only, brief=args.brief)
 
-    code = emit(result, args, render)
-    if args.plot and args.json != "-":
-        print(f"wrote {args.plot}")
-    return code
+    def draw(result, path):
+        from roofline.report.plan_chart import plot_plan
+
+        plot_plan(result, path)
+
+    return emit_with_chart(result, args, render, draw)
