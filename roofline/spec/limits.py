@@ -50,6 +50,10 @@ LIMITS: dict[str, Limit] = {
                                              "socket is beyond any memory", low_open=False),
     "platform.dram.capacity_gb": Limit(0.01, 1_000_000, "GB", "a socket holds at most a few TB of DRAM; a PB is "
                                        "beyond any server", low_open=False),
+    "platform.dram.channels_per_socket": Limit(1, 64, "channels", "the widest sockets have 16 memory channels",
+                                               low_open=False),
+    "platform.dram.speed_mt_per_s": Limit(100, 100_000, "MT/s", "DDR5 MRDIMMs run at 8,800 MT/s; 100,000 is beyond "
+                                          "any DIMM", low_open=False),
     "platform.llc.size_mib": Limit(0.01, 65536, "MiB", "64 GiB of last-level cache per socket is beyond any CPU",
                                    low_open=False),
     "platform.llc.domains_per_socket": Limit(1, 1024, "domains", "at most one LLC slice per core",

@@ -54,6 +54,10 @@ class Dram:
     """what one core alone can read from DRAM; caps a few-core layout's share (cores x this)"""
     capacity_gb: Sourced = Sourced(unknown="not given")
     """per socket, GB (1e9 bytes) of DRAM: what the weights and a decoder's KV cache share (``roofline plan``)"""
+    channels_per_socket: Sourced = Sourced(unknown="not given")
+    """memory channels per socket the file's bandwidths are for (a run on fewer populated channels scales them)"""
+    speed_mt_per_s: Sourced = Sourced(unknown="not given")
+    """the DIMMs' transfer rate, MT/s (theoretical = channels x MT/s x 8 bytes)"""
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,11 @@ class Platform:
         if self.dram.capacity_gb.known:
             _positive("dram.capacity_gb", self.dram.capacity_gb)
             check_sourced("platform.dram.capacity_gb", self.dram.capacity_gb)
+        for name in ("channels_per_socket", "speed_mt_per_s"):
+            v = getattr(self.dram, name)
+            if v.known:
+                _positive(f"dram.{name}", v, integer=name == "channels_per_socket")
+                check_sourced(f"platform.dram.{name}", v, f"dram.{name}")
         _positive("llc.size_mib", self.llc.size_mib)
         check_sourced("platform.llc.size_mib", self.llc.size_mib)
         for name, v in (("dram.read_gb_per_s_per_core", self.dram.read_gb_per_s_per_core),
