@@ -22,12 +22,30 @@ checked encoder runs and shapes become its figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
-from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, coerce
+from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, coerce
 
 SCHEMA_VERSION = 1
+
+@dataclass(frozen=True)
+class Citation:
+    """Where one statement of a record comes from: a page or a file (a repository, a path, a commit and a
+    line) and the words it says it in."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    url: str
+    what: str = ""
+    """what the source states for the record (the figure, the system description, the command)"""
+    repo: str | None = None
+    path: str | None = None
+    commit: str | None = None
+    line: int | None = None
+    quote: str = ""
+    """the source's own words"""
+
 
 @dataclass(frozen=True)
 class RecordPlatform:
@@ -41,9 +59,11 @@ class RecordPlatform:
     """sockets used (default: all)"""
     instance_cores: int | None = None
     """cores per instance (default: one instance of all the cores used, a single process)"""
+    memory_channels: int | None = None
+    """memory channels populated per socket, when fewer than the platform file's (its bandwidths scale)"""
 
     def __post_init__(self) -> None:
-        for name in ("cores", "sockets", "instance_cores"):
+        for name in ("cores", "sockets", "instance_cores", "memory_channels"):
             v = getattr(self, name)
             if v is not None and not 1 <= v <= 4096:
                 raise ValueError(f"{name}: 1 to 4096, got {v}")
@@ -72,6 +92,12 @@ class Measurement:
     n: int | None = None
     k: int | None = None
     note: str = ""
+    quote: str = ""
+    """the source's own words for this figure"""
+    line: int | None = None
+    """its line in the record's source file"""
+    spread: str = ""
+    """the spread the source states (``± 0.10``, a standard deviation)"""
 
     def __post_init__(self) -> None:
         coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)
@@ -111,10 +137,31 @@ class Record:
     report: str | None = None
     """a validate report (path relative to this file) whose figures this record takes"""
     date: str = ""
+    engine: str = ""
+    """the engine and its version or build, as the source states them"""
+    threads: int | None = None
+    """threads the run used, when the source states them"""
+    numa: str = ""
+    """NUMA / SNC / NPS mode and page placement, as the source states them"""
+    memory: str = ""
+    """the memory configuration, as the source states it"""
+    scenario: Scenario | None = None
+    """MLPerf's scenario: offline, or server (Poisson arrivals under ``latency_bound_s`` at p99)"""
+    latency_bound_s: float | None = None
+    request_lengths: str | None = None
+    """a histogram file of the run's request lengths (relative to this file): a server figure's lengths"""
+    citations: tuple[Citation, ...] = ()
+    """every other place a statement of this record comes from (the system description, the command, ...)"""
+    assumed: dict[str, str] = field(default_factory=dict)
+    """what the source does not state and the record assumes: field -> the value and why"""
+    not_stated: tuple[str, ...] = ()
+    """what the source does not state and nothing here depends on"""
+    excluded: str | None = None
+    """kept, but not scored: why the model cannot price this run (an engine feature it does not model)"""
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        coerce(self, phase=Phase)
+        coerce(self, phase=Phase, scenario=Scenario)
         if self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version: {self.schema_version} is newer than this roofline reads "
                              f"({SCHEMA_VERSION}); upgrade roofline")
@@ -122,3 +169,10 @@ class Record:
             raise ValueError("measurements: give the measured figures, or a report to take them from")
         if not 1 <= self.batch <= 1_000_000 or not 1 <= self.seq_len <= 1_000_000:
             raise ValueError("batch, seq_len: 1 to 1e6")
+        if self.threads is not None and not 1 <= self.threads <= 65536:
+            raise ValueError(f"threads: 1 to 65,536, got {self.threads}")
+        if self.latency_bound_s is not None and not (self.latency_bound_s == self.latency_bound_s
+                                                     and 0 < self.latency_bound_s <= 3600):
+            raise ValueError(f"latency_bound_s: a positive number of seconds up to 3,600, got {self.latency_bound_s}")
+        if (self.scenario is Scenario.SERVER) != (self.latency_bound_s is not None):
+            raise ValueError("latency_bound_s: a server scenario's figure needs its latency bound, and only it")
