@@ -90,7 +90,7 @@ def estimate_inputs(a: Values):
         workload=WorkloadSpec(phase=a.phase, batch=a.batch, seq_len=a.seq_len, context=a.context,
                               fused_qkv=not a.get("separate_qkv", False)),
         layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
-        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
         options=StepOptions(group_size=a.get("group_size"), kv_dtype=a.get("kv_dtype"),
                             quantize_lm_head=bool(a.get("quantize_lm_head"))),
         source=efficiency_source(a),
@@ -279,7 +279,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         ttft_s=ms(a.ttft_ms), tpot_s=ms(a.tpot_ms), target_rps=a.target_rps, utilization=a.utilization,
         prices=a.price_per_hour, output_len=a.output_len, memory_gb=a.memory_gb, max_sequences=a.max_sequences,
         kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores,
-        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth), seed=a.seed,
+        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
     )
     return capacity_plan(platforms, spec, a.precision, options)
 
@@ -365,5 +365,5 @@ def sweep(model: Any = None, cpu: Any = None, **flags: Any):
     a = checked(A.SWEEP, {"model": model, "cpu": cpu, **flags})
     models, platforms, precisions, batches, seqs = sweep_grid(a)
     return model_sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
-                       ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+                       ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
                        layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))

@@ -13,7 +13,7 @@ import math
 from enum import Enum
 from typing import Any, Callable
 
-from roofline.spec.vocab import Bandwidth, MemoryModel, Phase, Scenario
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, Phase, Scenario
 
 #: the largest grid `roofline sweep` evaluates: more points is a typo, not a study
 MAX_SWEEP_POINTS = 100_000_000
@@ -366,8 +366,12 @@ SEQ_LEN = Arg("seq_len", f"tokens per request, or the prompt length for prefill,
               TOKENS, default=256)
 PHASE = Arg("phase", "forward (encoders, the default), prefill (decoders, the default) or decode", Choice(Phase))
 CONTEXT_ARG = Arg("context", f"decode: tokens already in the KV cache, 0 to {MAX_TOKENS:,} (default 1024)", CONTEXT)
-BANDWIDTH = Arg("bandwidth", "bandwidth figures to use: the measured ones where the platform file has them (default), "
-                "or the theoretical (datasheet) ones", Choice(Bandwidth), default=Bandwidth.MEASURED)
+BANDWIDTH = Arg("bandwidth", "DRAM bandwidth figures to use (default: the ceiling's own: measured or STREAM-class for "
+                "the attainable ceiling, theoretical for the bound): measured where the platform file has them, or "
+                "theoretical (datasheet)", Choice(Bandwidth))
+CEILING = Arg("ceiling", "attainable (default): the nominal all-core clock of the busy cores' ISA, STREAM-class DRAM "
+              "bandwidth, datasheet ops per cycle; bound: the highest clock the datasheet allows and the theoretical "
+              "bandwidth, which no real run may beat (levels memory model)", Choice(Ceiling), default=Ceiling.ATTAINABLE)
 MEMORY_MODEL = Arg("memory_model", "levels (default): each tensor priced at the cache level that holds it (L2, LLC, "
                    "DRAM), at the highest clock the busy cores allow; paper: the reference paper's pricing (X, Y and "
                    "non-GEMM work from DRAM, weights from the LLC when they fit) at the nominal clock",
@@ -395,7 +399,7 @@ GEMM_SPEEDUP = Arg("gemm_speedup", "override the GEMM speedup s (0.001 to 10,000
 NON_GEMM_SPEEDUP = Arg("non_gemm_speedup", "override the non-GEMM speedup s_non (0.001 to 10,000)", A_SPEEDUP)
 
 WORKLOAD = (BATCH_ARG, SEQ_LEN, PHASE, CONTEXT_ARG, BANDWIDTH)
-LAYOUT = (MEMORY_MODEL, CORES_ARG, INSTANCE_CORES)
+LAYOUT = (MEMORY_MODEL, CEILING, CORES_ARG, INSTANCE_CORES)
 EFFICIENCIES = (CALIBRATION, ANY_PLATFORM, STACK)
 OVERRIDES = (F_GEMM, GEMM_SPEEDUP, NON_GEMM_SPEEDUP)
 
@@ -460,7 +464,7 @@ PLAN = Command("plan", (
     KV_DTYPE.but(group=_DECODERS),
     PHASE.but(help="forward (encoders, the default), decode (decoders, the default: continuous batching) or prefill (a "
               "decoder's prompts alone, batched like an encoder's requests)"),
-    BANDWIDTH, MEMORY_MODEL, CORES_ARG,
+    BANDWIDTH, MEMORY_MODEL, CEILING, CORES_ARG,
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the measured host's "
                     "efficiencies for the realistic service times (instead of the stack profile)"),
     ANY_PLATFORM, STACK,

@@ -39,8 +39,15 @@ def test_no_committed_measurement_beats_its_ceiling(records):
     absolute = [r for r in result.rows if r.kind in ("latency", "gemm", "throughput", "tokens_per_s")]
     assert len(absolute) > 80 and result.violations == 0
     assert any(r.kind == "tokens_per_s" for r in absolute)
-    assert all(r.ceiling <= r.measured for r in absolute if r.kind in ("latency", "gemm"))
-    assert all(r.ceiling >= r.measured for r in absolute if r.kind in ("throughput", "tokens_per_s"))
+    assert all(r.bound <= r.measured for r in absolute if r.kind in ("latency", "gemm"))
+    assert all(r.bound >= r.measured for r in absolute if r.kind in ("throughput", "tokens_per_s"))
+    # the attainable ceiling is never above the bound, and tightness is measured over it
+    assert all(r.bound <= r.ceiling * (1 + 1e-12) for r in absolute if r.kind in ("latency", "gemm"))
+    assert all(r.bound >= r.ceiling * (1 - 1e-12) for r in absolute if r.kind in ("throughput", "tokens_per_s"))
+    for r in absolute:
+        rate = r.kind in ("throughput", "tokens_per_s")
+        assert r.tightness == pytest.approx(r.measured / r.ceiling if rate else r.ceiling / r.measured)
+        assert r.suspect == (r.tightness > 2)
 
 
 def test_the_committed_profile_is_what_the_records_give(records, profile):

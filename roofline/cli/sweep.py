@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     models, platforms, precisions, batches, seqs = sweep_grid(a)
     fmt = args.format or ("jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv")
     planes = sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
-                   ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+                   ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
                    layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))
     if args.output and args.output != "-":
         from roofline.files.writing import open_text

@@ -1,7 +1,14 @@
-"""How right the model is: every measurement record against the ceiling and the realistic estimate,
-and the error a user predicting an unseen CPU should expect (leave-one-platform-out: the stack's
-profile refitted without the record's platform). ``roofline accuracy`` and ``roofline calibrate
---records``."""
+"""How right the model is: every measurement record against the two ceilings and the realistic
+estimate, and the error a user predicting an unseen CPU should expect (leave-one-platform-out: the
+stack's profile refitted without the record's platform). ``roofline accuracy`` and ``roofline
+calibrate --records``.
+
+Each figure is priced twice: at the attainable ceiling (what the realistic estimate and its
+efficiencies build on, and what tightness is measured against) and at the bound (no real run may
+beat it: a figure above it is a violation). A figure more than :data:`SUSPECT_TIGHTNESS` times its
+attainable ceiling is suspect (its platform's or its record's inputs are wrong) and left out of the
+fit. Excluded records (an engine feature the model cannot price) are listed with their reason.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +18,49 @@ from dataclasses import dataclass
 
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
-from roofline.errors import UnknownNameError
+from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
-from roofline.results.accuracy import AccuracyResult, AccuracyRow, StackAccuracy
+from roofline.results.accuracy import (
+    AccuracyResult,
+    AccuracyRow,
+    ExcludedRecord,
+    GroupAccuracy,
+    Spread,
+    StackAccuracy,
+)
 from roofline.spec.stack import Accuracy, StackProfile
+from roofline.spec.vocab import Ceiling, Phase
+
+#: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
+SUSPECT_TIGHTNESS = 2.0
+
+
+@dataclass(frozen=True)
+class Group:
+    """A summary over some stacks' figures of some phases (None: every stack with a profile)."""
+
+    name: str
+    stacks: tuple[str, ...] | None
+    phases: tuple[Phase, ...]
+
+
+#: the summaries ``roofline accuracy`` reports beside the per-stack ones
+GROUPS = (
+    Group("encoders", None, (Phase.FORWARD,)),
+    Group("llama.cpp prefill", ("llama.cpp", "ik_llama.cpp"), (Phase.PREFILL,)),
+    Group("llama.cpp decode", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,)),
+    Group("LLM decode", None, (Phase.DECODE,)),
+    Group("all", None, (Phase.FORWARD, Phase.PREFILL, Phase.DECODE)),
+)
 
 
 @dataclass(frozen=True)
 class Scored:
     figure: Figure
     ceiling: float
+    """at the attainable ceiling"""
+    bound: float
     realistic: float | None
     """leave-one-platform-out; None for a stack without a profile"""
     realistic_in_sample: float | None
@@ -34,14 +73,31 @@ class Scored:
     def ceiling_error(self) -> float:
         return self.ceiling / self.figure.measured - 1
 
+    def _of(self, ceiling: float) -> float | None:
+        """measured performance over a ceiling's (absolute figures)"""
+        kind = self.figure.kind
+        if not kind.is_absolute:
+            return None
+        return self.figure.measured / ceiling if kind.is_rate else ceiling / self.figure.measured
+
+    @property
+    def tightness(self) -> float | None:
+        return self._of(self.ceiling)
+
+    @property
+    def of_bound(self) -> float | None:
+        return self._of(self.bound)
+
     @property
     def violation(self) -> bool:
-        """a measured performance above the ceiling's"""
-        if not self.figure.kind.is_absolute:
-            return False
-        faster = self.figure.measured > self.ceiling if self.figure.kind.is_rate else \
-            self.figure.measured < self.ceiling
-        return bool(faster) and abs(self.ceiling / self.figure.measured - 1) > 1e-9
+        """a measured performance above the bound's"""
+        b = self.of_bound
+        return b is not None and b > 1 + 1e-9
+
+    @property
+    def suspect(self) -> bool:
+        t = self.tightness
+        return t is not None and t > SUSPECT_TIGHTNESS
 
 
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
@@ -54,29 +110,43 @@ def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float]) -> tu
     return full, per
 
 
-def score(figs: list[Figure], full: Params | None, per: dict[str, Params] | None) -> list[Scored]:
-    """Each figure's ceiling, its leave-one-platform-out prediction (``per``: the profile refitted without
+def _ceilings(figs: list[Figure]) -> list[float]:
+    return [float(v) for v in FitTable.of(figs).predict_params(None)] if figs else []
+
+
+def score(figs: list[Figure], bound_figs: list[Figure], full: Params | None, per: dict[str, Params] | None,
+          fitted: set[int] | None = None) -> list[Scored]:
+    """Each figure's two ceilings, its leave-one-platform-out prediction (``per``: the profile refitted without
     its platform) and its in-sample one (``full``)."""
     if not figs:
         return []
-    table = FitTable.of(figs)
-    ceiling = table.predict_params(None)
-    inside = table.predict_params(full) if full else [None] * len(figs)
+    ceiling, bound = _ceilings(figs), _ceilings(bound_figs)
+    inside = FitTable.of(figs).predict_params(full) if full else [None] * len(figs)
     out: dict[int, float] = {}
     for platform, q in (per or {}).items():
         idx = [i for i, f in enumerate(figs) if f.platform == platform]
         if idx:
             out.update(zip(idx, FitTable.of([figs[i] for i in idx]).predict_params(q)))
-    return [Scored(f, float(ceiling[i]), float(out[i]) if per else None,
+    return [Scored(f, ceiling[i], bound[i], float(out[i]) if per else None,
                    float(inside[i]) if full else None) for i, f in enumerate(figs)]
 
 
-def summary(scored: list[Scored], command: str) -> Accuracy:
-    errs = [abs(s.error) for s in scored if s.error is not None]
+def summary(scored: Sequence[Scored], command: str) -> Accuracy:
+    errs = [abs(s.error) for s in scored if s.error is not None and not s.suspect]
+    kept = [s for s in scored if s.error is not None and not s.suspect]
     return Accuracy(median_abs_error=float(f"{statistics.median(errs):.4g}") if errs else 0.0,
                     worst_abs_error=float(f"{max(errs):.4g}") if errs else 0.0, figures=len(errs),
-                    records=len({s.figure.record for s in scored if s.error is not None}),
-                    platforms=len({s.figure.platform for s in scored if s.error is not None}), command=command)
+                    records=len({s.figure.record for s in kept}),
+                    platforms=len({s.figure.platform for s in kept}), command=command)
+
+
+def spread(values: Sequence[float]) -> Spread | None:
+    if not values:
+        return None
+    v = sorted(values)
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return Spread(n=len(v), minimum=float(f"{v[0]:.4g}"), p25=float(f"{q[0]:.4g}"), median=float(f"{q[1]:.4g}"),
+                  p75=float(f"{q[2]:.4g}"), maximum=float(f"{v[-1]:.4g}"))
 
 
 def _profile(stack: str) -> tuple[StackProfile | None, str | None]:
@@ -86,49 +156,98 @@ def _profile(stack: str) -> tuple[StackProfile | None, str | None]:
         return None, None
 
 
+def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) -> tuple[list[Figure], list[Figure]]:
+    """A stack's figures at the attainable ceiling and, in the same order, at the bound."""
+    rules = profile.path_rules if profile else ()
+    att = [f for r in recs for f in figures(r, rules)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND)]
+    return att, bound
+
+
+def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord],
+                   command: str) -> tuple[list[Scored], Params | None]:
+    """Fit leave-one-platform-out on the figures that are not suspect; score every figure."""
+    at_ceiling = score(figs, bound, None, None)
+    fitted = [s.figure for s in at_ceiling if not s.suspect]
+    if not fitted:
+        return at_ceiling, None
+    full, per = leave_one_platform_out(fitted, pooled_dispatch(recs))
+    return score(figs, bound, full, per), full
+
+
 def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
+    scored_records = [r for r in records if r.record.excluded is None]
+    excluded = [ExcludedRecord(r.id, r.record.stack, r.record.platform.name, r.record.excluded)
+                for r in records if r.record.excluded is not None]
     rows: list[AccuracyRow] = []
     stacks: list[StackAccuracy] = []
-    n_figs = 0
-    for stack in sorted({r.record.stack for r in records}):
-        recs = [r for r in records if r.record.stack == stack]
+    every: list[Scored] = []
+    profiled: set[str] = set()
+    for stack in sorted({r.record.stack for r in scored_records}):
+        recs = [r for r in scored_records if r.record.stack == stack]
         profile, path = _profile(stack)
-        rules = profile.path_rules if profile else ()
-        figs = [f for r in recs for f in figures(r, rules)]
-        n_figs += len(figs)
+        figs, bound = stack_figures(recs, profile)
         if profile is None:
-            scored = score(figs, None, None)
-            stacks.append(StackAccuracy(stack, None, None, None))
+            scored = score(figs, bound, None, None)
+            tight = spread([s.tightness for s in scored if s.tightness is not None])
+            stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
-            full, per = leave_one_platform_out(figs, pooled_dispatch(recs))
-            scored = score(figs, full, per)
-            ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in scored]
-            per_platform = {p: statistics.median(abs(s.error) for s in scored if s.figure.platform == p)
-                            for p in sorted({s.figure.platform for s in scored})}
-            stacks.append(StackAccuracy(stack, path, summary(scored, command), statistics.median(ins), per_platform))
-        rows += [AccuracyRow(record=s.figure.record, platform=s.figure.platform, stack=stack, kind=s.figure.kind.value,
-                             precision=s.figure.precision, baseline=s.figure.baseline, what=s.figure.label,
-                             measured=s.figure.measured, ceiling=s.ceiling, ceiling_error=s.ceiling_error,
-                             violation=s.violation, realistic=s.realistic, realistic_error=s.error,
-                             realistic_in_sample=s.realistic_in_sample) for s in scored]
+            profiled.add(stack)
+            scored, _ = _fit_and_score(figs, bound, recs, command)
+            ok = [s for s in scored if s.error is not None and not s.suspect]
+            ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in ok]
+            per_platform = {p: statistics.median(abs(s.error) for s in ok if s.figure.platform == p)
+                            for p in sorted({s.figure.platform for s in ok})}
+            per_phase = {ph.value: summary([s for s in ok if s.figure.phase is ph], command)
+                         for ph in Phase if any(s.figure.phase is ph for s in ok)}
+            stacks.append(StackAccuracy(stack, path, summary(scored, command), statistics.median(ins) if ins else None,
+                                        per_platform, per_phase,
+                                        spread([s.tightness for s in scored if s.tightness is not None])))
+        every += scored
+        rows += [AccuracyRow(record=s.figure.record, platform=s.figure.platform, stack=stack,
+                             phase=s.figure.phase.value, kind=s.figure.kind.value, precision=s.figure.precision,
+                             baseline=s.figure.baseline, what=s.figure.label, measured=s.figure.measured,
+                             ceiling=s.ceiling, ceiling_error=s.ceiling_error, bound=s.bound, tightness=s.tightness,
+                             of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, realistic=s.realistic,
+                             realistic_error=s.error, realistic_in_sample=s.realistic_in_sample) for s in scored]
+    groups = []
+    for g in GROUPS:
+        members = [s for s in every if s.figure.stack in profiled and (g.stacks is None or s.figure.stack in g.stacks)
+                   and s.figure.phase in g.phases]
+        if any(s.error is not None for s in members):
+            groups.append(GroupAccuracy(g.name, sorted({s.figure.stack for s in members}),
+                                        [p.value for p in g.phases], summary(members, command)))
+    suspect = [s for s in every if s.suspect]
     notes = ["realistic: each figure predicted by its stack's profile refitted without the figure's platform "
              "(leave-one-platform-out), the error a user predicting an unseen CPU should expect",
+             "ceiling: the attainable ceiling (the nominal all-core clock of the busy cores, STREAM-class DRAM "
+             "bandwidth); bound: the highest clock the datasheet allows and the theoretical bandwidth; tightness: "
+             "measured performance over the attainable ceiling's",
              "a speedup may exceed the ratio of two ceilings (its baseline runs further below its own): only "
-             "absolute figures (latency, gemm, throughput, tokens/s) count as ceiling violations"]
-    return AccuracyResult(records=len(records), figures=n_figs, violations=sum(r.violation for r in rows),
-                          stacks=stacks, rows=rows, notes=notes)
+             "absolute figures (latency, gemm, throughput, tokens/s) count as violations of the bound"]
+    if suspect:
+        notes.append(f"{len(suspect)} figure(s) measured above {SUSPECT_TIGHTNESS:g}x their attainable ceiling are "
+                     "suspect (the platform's or the record's inputs are wrong) and left out of the fits: "
+                     + ", ".join(sorted({s.figure.record for s in suspect})))
+    return AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
+                          platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
+                          groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
+                          rows=rows, excluded=excluded, notes=notes)
 
 
 def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "") -> StackProfile:
-    """The stack's profile fitted on every record of the stack, with its leave-one-platform-out accuracy."""
-    recs = [r for r in records if r.record.stack == stack]
+    """The stack's profile fitted on every scored record of the stack (suspect figures left out), with its
+    leave-one-platform-out accuracy."""
+    recs = [r for r in records if r.record.stack == stack and r.record.excluded is None]
     if not recs:
-        known = sorted({r.record.stack for r in records})
-        raise UnknownNameError("stack", stack, known, "no record of it among the records given")
+        known = sorted({r.record.stack for r in records if r.record.excluded is None})
+        raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")
     old, _ = _profile(stack)
-    rules = old.path_rules if old else ()
-    figs: list[Figure] = [f for r in recs for f in figures(r, rules)]
-    full, per = leave_one_platform_out(figs, pooled_dispatch(recs))
-    acc = summary(score(figs, full, per), command)
-    return profile_from(stack, description or (old.description if old else stack), full, recs, len(figs), rules,
-                        acc, command)
+    figs, bound = stack_figures(recs, old)
+    scored, full = _fit_and_score(figs, bound, recs, command)
+    if full is None:
+        raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
+                        "nothing to fit (check the records' platforms)")
+    kept = [s for s in scored if not s.suspect]
+    return profile_from(stack, description or (old.description if old else stack), full, recs, len(kept),
+                        old.path_rules if old else (), summary(scored, command), command)

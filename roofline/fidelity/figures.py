@@ -16,17 +16,18 @@ import numpy as np
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
-from roofline.model.build import LayoutSpec, StepOptions
+from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
 from roofline.model.efficiency import path_class
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import StepParts
 from roofline.model.resources import Resources
 from roofline.model.workload import WorkloadSpec
+from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import PathRule, StackProfile
-from roofline.spec.vocab import FigureKind, NonGemmMode
+from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase
 
 
 @dataclass(frozen=True)
@@ -57,19 +58,25 @@ class Figure:
     batch: int = 1
     tokens: float = 1.0
     """tokens per step (tokens_per_s figures)"""
+    phase: Phase = Phase.FORWARD
 
     @property
     def parts(self) -> tuple[FigureStep, ...]:
         return self.steps
 
 
-def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = ()) -> list[Figure]:
-    """Every measured figure of a record, with the steps the model predicts it from."""
+def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE) -> list[Figure]:
+    """Every measured figure of a record, with the steps the model predicts it from at ``ceiling``."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
     except UnknownNameError as e:
         raise SpecError(str(rec.path), "platform.name", str(e)) from None
+    if r.platform.memory_channels is not None:
+        try:
+            platform = with_memory_channels(platform, r.platform.memory_channels)
+        except ValueError as e:
+            raise SpecError(str(rec.path), "platform.memory_channels", str(e)) from None
     try:
         spec = load_model(r.model)
     except UnknownNameError as e:
@@ -83,29 +90,29 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = ()) -> list[Figure]
         key = (m.kind, m.precision, m.baseline, m.non_gemm_mode, m.m, m.n, m.k, m.phase, m.seq_len, m.context,
                m.kv_dtype)
         if key not in cache:
-            cache[key] = _steps_for(r, platform, spec, m, stack)
+            cache[key] = _steps_for(r, platform, spec, m, stack, ceiling)
         kind = FigureKind(m.kind)
         label = (f"{m.name} {m.m}x{m.n}x{m.k}" if kind is FigureKind.GEMM else m.name if m.name else
                  f"{m.kind.replace('_', ' ')} vs {m.baseline}" if m.baseline else m.kind)
-        phase = m.phase or r.phase
-        tokens = r.batch * (1 if phase == "decode" else (m.seq_len or r.seq_len))
+        phase = Phase(m.phase or r.phase or (Phase.FORWARD if spec.family == "encoder" else Phase.PREFILL))
+        tokens = r.batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens))
+                          cache[key], r.batch, tokens, phase))
     return out
 
 
-def _steps_for(r, platform, spec, m, stack: StackProfile) -> tuple[FigureStep, ...]:
+def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> tuple[FigureStep, ...]:
     cores = r.platform.cores
     kind = FigureKind(m.kind)
     if kind in (FigureKind.LATENCY, FigureKind.GEMM) and r.platform.instance_cores is None:
         # a single process on every core used (validate's harness)
         if kind is FigureKind.GEMM:
             h = shape_run(platform, m.precision, m.name or "gemm", m.m, m.n, m.k, cores=cores,
-                          sockets=r.platform.sockets)
+                          sockets=r.platform.sockets, ceiling=ceiling)
         else:
             h = encoder_run(platform, spec, m.precision, spec.num_hidden_layers, r.batch, r.seq_len,
                             NonGemmMode(m.non_gemm_mode or variant_recipe(m.precision).non_gemm_mode),
-                            cores=cores, embeddings=r.embeddings)
+                            cores=cores, embeddings=r.embeddings, ceiling=ceiling)
         return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack),)
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
     instance_cores = r.platform.instance_cores or (cores if kind is FigureKind.TOKENS_PER_S else None)
@@ -114,6 +121,7 @@ def _steps_for(r, platform, spec, m, stack: StackProfile) -> tuple[FigureStep, .
         workload=WorkloadSpec(phase=m.phase or r.phase, batch=r.batch, seq_len=m.seq_len or r.seq_len,
                               context=m.context if m.context is not None else r.context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
+        ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head)))
     return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack) for e in ev.evaluated)
 

@@ -5,12 +5,11 @@ weighted alike: ``1 / sqrt(its figures)``), with a weak pull of every efficiency
 class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= m_half <= 512``.
 A class the training records never use takes the profile's fallback at prediction time.
 
-Each record platform gets a factor on its cores' efficiencies (its real clock against the datasheet's,
-a VM's share of the host): the classes then carry what is common to the stack. A platform the
-records do not have gets the factors' geometric mean, the typical platform: the factors and the
-efficiencies share one scale, which the weak pulls towards 1 fix only loosely, and the geometric mean
-does not depend on it (a left-out platform at factor 1 did: its error followed where the optimizer
-put the common level).
+There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
+holds is common to the stack (efficiency per compute path class, memory efficiency against the
+attainable bandwidth, the non-GEMM parts, dispatch), and what differs between CPUs comes from their
+platform files alone. Dispatch costs are the validate reports' measured ones where the records have
+them, else fitted (per call and per GEMM launch, 0.1 us to 10 ms).
 
 Every prediction, the fit's and the reported ones alike, is the realistic model's own arithmetic
 (:func:`roofline.model.realistic.realistic_times`) over all figures' steps at once (:class:`FitTable`),
@@ -37,7 +36,9 @@ from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import FigureKind, StepPart
 
 PULL = 0.02
-PULL_PLATFORM = PULL  # only to fix the scale a class and a platform factor share: as weak as the rest
+#: the range of a fitted dispatch cost (per call, per GEMM launch), seconds, and where the fit starts
+DISPATCH_S = (1e-7, 1e-2)
+DISPATCH_START_S = 1e-5
 ANY_MODE = "any"
 #: the shape term's rows when the figures cannot tell (all at similar M): assumed, stated in the profile
 M_HALF_ASSUMED = 8.0
@@ -63,6 +64,8 @@ class Params:
     platform: dict[str, float] = field(default_factory=dict)
     """per record platform: how much faster (>1) or slower its cores ran than the profile's classes say
     (its clock against the datasheet's, a VM's share); an unseen platform gets their geometric mean"""
+    dispatch_fitted: bool = False
+    """call_s and per_op_s fitted from the figures (no validate report measured them)"""
     kernel_table: dict[str, float] | None = None
     """a profile's own kernel efficiencies (as stored, rounded), instead of the ratio times the GEMM ones"""
 
@@ -85,25 +88,34 @@ class ParamLayout:
     modes: tuple[str, ...]
     kernels: bool
     """isolated linears among the figures: fit the kernel ratio"""
-    platforms: tuple[str, ...] = ()
     m_half_free: bool = True
+    dispatch_free: bool = False
+    """no measured dispatch costs: fit the per-call and per-launch costs (log seconds, after m_half)"""
 
     @property
     def size(self) -> int:
-        return len(self.gemm) + 2 * len(self.modes) + 3 + len(self.platforms)
+        return len(self.gemm) + 2 * len(self.modes) + 3 + (2 if self.dispatch_free else 0)
 
     @property
     def m_half_index(self) -> int:
         return len(self.gemm) + 2 * len(self.modes) + 2
 
+    def dispatch(self, x: np.ndarray, call_s: float, per_op_s: float) -> tuple[float, float]:
+        """``(call_s, per_op_s)``: the fitted ones, or the measured ones given"""
+        if not self.dispatch_free:
+            return call_s, per_op_s
+        i = self.m_half_index
+        return float(np.exp(x[i + 1])), float(np.exp(x[i + 2]))
+
     def params(self, x: np.ndarray, call_s: float, per_op_s: float) -> Params:
         e = np.exp(x)
         g, nm = len(self.gemm), len(self.modes)
+        call_s, per_op_s = self.dispatch(x, call_s, per_op_s)
         return Params(gemm=dict(zip(self.gemm, e[:g])), attention=dict(zip(self.modes, e[g:g + nm])),
                       other=dict(zip(self.modes, e[g + nm:g + 2 * nm])), memory=float(e[g + 2 * nm]),
                       kernel_ratio=float(e[g + 2 * nm + 1]) if self.kernels else 1.0,
                       m_half=float(x[self.m_half_index]), call_s=call_s, per_op_s=per_op_s,
-                      platform=dict(zip(self.platforms, e[self.m_half_index + 1:])), m_half_fitted=self.m_half_free)
+                      m_half_fitted=self.m_half_free, dispatch_fitted=self.dispatch_free)
 
 
 #: the figure's numerator or denominator piece: a part of its step's time, or a constant (-1)
@@ -209,9 +221,8 @@ class FitTable:
         ratio = e[g + 2 * nm + 1] if lay.kernels else 1.0
         eta_g = e[:g][[lay.gemm.index(c) for c in self.classes]] if self.classes != lay.gemm else e[:g]
         steps = self.parts.steps
-        phi = e[lay.m_half_index + 1:]
-        if self.platforms != lay.platforms:
-            phi = phi[[lay.platforms.index(pl) for pl in self.platforms]]
+        phi = np.ones(len(self.platforms))
+        call_s, per_op_s = lay.dispatch(x, call_s, per_op_s)
         return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), float(x[lay.m_half_index]),
                                                  float(e[g + 2 * nm]), np.full(steps, e[g]), np.full(steps, e[g + nm]),
                                                  phi, call_s, per_op_s))
@@ -251,18 +262,18 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
         raise UserError("no figures to fit a stack profile from")
     classes = sorted({c for f in figs for s in f.steps for c in s.classes})
     modes = (ANY_MODE,)  # one efficiency per non-GEMM part, whatever its mode: the records cannot tell modes apart
-    platforms = tuple(sorted({f.platform for f in figs}))
     ms = [float(m) for f in figs for s in f.steps for m in s.parts.m]
     free = max(ms) >= 4 * min(ms)  # figures at similar M only: the shape term cannot be fitted, it stays fixed
-    lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), platforms, free)
     d = dispatch or {}
+    lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,
+                      dispatch_free="call_s" not in d)
     n = lay.size
     x0 = np.zeros(n)  # the efficiencies are set per start below
     x0[lay.m_half_index] = 16.0
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.m_half_index], hi[lay.m_half_index] = 0.0, M_HALF_MAX
-    plat = slice(lay.m_half_index + 1, n)
-    x0[plat], lo[plat], hi[plat] = 0.0, math.log(0.1), math.log(10.0)  # platform factors: 0.1 to 10
+    disp = slice(lay.m_half_index + 1, n)
+    x0[disp], lo[disp], hi[disp] = math.log(DISPATCH_START_S), math.log(DISPATCH_S[0]), math.log(DISPATCH_S[1])
     per_record: dict[str, int] = {}
     for f in figs:
         per_record[f.record] = per_record.get(f.record, 0) + 1
@@ -273,12 +284,12 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     mem = len(classes) + 2 * len(modes)
     pull[mem], prior[mem] = PRIOR_MEMORY[1], math.log(PRIOR_MEMORY[0])
     pull[lay.m_half_index] = 0.0
-    pull[plat] = PULL_PLATFORM  # their geometric mean stays near 1: the classes carry the common level
+    pull[disp] = 0.0
     if not free:
         x0[lay.m_half_index] = lo[lay.m_half_index] = M_HALF_ASSUMED
         hi[lay.m_half_index] = M_HALF_ASSUMED + 1e-9
 
-    table = FitTable.of(figs, lay.gemm, lay.platforms)
+    table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
@@ -288,11 +299,11 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     best = None
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
-        x[:lay.m_half_index] = math.log(start)
+        x[:lay.m_half_index] = math.log(start)  # the efficiencies and the kernel ratio
         sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac")
         if best is None or sol.cost < best.cost:
             best = sol
-    return lay.params(best.x, d.get("call_s", 0.0), d.get("per_op_s", 0.0))
+    return lay.params(best.x, call_s, per_op_s)
 
 
 def pooled_dispatch(records: Sequence[LoadedRecord]) -> dict[str, float]:
@@ -329,10 +340,12 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "
                                                    "ceiling over measured") for m, x in q.other.items()}},
         quantization_efficiency=None,
-        call_s=Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"median of {len(med('call_s'))} validate "
-                       f"reports' compiled-graph call; {src}") if med("call_s") else None,
-        per_op_s=Sourced(value=float(f"{q.per_op_s:.4g}"), kind="measured", source=f"median of "
-                         f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
+        call_s=v(q.call_s, "dispatch per step (a call of the engine), fitted") if q.dispatch_fitted else
+        Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"median of {len(med('call_s'))} validate "
+                f"reports' compiled-graph call; {src}") if med("call_s") else None,
+        per_op_s=v(q.per_op_s, "dispatch per GEMM launch, fitted") if q.dispatch_fitted else
+        Sourced(value=float(f"{q.per_op_s:.4g}"), kind="measured", source=f"median of "
+                f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
         path_rules=tuple(rules), records=ids, accuracy=accuracy,

@@ -24,7 +24,7 @@ from roofline.model.resources import Resources
 from roofline.model.step import OpsEval, StepEval, evaluate_ops, evaluate_step
 from roofline.model.workload import LinearWorkload, Workload
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
-from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode, Phase
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode, Phase
 
 AnyWorkload = Union[Workload, LinearWorkload]
 
@@ -43,10 +43,12 @@ class LayoutSpec:
 
 @dataclass(frozen=True)
 class CeilingSpec:
-    """How the ceiling is priced."""
+    """How the ceiling is priced: the memory model, which of its two ceilings (the levels model's attainable
+    one by default, or the bound), and the bandwidth figures (default: the ceiling's own)."""
 
     memory_model: MemoryModel = MemoryModel.LEVELS
-    bandwidth: Bandwidth = Bandwidth.MEASURED
+    bandwidth: Bandwidth | None = None
+    ceiling: Ceiling = Ceiling.ATTAINABLE
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
     a sweep's points (arrays of one shape), in place of the workload's own batch and length."""
     res = Resources(platform, make_layout(platform, sockets=layout.sockets, cores=layout.cores,
                                           instance_cores=layout.instance_cores, socket_busy=layout.socket_busy),
-                    ceiling.memory_model, ceiling.bandwidth)
+                    ceiling.memory_model, ceiling.bandwidth, ceiling.ceiling)
     gemms, lm_head = work.gemms()
     set_count = work.weight_set_counts(gemms)
     m, ops = gemms.m, work.ops()

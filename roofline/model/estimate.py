@@ -49,7 +49,7 @@ from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.vocab import MemoryModel, Phase
+from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
 COMMON_LEFT_OUT = [
@@ -158,6 +158,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     instances = int(layout.total_instances)
     quantize_lm_head = q.options.quantize_lm_head
     precision_results: dict[str, PrecisionResult] = {}
+    bound = _bound_step_times(platform, ev, q)
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         path = res.path(r.compute_dtype)
@@ -181,6 +182,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             realistic_step_time_s=real.realistic_s, instance_latency_s=t_step * instances,
             realistic_instance_latency_s=real.realistic_s * instances,
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
+            bound_step_time_s=bound.get(e.name), bound_throughput_per_s=work.batch / bound[e.name] if e.name in bound
+            else None,
         )
     base, base_real = ev.evaluated[0], ev.realistic[0]
     speedups = []
@@ -206,12 +209,24 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
-        memory_model=res.memory_model.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
+        memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
         notes=q.source.notes(platform),
     )
 
 
 # ------------------------------------------------------------------------------- pieces
+
+
+def _bound_step_times(platform: Platform, ev: Evaluation, q: EstimateQuery) -> dict[str, float]:
+    """Each precision's step time at the bound (levels model; none in the paper model)."""
+    if not ev.res.levels:
+        return {}
+    if ev.res.ceiling is Ceiling.BOUND:
+        return {e.name: float(e.step.step_time) for e in ev.evaluated}
+    steps = build_steps(platform, ev.work, [e.name for e in ev.evaluated], layout=q.layout,
+                        ceiling=dataclasses.replace(q.ceiling, ceiling=Ceiling.BOUND, bandwidth=None),
+                        options=dataclasses.replace(q.options, realistic=False))
+    return {e.name: float(e.step.step_time) for e in steps}
 
 
 def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:
@@ -295,7 +310,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
     return PlatformResult(
         name=platform.name, description=platform.description, file=file, sockets_used=sockets,
         cores=int(sockets * lay.active_cores),
-        dram_bandwidth_bytes_per_s=float(b_dram), dram_bandwidth_kind=platform.dram_kind(res.bandwidth_kind),
+        dram_bandwidth_bytes_per_s=float(b_dram), dram_bandwidth_kind=res.dram_kind,
         llc_bytes_per_domain=res.llc_domain, llc_domains=sockets * platform.llc.domains_per_socket,
         llc_read_bytes_per_s=float(res.b_llc) if res.b_llc is not None else None,
         l2_read_bytes_per_s=float(res.b_l2) if res.b_l2 is not None else None,

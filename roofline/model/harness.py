@@ -17,7 +17,7 @@ from roofline.model.workload import LinearWorkload, make_workload
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode, Phase
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode, Phase
 
 
 @dataclass(frozen=True)
@@ -58,23 +58,24 @@ def _host_layout(platform: Platform, sockets: int | None, cores: int | None) -> 
 
 
 def encoder_run(platform: Platform, spec: ModelSpec, precision: str, layers: int, batch: int, seq_len: int,
-                mode: NonGemmMode, cores: int | None = None, embeddings: bool = False) -> Harness:
+                mode: NonGemmMode, cores: int | None = None, embeddings: bool = False,
+                ceiling: Ceiling = Ceiling.ATTAINABLE) -> Harness:
     """The validate encoder of ``layers`` layers in ``precision`` (a validate variant name) with its
     non-GEMM work in ``mode``, on ``cores`` cores (default: all), fed hidden states (no embeddings)."""
     model = dataclasses.replace(spec, num_hidden_layers=layers, measured=())
     work = dataclasses.replace(make_workload(model, Phase.FORWARD, batch, seq_len, None), embeddings=embeddings)
     steps = build_steps(platform, work, [precision], layout=_host_layout(platform, None, cores),
-                        options=StepOptions(non_gemm_mode=NonGemmMode(mode), variants=True))
+                        ceiling=CeilingSpec(ceiling=ceiling), options=StepOptions(non_gemm_mode=NonGemmMode(mode), variants=True))
     return Harness(steps.res, steps.gemms, steps[0], True)
 
 
 def shape_run(platform: Platform, precision: str, name: str, m: int, n: int, k: int, *, sockets: int | None = None,
               cores: int | None = None, memory_model: MemoryModel = MemoryModel.LEVELS,
-              bandwidth: Bandwidth = Bandwidth.MEASURED) -> Harness:
+              bandwidth: Bandwidth | None = None, ceiling: Ceiling = Ceiling.ATTAINABLE) -> Harness:
     """One linear ``Y[m,n] = X[m,k] W[n,k]^T`` compiled and called on its own (FP32 in and out) by one process
     on every core (:class:`~roofline.model.workload.LinearWorkload`)."""
     steps = build_steps(platform, LinearWorkload(name, m, n, k), [precision], layout=_host_layout(platform, sockets, cores),
-                        ceiling=CeilingSpec(memory_model, bandwidth),
+                        ceiling=CeilingSpec(memory_model, bandwidth, ceiling),
                         options=StepOptions(non_gemm_mode=NonGemmMode.FP32, graph=False, variants=True))
     return Harness(steps.res, steps.gemms, steps[0], False)
 

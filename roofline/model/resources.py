@@ -9,11 +9,20 @@ Every array broadcasts over a leading layout axis (``plan`` evaluates all layout
 
 Two memory models:
 
-- ``levels`` (default): the ceiling must bound a real run, so the clock is the highest the
-  datasheet allows for the busy cores (all-core turbo on a busy socket, the single-core boost
-  when fewer cores are busy), and each tensor is priced at the level that holds it: L2 (private,
+- ``levels`` (default): each tensor is priced at the level that holds it: L2 (private,
   ``instance_cores x`` its size), the LLC (one instance's share of its domain), else DRAM;
-  bandwidths are capped by what the busy cores can pull (``cores x`` the per-core figure).
+  bandwidths are capped by what the busy cores can pull (``cores x`` the per-core figure). It has
+  two ceilings (:class:`~roofline.spec.vocab.Ceiling`):
+
+  - the **bound**: nothing real may beat it. The highest clock the datasheet allows for the busy
+    cores (the all-core turbo on a busy socket, the single-core boost when fewer cores are busy)
+    and the theoretical DRAM bandwidth (the measured one where no theoretical figure is given);
+  - the **attainable** ceiling: what the busy cores are stated to sustain, with no fitted
+    efficiency in it. The nominal all-core clock of the ISA class (``frequency_ghz``: the base
+    frequency Intel guarantees under every licence, AMD's all-core boost) on a busy socket, the
+    single-core boost when fewer cores are busy (no per-active-core licence table is published in
+    the platform files), and STREAM-class DRAM bandwidth: the measured figure, else the theoretical
+    one times :data:`~roofline.spec.ceiling_inputs.STREAM_FRACTION`.
 - ``paper``: the reference paper's pricing, kept exactly: the nominal clock (``frequency_ghz``),
   X, Y and every non-GEMM tensor from DRAM, the weights from the LLC when the whole set fits one
   LLC domain (``B_eff``).
@@ -28,7 +37,8 @@ import numpy as np
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
-from roofline.spec.vocab import Bandwidth, MemoryModel, NonGemmMode
+from roofline.spec.ceiling_inputs import STREAM_FRACTION
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode
 from roofline.spec.sourced import Sourced
 from roofline.units import GIGA
 
@@ -45,17 +55,28 @@ class Resources:
     """The platform under a layout and a memory model (whole platform, all instances together)."""
 
     def __init__(self, platform: Platform, layout: Layout, memory_model: MemoryModel = MemoryModel.LEVELS,
-                 bandwidth: Bandwidth = Bandwidth.MEASURED) -> None:
-        memory_model, bandwidth = MemoryModel(memory_model), Bandwidth(bandwidth)
-        self.platform, self.layout, self.memory_model, self.bandwidth_kind = platform, layout, memory_model, bandwidth
+                 bandwidth: Bandwidth | None = None, ceiling: Ceiling = Ceiling.ATTAINABLE) -> None:
+        memory_model, ceiling = MemoryModel(memory_model), Ceiling(ceiling)
+        self.platform, self.layout, self.memory_model, self.ceiling = platform, layout, memory_model, ceiling
         self.levels = memory_model is MemoryModel.LEVELS
+        self.attainable = self.levels and ceiling is Ceiling.ATTAINABLE
+        if bandwidth is None:  # by the ceiling: the paper's own figures are the measured ones
+            bandwidth = Bandwidth.THEORETICAL if self.levels and ceiling is Ceiling.BOUND else Bandwidth.MEASURED
+        self.bandwidth_kind = bandwidth = Bandwidth(bandwidth)
         self.used: dict[str, Used] = {}
         self._paths: dict[str, PathChoice] = {}
         p, lay = platform, layout
         s = lay.sockets
         kind = p.dram_kind(bandwidth)
-        self.used["dram"] = Used(f"dram.{kind}_gb_per_s", p.dram_gb_per_s(bandwidth), getattr(p.dram, f"{kind}_gb_per_s"))
-        self.b_dram = s * self._capped("dram", p.dram_gb_per_s(bandwidth) * GIGA, p.dram.read_gb_per_s_per_core)
+        dram = getattr(p.dram, f"{kind}_gb_per_s")
+        self.used["dram"] = Used(f"dram.{kind}_gb_per_s", dram.value, dram)
+        socket_dram = dram.value * GIGA
+        if self.attainable and kind == "theoretical" and bandwidth is Bandwidth.MEASURED:
+            # no measured figure: STREAM-class from the theoretical one
+            self.used["stream_fraction"] = Used("ceiling_inputs.stream_fraction", STREAM_FRACTION.value, STREAM_FRACTION)
+            socket_dram *= STREAM_FRACTION.value
+        self.dram_kind = "stream-class" if "stream_fraction" in self.used else kind
+        self.b_dram = s * self._capped("dram", socket_dram, p.dram.read_gb_per_s_per_core)
         llc = p.llc.read_gb_per_s
         self.b_llc = s * self._capped("llc", llc.value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known else None
         if llc.known:
@@ -74,9 +95,9 @@ class Resources:
     # ----------------------------------------------------------------- clock and compute
 
     def clock(self, isa_class: str) -> float | np.ndarray:
-        """Hz. Paper: the nominal clock. Levels: the highest the datasheet allows for the busy cores: the
-        single-core boost when fewer than the socket's cores are busy, the all-core turbo when all are
-        (the boost where the all-core figure is not published), never below the nominal clock."""
+        """Hz. Paper: the nominal clock. Levels: when fewer than the socket's cores are busy, the single-core
+        boost (both ceilings); when all are, the bound takes the all-core turbo (the boost where the all-core
+        figure is not published) and the attainable ceiling the nominal all-core clock; never below nominal."""
         p = self.platform
         nominal = p.frequency_ghz[isa_class]
         if not self.levels:
@@ -84,8 +105,11 @@ class Resources:
             return nominal.value * GIGA
         boost_table = "max_turbo_ghz" if isa_class in p.max_turbo_ghz else "frequency_ghz"
         boost = p.max_turbo_ghz.get(isa_class, nominal)
-        all_table = "all_core_turbo_ghz" if isa_class in p.all_core_turbo_ghz else boost_table
-        all_core = p.all_core_turbo_ghz.get(isa_class, boost)
+        if self.attainable:
+            all_table, all_core = "frequency_ghz", nominal
+        else:
+            all_table = "all_core_turbo_ghz" if isa_class in p.all_core_turbo_ghz else boost_table
+            all_core = p.all_core_turbo_ghz.get(isa_class, boost)
         few = self.layout.busy_cores < p.cores_per_socket.value
         ghz = np.maximum(np.where(few, boost.value, all_core.value), nominal.value)
         if np.any(few):

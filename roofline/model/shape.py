@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from roofline.model.harness import shape_run
 from roofline.model.step import BOUNDS
 from roofline.spec.platform import Platform
-from roofline.spec.vocab import Bandwidth, MemoryModel
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,11 @@ class ShapeCeiling:
 
 
 def shape_ceiling(platform: Platform, precision: str, m: int, n: int, k: int, *, sockets: int | None = None,
-                  bandwidth: Bandwidth = Bandwidth.MEASURED, memory_model: MemoryModel = MemoryModel.LEVELS) -> ShapeCeiling:
+                  bandwidth: Bandwidth | None = None, memory_model: MemoryModel = MemoryModel.LEVELS,
+                  ceiling: Ceiling = Ceiling.ATTAINABLE) -> ShapeCeiling:
     """The ceiling of ``Y[m,n] = X[m,k] W[n,k]^T`` called repeatedly on its own by one process on every core."""
     h = shape_run(platform, precision, "shape", m, n, k, sockets=sockets, bandwidth=bandwidth,
-                  memory_model=memory_model)
+                  memory_model=memory_model, ceiling=ceiling)
     g, step = h.step.gemm, h.step
     path = h.res.path(h.recipe.compute_dtype)
     return ShapeCeiling(

@@ -1,5 +1,6 @@
-"""Result type of ``roofline accuracy``: every record's figures against the ceiling and the realistic
-estimate, and the summary (SI units; errors are ``predicted / measured - 1``)."""
+"""Result type of ``roofline accuracy``: every record's figures against the two ceilings and the
+realistic estimate, and the summaries (SI units; errors are ``predicted / measured - 1``; tightness
+is measured performance over the attainable ceiling's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from roofline.results import JsonResult
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -19,16 +20,27 @@ class AccuracyRow:
     record: str
     platform: str
     stack: str
+    phase: str
+    """forward (an encoder), prefill or decode"""
     kind: str
-    """latency, gemm, throughput (absolute), speedup, linear_speedup, non_gemm_speedup, gemm_share"""
+    """latency, gemm, throughput, tokens_per_s (absolute), speedup, linear_speedup, non_gemm_speedup, gemm_share"""
     precision: str
     baseline: str | None
     what: str
     measured: float
     ceiling: float
+    """the attainable ceiling's figure (the licence clock of the busy cores, STREAM-class bandwidth)"""
     ceiling_error: float
+    bound: float
+    """the bound's figure (the highest clock the datasheet allows, theoretical bandwidth)"""
+    tightness: float | None
+    """measured performance over the attainable ceiling's (absolute figures; null for ratios)"""
+    of_bound: float | None
+    """measured performance over the bound's (absolute figures)"""
     violation: bool
-    """a measured performance above the ceiling's (latency, gemm, throughput only)"""
+    """a measured performance above the bound's (absolute figures only): the model or its inputs are wrong"""
+    suspect: bool
+    """measured more than twice the attainable ceiling: its inputs are suspect, and it is left out of the fit"""
     realistic: float | None
     """predicted with the stack refitted without this record's platform; null for a stack without a profile"""
     realistic_error: float | None
@@ -37,16 +49,59 @@ class AccuracyRow:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """A distribution's quartiles."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    n: int
+    minimum: float
+    p25: float
+    median: float
+    p75: float
+    maximum: float
+
+
+@dataclass(frozen=True)
 class StackAccuracy:
     __pydantic_config__ = PYDANTIC_CONFIG
 
     stack: str
     profile: str | None
-    """the profile file (null: a stack without one, checked against the ceiling only)"""
+    """the profile file (null: a stack without one, checked against the ceilings only)"""
     accuracy: Accuracy | None
     in_sample_median_abs_error: float | None
     per_platform: dict[str, float] = field(default_factory=dict)
     """median |error| leave-one-platform-out, per platform"""
+    per_phase: dict[str, Accuracy] = field(default_factory=dict)
+    """leave-one-platform-out error per phase (forward, prefill, decode)"""
+    tightness: Spread | None = None
+    """measured over attainable, over the stack's absolute figures"""
+
+
+@dataclass(frozen=True)
+class GroupAccuracy:
+    """The leave-one-platform-out error of a group of stacks and phases (each figure predicted by its own
+    stack's profile)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    stacks: list[str]
+    phases: list[str]
+    accuracy: Accuracy
+
+
+@dataclass(frozen=True)
+class ExcludedRecord:
+    """A record kept but not scored: the model cannot price the run."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    record: str
+    stack: str
+    platform: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -56,10 +111,17 @@ class AccuracyResult(JsonResult):
     __pydantic_config__ = PYDANTIC_CONFIG
 
     records: int
+    """records scored"""
     figures: int
     violations: int
-    """figures whose measured performance beats the ceiling: must be 0"""
+    """figures whose measured performance beats the bound: must be 0"""
+    platforms: int
+    """distinct platforms among the scored records"""
     stacks: list[StackAccuracy]
+    groups: list[GroupAccuracy]
+    tightness: Spread | None
+    """measured over attainable, over every absolute figure"""
     rows: list[AccuracyRow]
+    excluded: list[ExcludedRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION

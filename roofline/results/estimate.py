@@ -80,7 +80,9 @@ class PlatformResult:
     """cores used, all sockets together"""
     dram_bandwidth_bytes_per_s: float
     """B_mem, all sockets used"""
-    dram_bandwidth_kind: Literal["measured", "theoretical"]
+    dram_bandwidth_kind: Literal["measured", "theoretical", "stream-class"]
+    """measured, theoretical, or stream-class (the theoretical figure times the STREAM fraction: the attainable
+    ceiling on a platform without a measured figure)"""
     llc_bytes_per_domain: float
     llc_domains: int
     """LLC domains that each hold a copy of shared weights, all sockets used"""
@@ -222,6 +224,11 @@ class PrecisionResult:
     weight_set_bytes: float = 0.0
     """every GEMM weight and its scales, one copy (every expert): what must fit a cache level to stay there"""
     notes: list[str] = field(default_factory=list)
+    bound_step_time_s: float | None = None
+    """the step's time at the bound (the highest clock the datasheet allows, theoretical bandwidth): no real run is
+    faster; null in the paper memory model"""
+    bound_throughput_per_s: float | None = None
+    """sequences per second at the bound"""
 
 
 @dataclass(frozen=True)
@@ -294,6 +301,9 @@ class EstimateResult(JsonResult):
     realistic_accuracy: Accuracy | None = None
     """the stack profile's measured error, leave-one-platform-out over its records"""
     memory_model: Literal["levels", "paper"] = "levels"
-    """levels: each tensor priced at the cache level that holds it, at the highest clock the busy cores allow;
-    paper: the reference paper's pricing (X, Y, non-GEMM from DRAM, weights from the LLC when they fit)"""
+    """levels: each tensor priced at the cache level that holds it; paper: the reference paper's pricing (X, Y,
+    non-GEMM from DRAM, weights from the LLC when they fit) at the nominal clock"""
+    ceiling: Literal["attainable", "bound"] = "attainable"
+    """levels: which ceiling ``step_time_s`` is (the attainable one: the nominal all-core clock of the busy cores,
+    STREAM-class bandwidth; or the bound: the highest clock the datasheet allows, theoretical bandwidth)"""
     schema_version: int = SCHEMA_VERSION

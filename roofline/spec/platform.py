@@ -252,3 +252,39 @@ def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:
         raise ValueError(f"{field_name}: must be a whole number, got {s.value:g}")
 
 
+
+
+def with_memory_channels(platform: Platform, channels: int) -> Platform:
+    """``platform`` with ``channels`` memory channels populated per socket instead of the file's
+    ``dram.channels_per_socket``: its DRAM bandwidths (theoretical, measured, per core) scale by the
+    ratio (bandwidth is channels x MT/s x 8 bytes; the per-core figure is capped by the socket's)."""
+    import dataclasses
+
+    have = platform.dram.channels_per_socket
+    if not have.known:
+        raise ValueError(f"memory channels: {platform.name} does not state dram.channels_per_socket, so its "
+                         "bandwidths cannot be scaled; write a variant platform file with the bandwidths of that "
+                         "configuration")
+    if not 1 <= channels <= have.value:
+        raise ValueError(f"memory channels: {channels} on {platform.name}, whose sockets have "
+                         f"{int(have.value)} channels; give 1 to {int(have.value)}")
+    if channels == have.value:
+        return platform
+    ratio = channels / have.value
+    why = f"x {channels}/{int(have.value)}: {channels} of {int(have.value)} memory channels populated"
+
+    def scaled(s: Sourced, cap: float | None = None) -> Sourced:
+        if not s.known:
+            return s
+        v = s.value * ratio if cap is None else min(s.value, cap)
+        return dataclasses.replace(s, value=v, kind="derived", source=f"{s.source} {why}")
+
+    d = platform.dram
+    theoretical, measured = scaled(d.theoretical_gb_per_s), scaled(d.measured_gb_per_s)
+    socket = measured.value if measured.known else theoretical.value
+    dram = dataclasses.replace(
+        d, theoretical_gb_per_s=theoretical, measured_gb_per_s=measured,
+        read_gb_per_s_per_core=scaled(d.read_gb_per_s_per_core, cap=socket),
+        channels_per_socket=Sourced(value=channels, kind="assumed", source=f"the run's configuration ({why})"))
+    return dataclasses.replace(platform, dram=dram,
+                               description=f"{platform.description}, {channels} memory channels per socket")
