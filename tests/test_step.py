@@ -41,11 +41,11 @@ def toy(**kw) -> Platform:
 
 
 def test_memory_levels_by_hand():
-    """One FP32 GEMM 64 x 256 x 256 on one instance of all 4 cores (all busy: the 2 GHz all-core turbo).
-    X + Y = 4 (64 x 256 + 64 x 256) = 128 KiB and W = 256 KiB both fit the instance's 4 MiB of L2, read
-    at 4 cores x 32 B x 2 GHz = 256 GB/s; the peak is 4 x 2 GHz x 32 = 256 Gops/s."""
+    """One FP32 GEMM 64 x 256 x 256 on one instance of all 4 cores, at the bound (all busy: the 2 GHz
+    all-core turbo). X + Y = 4 (64 x 256 + 64 x 256) = 128 KiB and W = 256 KiB both fit the instance's
+    4 MiB of L2, read at 4 cores x 32 B x 2 GHz = 256 GB/s; the peak is 4 x 2 GHz x 32 = 256 Gops/s."""
     p = toy()
-    res = Resources(p, make_layout(p, instance_cores=4))
+    res = Resources(p, make_layout(p, instance_cores=4), ceiling="bound")
     g = gemm_list([("g", 64, 256, 256, 1)])
     step = evaluate_step(res, [RECIPES["fp32"]], g)
     flops = 2 * 64 * 256 * 256
@@ -53,7 +53,7 @@ def test_memory_levels_by_hand():
     assert step.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / 256e9)
     assert step.memory_levels["weights"] == "L2" and step.memory_levels["activations"] == "L2"
     # with 2 of the 4 cores used: the 3 GHz boost, half the L2 capacity and bandwidth of the cores
-    res2 = Resources(p, make_layout(p, cores=2, instance_cores=2))
+    res2 = Resources(p, make_layout(p, cores=2, instance_cores=2), ceiling="bound")
     step2 = evaluate_step(res2, [RECIPES["fp32"]], g)
     assert step2.gemm.t_compute[0] == pytest.approx(flops / (2 * 3e9 * 32))
     assert step2.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / (2 * 32 * 3e9))
@@ -64,6 +64,33 @@ def test_memory_levels_by_hand():
     assert s3.memory_levels["weights"] == "DRAM" and s3.memory_levels["activations"] == "L2"
     assert s3.gemm.t_memory[0] == pytest.approx(d_w / 10e9 + d_xy / 256e9)
     assert s3.gemm.bound[0] == 3  # DRAM
+    # the attainable ceiling: all 4 cores busy run at the 1 GHz nominal clock (peak 128 Gops/s, L2 128 GB/s);
+    # 2 busy cores still get the 3 GHz boost; DRAM is the measured 10 GB/s in both ceilings
+    att = Resources(p, make_layout(p, instance_cores=4))
+    s4 = evaluate_step(att, [RECIPES["fp32"]], g)
+    assert s4.gemm.t_compute[0] == pytest.approx(flops / 128e9)
+    assert s4.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / 128e9)
+    s5 = evaluate_step(Resources(p, make_layout(p, cores=2, instance_cores=2)), [RECIPES["fp32"]], g)
+    assert s5.gemm.t_compute[0] == step2.gemm.t_compute[0]
+    assert evaluate_step(att, [RECIPES["fp32"]], big).gemm.t_memory[0] == pytest.approx(d_w / 10e9 + d_xy / 128e9)
+
+
+def test_the_attainable_dram_bandwidth_is_stream_class():
+    """Without a measured figure the attainable ceiling takes the theoretical bandwidth times the sourced STREAM
+    fraction (0.78), the bound the theoretical one; a measured figure is the attainable one."""
+    from roofline.spec.ceiling_inputs import STREAM_FRACTION
+
+    p = toy(dram=Dram(theoretical_gb_per_s=_v(20.0)))
+    lay = make_layout(p, instance_cores=4)
+    assert Resources(p, lay).b_dram == pytest.approx(20e9 * STREAM_FRACTION.value)
+    assert Resources(p, lay, ceiling="bound").b_dram == pytest.approx(20e9)
+    assert Resources(p, lay).used["stream_fraction"].source is STREAM_FRACTION
+    both = toy(dram=Dram(theoretical_gb_per_s=_v(20.0), measured_gb_per_s=_v(15.0)))
+    assert Resources(both, lay).b_dram == pytest.approx(15e9)
+    assert Resources(both, lay, ceiling="bound").b_dram == pytest.approx(20e9)
+    # an explicit choice of figures wins over the ceiling's own
+    assert Resources(both, lay, bandwidth="theoretical").b_dram == pytest.approx(20e9)
+    assert Resources(both, lay, "paper").b_dram == pytest.approx(15e9)
 
 
 def test_paper_model_is_the_papers_formula():
@@ -84,13 +111,17 @@ def test_paper_model_is_the_papers_formula():
 
 def test_clock_follows_the_busy_cores():
     p = load_platform("genoa")
-    full = Resources(p, make_layout(p))
-    few = Resources(p, make_layout(p, cores=2))
+    full = Resources(p, make_layout(p), ceiling="bound")
+    few = Resources(p, make_layout(p, cores=2), ceiling="bound")
     paper = Resources(p, make_layout(p), "paper")
     assert full.clock("avx512") == 3.55e9 and few.clock("avx512") == 3.7e9 and paper.clock("avx512") == 3.55e9
-    # ICX publishes no all-core turbo: the single-core boost bounds every core count
+    assert Resources(p, make_layout(p)).clock("avx512") == 3.55e9  # attainable: AMD's all-core boost, nominal
+    # ICX publishes no all-core turbo: the single-core boost bounds every core count; the attainable ceiling
+    # of a busy socket is the base clock, of a few cores the boost
     icx = load_platform("icx")
-    assert Resources(icx, make_layout(icx)).clock("avx512") == 3.4e9
+    assert Resources(icx, make_layout(icx), ceiling="bound").clock("avx512") == 3.4e9
+    assert Resources(icx, make_layout(icx)).clock("avx512") == 2.6e9
+    assert Resources(icx, make_layout(icx, cores=8)).clock("avx512") == 3.4e9
     assert Resources(icx, make_layout(icx), "paper").clock("avx512") == 2.6e9
 
 
@@ -133,12 +164,14 @@ def _cores(platform, share):
 @settings(max_examples=60, deadline=None)
 @given(w=workloads)
 def test_levels_ceiling_bounds_the_paper_ceiling(w):
-    """Pricing tensors where they live, at the highest clock, can only make a step faster than the paper model."""
+    """Pricing tensors where they live, at the highest clock and the theoretical bandwidth (the bound), can only
+    make a step faster than the paper model and than the attainable ceiling."""
     p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
     kw = dict(batch=w["batch"], seq_len=w["seq_len"], cores=_cores(p, w["cores_share"]))
-    levels, _ = _step_times(p, m, w["precision"], **kw)
+    levels, _ = _step_times(p, m, w["precision"], ceiling="bound", **kw)
+    attainable, _ = _step_times(p, m, w["precision"], **kw)
     paper, _ = _step_times(p, m, w["precision"], memory_model="paper", **kw)
-    assert levels <= paper * (1 + 1e-12)
+    assert levels <= paper * (1 + 1e-12) and levels <= attainable * (1 + 1e-12)
 
 
 def _scaled(p: Platform, what: str, factor: float) -> Platform:

@@ -28,15 +28,6 @@ def realistic_line(r: EstimateResult) -> str:
     return f"a / b: {ceiling} / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
 
 
-def bound_line(r: EstimateResult) -> str | None:
-    """The bound's rates beside the attainable ceiling's (levels model)."""
-    if r.memory_model == "paper" or r.ceiling == "bound":
-        return None
-    rates = [f"{name} {sig(pr.bound_throughput_per_s)}" for name, pr in r.precisions.items()
-             if pr.bound_throughput_per_s is not None]
-    unit = "tok/s" if r.workload.phase == "decode" else "seq/s"
-    return f"bound (no real run is faster): {', '.join(rates)} {unit}" if rates else None
-
 
 def headline(r: EstimateResult) -> list[Item]:
     """At most a context line, a header, one row per precision and a line on the realistic estimate: what
@@ -53,9 +44,6 @@ def headline(r: EstimateResult) -> list[Item]:
                   ratio(s.gemm_speedup) if s else "",
                   Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "")
     out: list[Item] = [Line(workload_line(r) + f"; baseline {r.baseline}", "bold"), t, Line(realistic_line(r))]
-    b = bound_line(r)
-    if b:
-        out.append(Line(b))
     if r.notes:
         out.append(Line("\n".join(f"note: {n}" for n in r.notes), "yellow"))
     return out

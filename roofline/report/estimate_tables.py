@@ -18,8 +18,8 @@ LEVEL_NAMES = {"weights": "weights", "activations": "activations", "non_gemm": "
 
 
 def render_estimate(r: EstimateResult, brief: bool = False) -> RenderableType:
-    sections: list[RenderableType] = [platform_table(r), *(gemm_table(r, pr) for pr in r.precisions.values()),
-                                      llc_table(r)]
+    sections: list[RenderableType] = [platform_table(r), *ceilings_table(r),
+                                      *(gemm_table(r, pr) for pr in r.precisions.values()), llc_table(r)]
     if r.workload.phase == "decode":
         sections.append(decode_table(r))
     sections += [speedup_table(r), inputs_text(r)]
@@ -50,6 +50,24 @@ def platform_table(r: EstimateResult) -> RenderableType:
         notes.append("memory model paper: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit")
     return section(f"Compute paths and balance points (paper Table 4), against {giga(p.dram_bandwidth_bytes_per_s)} "
                    f"GB/s DRAM ({p.dram_bandwidth_kind}, all sockets)", t, notes)
+
+
+def ceilings_table(r: EstimateResult) -> list[RenderableType]:
+    """The attainable ceiling, the bound and the realistic estimate side by side (levels model)."""
+    if r.memory_model == "paper":
+        return []
+    unit = "tok/s" if r.workload.phase == "decode" else "seq/s"
+    t = table(["precision", f"attainable {unit}", f"bound {unit}", f"realistic {unit}", "of attainable"],
+              left=("precision",))
+    for name, pr in r.precisions.items():
+        bound = pr.bound_throughput_per_s
+        t.add_row(name, sig(pr.throughput_per_s), sig(bound) if bound else "-", sig(pr.realistic_throughput_per_s),
+                  pct(pr.realistic_throughput_per_s / pr.throughput_per_s))
+    return [section("Ceilings", t, [
+        "attainable: the nominal all-core clock of the busy cores' ISA (the single-core boost when few are busy), "
+        "STREAM-class DRAM bandwidth, datasheet ops per cycle; bound: the highest clock the datasheet allows and the "
+        "theoretical bandwidth, which no real run may beat" + ("" if r.ceiling == "attainable" else
+                                                              "; --ceiling bound: the figures above are the bound's")])]
 
 
 def gemm_table(r: EstimateResult, pr: PrecisionResult) -> RenderableType:
