@@ -38,7 +38,7 @@ def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
     for p in [str(records_dir())] if not paths else paths:
         path = Path(p).expanduser()
         if path.is_dir():
-            files += sorted(path.glob("*.toml"))
+            files += sorted(path.rglob("*.toml"))
         elif path.is_file():
             files.append(path)
         else:

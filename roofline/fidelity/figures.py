@@ -115,11 +115,16 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
                             cores=cores, embeddings=r.embeddings, ceiling=ceiling)
         return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack),)
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
+    phase = m.phase or r.phase
+    context = m.context if m.context is not None else r.context
+    if phase is not Phase.DECODE and context:
+        raise SpecError(r.source, "context", f"{context} tokens in the cache before a {phase or 'forward'} step: "
+                        "not modelled (a prefill starts from an empty cache); exclude the record")
+    context = context if phase is Phase.DECODE else None
     instance_cores = r.platform.instance_cores or (cores if kind is FigureKind.TOKENS_PER_S else None)
     ev = evaluate(platform, spec, EstimateQuery(
         precisions=names, baseline=names[0],
-        workload=WorkloadSpec(phase=m.phase or r.phase, batch=r.batch, seq_len=m.seq_len or r.seq_len,
-                              context=m.context if m.context is not None else r.context),
+        workload=WorkloadSpec(phase=phase, batch=r.batch, seq_len=m.seq_len or r.seq_len, context=context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head)))
