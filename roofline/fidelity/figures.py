@@ -82,7 +82,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
     except UnknownNameError as e:
         raise SpecError(str(rec.path), "model", str(e)) from None
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
-    stack = StackProfile(name="rules", description="", gemm_efficiency={}, m_half=Sourced(value=0, kind="assumed",
+    stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
                          source="-"), path_rules=tuple(rules))
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}

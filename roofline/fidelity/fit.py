@@ -3,7 +3,7 @@
 The fit: least squares, in log space, of ``log(predicted / measured)`` over the figures (each platform
 weighted alike, and each record alike within its platform: ``1 / sqrt(its figures x its platform's
 records)``), with a weak pull of every efficiency towards 1 so that a
-class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= m_half <= 512``.
+class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <= 1e6`` output elements per core.
 A class the training records never use takes the profile's fallback at prediction time.
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
@@ -43,9 +43,10 @@ PULL = 0.02
 CALL_S = (1e-6, 2e-3)
 PER_OP_S = (1e-8, 2e-5)
 ANY_MODE = "any"
-#: the shape term's rows when the figures cannot tell (all at similar M): assumed, stated in the profile
-M_HALF_ASSUMED = 8.0
-M_HALF_MAX = 512.0
+#: the shape term's half-efficiency work (output elements per core) when the figures cannot tell (all GEMMs of similar
+#: size): assumed, stated in the profile
+WORK_HALF_ASSUMED = 2048.0
+WORK_HALF_MAX = 1e6
 
 
 @dataclass
@@ -56,14 +57,14 @@ class Params:
     """compute efficiency per path class, in a compiled model"""
     kernel_ratio: float = 1.0
     """one linear called on its own reaches this times the in-model efficiency"""
-    m_half: float = 0.0
+    work_half: float = 0.0
     memory: float = 1.0
     attention: dict[str, float] = field(default_factory=dict)
     other: dict[str, float] = field(default_factory=dict)
     """norms, activations, residual adds and the quantization passes, per mode"""
     call_s: float = 0.0
     per_op_s: float = 0.0
-    m_half_fitted: bool = False
+    work_half_fitted: bool = False
     platform: dict[str, float] = field(default_factory=dict)
     """per record platform: how much faster (>1) or slower its cores ran than the profile's classes say
     (its clock against the datasheet's, a VM's share); an unseen platform gets their geometric mean"""
@@ -85,40 +86,46 @@ class Params:
 
 @dataclass(frozen=True)
 class ParamLayout:
-    """Where each fitted value sits in the parameter vector (all in log space but m_half)."""
+    """Where each fitted value sits in the parameter vector (all in log space but work_half)."""
 
     gemm: tuple[str, ...]
     modes: tuple[str, ...]
     kernels: bool
     """isolated linears among the figures: fit the kernel ratio"""
-    m_half_free: bool = True
+    work_half_free: bool = True
     dispatch_free: bool = False
-    """no measured dispatch costs: fit the per-call and per-launch costs (log seconds, after m_half)"""
+    """no measured dispatch costs: fit the per-call and per-launch costs (log seconds, after work_half)"""
 
     @property
     def size(self) -> int:
         return len(self.gemm) + 2 * len(self.modes) + 3 + (2 if self.dispatch_free else 0)
 
     @property
-    def m_half_index(self) -> int:
+    def work_half_index(self) -> int:
         return len(self.gemm) + 2 * len(self.modes) + 2
 
     def dispatch(self, x: np.ndarray, call_s: float, per_op_s: float) -> tuple[float, float]:
         """``(call_s, per_op_s)``: the fitted ones, or the measured ones given"""
         if not self.dispatch_free:
             return call_s, per_op_s
-        i = self.m_half_index
+        i = self.work_half_index
         return float(np.exp(x[i + 1])), float(np.exp(x[i + 2]))
 
+    def exp(self, x: np.ndarray) -> np.ndarray:
+        """``exp`` of the log-space entries (``work_half`` is linear: its entry is 1 here)"""
+        logs = np.array(x, dtype=float)
+        logs[self.work_half_index] = 0.0
+        return np.exp(logs)
+
     def params(self, x: np.ndarray, call_s: float, per_op_s: float) -> Params:
-        e = np.exp(x)
+        e = self.exp(x)
         g, nm = len(self.gemm), len(self.modes)
         call_s, per_op_s = self.dispatch(x, call_s, per_op_s)
         return Params(gemm=dict(zip(self.gemm, e[:g])), attention=dict(zip(self.modes, e[g:g + nm])),
                       other=dict(zip(self.modes, e[g + nm:g + 2 * nm])), memory=float(e[g + 2 * nm]),
                       kernel_ratio=float(e[g + 2 * nm + 1]) if self.kernels else 1.0,
-                      m_half=float(x[self.m_half_index]), call_s=call_s, per_op_s=per_op_s,
-                      m_half_fitted=self.m_half_free, dispatch_fitted=self.dispatch_free)
+                      work_half=float(x[self.work_half_index]), call_s=call_s, per_op_s=per_op_s,
+                      work_half_fitted=self.work_half_free, dispatch_fitted=self.dispatch_free)
 
 
 #: the figure's numerator or denominator piece: a part of its step's time, or a constant (-1)
@@ -187,7 +194,7 @@ class FitTable:
                    a(row_factor), a(step_platform, int), tuple(step_mode), a(fig["nw"], int), a(fig["ns"], int),
                    a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
-    def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, m_half: float, memory: float,
+    def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float, memory: float,
                    attention: np.ndarray, other: np.ndarray, phi: np.ndarray, call_s: float,
                    per_op_s: float) -> RowEfficiency:
         """The rows' and steps' efficiencies from a profile's values: ``eta_graph`` and ``eta_kernel`` per
@@ -197,7 +204,7 @@ class FitTable:
         p = self.parts
         eta = np.where(self.row_graph, eta_graph[self.row_class], eta_kernel[self.row_class])
         phi_step = phi[self.step_platform]
-        eta, shape = shaped(eta, p.m, m_half, self.row_factor * phi_step[p.row_step])
+        eta, shape = shaped(eta, p.m, work_half, self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         steps = p.steps
         return RowEfficiency(eta=eta, shape=shape, memory=np.full(len(eta), memory),
@@ -219,14 +226,14 @@ class FitTable:
 
     def predict(self, x: np.ndarray, lay: ParamLayout, call_s: float, per_op_s: float) -> np.ndarray:
         """Every figure with the parameter vector ``x`` laid out as ``lay`` (the fit's inner loop)."""
-        e = np.exp(x)
+        e = lay.exp(x)
         g, nm = len(lay.gemm), len(lay.modes)
         ratio = e[g + 2 * nm + 1] if lay.kernels else 1.0
         eta_g = e[:g][[lay.gemm.index(c) for c in self.classes]] if self.classes != lay.gemm else e[:g]
         steps = self.parts.steps
         phi = np.ones(len(self.platforms))
         call_s, per_op_s = lay.dispatch(x, call_s, per_op_s)
-        return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), float(x[lay.m_half_index]),
+        return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), float(x[lay.work_half_index]),
                                                  float(e[g + 2 * nm]), np.full(steps, e[g]), np.full(steps, e[g + nm]),
                                                  phi, call_s, per_op_s))
 
@@ -239,7 +246,7 @@ class FitTable:
         attention = np.array([mode_value(q.attention, m) or 1.0 for m in self.step_mode])
         other = np.array([mode_value(q.other, m) or 1.0 for m in self.step_mode])
         phi = np.array([q.factor(pl) for pl in self.platforms])
-        return self.figures_from(self.efficiency(eta_g, eta_k, q.m_half, q.memory, attention, other, phi,
+        return self.figures_from(self.efficiency(eta_g, eta_k, q.work_half, q.memory, attention, other, phi,
                                                  q.call_s, q.per_op_s))
 
 
@@ -272,12 +279,12 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
                       dispatch_free="call_s" not in d)
     n = lay.size
     x0 = np.zeros(n)  # the efficiencies are set per start below
-    x0[lay.m_half_index] = 16.0
+    x0[lay.work_half_index] = 4096.0
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
-    lo[lay.m_half_index], hi[lay.m_half_index] = 0.0, M_HALF_MAX
-    disp = slice(lay.m_half_index + 1, n)
+    lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, WORK_HALF_MAX
+    disp = slice(lay.work_half_index + 1, n)
     if lay.dispatch_free:
-        for i, (a, b) in zip((lay.m_half_index + 1, lay.m_half_index + 2), (CALL_S, PER_OP_S)):
+        for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
             x0[i], lo[i], hi[i] = math.log(math.sqrt(a * b)), math.log(a), math.log(b)
     per_record: dict[str, int] = {}
     records_on: dict[str, set[str]] = {}
@@ -292,11 +299,11 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     prior = np.zeros(n)
     mem = len(classes) + 2 * len(modes)
     pull[mem], prior[mem] = PRIOR_MEMORY[1], math.log(PRIOR_MEMORY[0])
-    pull[lay.m_half_index] = 0.0
+    pull[lay.work_half_index] = 0.0
     pull[disp] = 0.0
     if not free:
-        x0[lay.m_half_index] = lo[lay.m_half_index] = M_HALF_ASSUMED
-        hi[lay.m_half_index] = M_HALF_ASSUMED + 1e-9
+        x0[lay.work_half_index] = lo[lay.work_half_index] = WORK_HALF_ASSUMED
+        hi[lay.work_half_index] = WORK_HALF_ASSUMED + 1e-9
 
     table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
@@ -308,7 +315,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     best = None
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
-        x[:lay.m_half_index] = math.log(start)  # the efficiencies and the kernel ratio
+        x[:lay.work_half_index] = math.log(start)  # the efficiencies and the kernel ratio
         sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac")
         if best is None or sol.cost < best.cost:
             best = sol
@@ -341,9 +348,10 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                          for c, x in sorted(q.gemm.items())},
         kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
                                    "efficiency") for c, x in sorted(q.kernel.items())},
-        m_half=v(q.m_half, "rows at which a GEMM reaches half its large-M efficiency") if q.m_half_fitted else
-        Sourced(value=q.m_half, kind="assumed", source="rows at which a GEMM reaches half its large-M efficiency: "
-                "the records span too narrow a range of M to fit it (all within 4x)"),
+        work_half=v(q.work_half, "output elements per core at which a GEMM reaches half its large-GEMM efficiency")
+        if q.work_half_fitted else
+        Sourced(value=q.work_half, kind="assumed", source="output elements per core at which a GEMM reaches half its "
+                "large-GEMM efficiency: the records span too narrow a range of GEMM sizes to fit it (all within 4x)"),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),
         non_gemm_efficiency={**{f"attention-{m}": v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "
@@ -368,7 +376,7 @@ def params_of(profile: StackProfile) -> Params:
     return Params(
         gemm=gemm, kernel_ratio=statistics.median(ratios) if ratios else 1.0,
         kernel_table={k: v.value for k, v in profile.kernel_efficiency.items()},
-        m_half=profile.m_half.value, memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
+        work_half=profile.work_half.value, memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
         attention={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("attention-")},
         other={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("other-")},
         call_s=profile.call_s.value if profile.call_s else 0.0, per_op_s=profile.per_op_s.value if profile.per_op_s else 0.0,

@@ -6,7 +6,7 @@ typed :class:`~roofline.model.realistic.Efficiency`:
   refused unless ``any_platform``, and then the result says so);
 - a software-stack profile (``platforms/stacks/<stack>.toml``, fitted from the measurement records):
   one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
-  ``M / (M + m_half)`` and by the path rules (a stack whose kernels run a slower path than the
+  ``W / (W + work_half)`` (``W = M x N / instance cores``: a GEMM's output elements per core) and by the path rules (a stack whose kernels run a slower path than the
   ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
   mean of the profile's classes on the same ISA class, else of the same dtype, else of all its classes
   (said in ``source``); a probed host's ``<dtype>-measured`` paths (peaks of the stack's own kernels
@@ -158,13 +158,13 @@ def mode_value(table: dict[str, float], mode: str) -> float | None:
     return geometric_mean(list(table.values())) if table else None
 
 
-def shaped(eta: np.ndarray, m: np.ndarray, m_half: float, scale: np.ndarray | float = 1.0
+def shaped(eta: np.ndarray, m: np.ndarray, work_half: float, scale: np.ndarray | float = 1.0
            ) -> tuple[np.ndarray, np.ndarray]:
-    """``(min(eta x scale x M / (M + m_half), 1), M / (M + m_half))``: a class efficiency on rows of ``M``
-    (the shape term; none when ``m_half`` is 0), times a platform's and a path rule's factors (``scale``).
+    """``(min(eta x scale x W / (W + work_half), 1), W / (W + work_half))``: a class efficiency on GEMMs of ``W``
+    output elements per core (the shape term; none when ``work_half`` is 0), times a platform's and a path rule's factors (``scale``).
     The stack profile's estimate and its fit both go through here."""
     m = np.asarray(m, dtype=float)
-    shape = m / (m + m_half) if m_half > 0 else np.ones_like(m)
+    shape = m / (m + work_half) if work_half > 0 else np.ones_like(m)
     return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 
@@ -200,7 +200,9 @@ def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, boo
 def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
                mode: NonGemmMode, m: np.ndarray | None = None) -> Efficiency:
     """The profile's efficiencies for each GEMM row (its path class, its M) and for ``mode``'s non-GEMM work."""
-    m = np.asarray(gemms.m if m is None else m, dtype=float)
+    from roofline.model.realistic import work_per_core
+
+    m = work_per_core(np.asarray(gemms.m if m is None else m, dtype=float), gemms, res)
     phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
@@ -217,8 +219,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         k, _ = gemm_eta(g_table, k_table, cls, False)
         gemm.append(g), kernel.append(k), scale.append(factor * phi)
         how.append(found)
-    eta_g, shape = shaped(np.asarray(gemm), m, stack.m_half.value, np.asarray(scale))
-    eta_k, _ = shaped(np.asarray(kernel), m, stack.m_half.value, np.asarray(scale))
+    eta_g, shape = shaped(np.asarray(gemm), m, stack.work_half.value, np.asarray(scale))
+    eta_k, _ = shaped(np.asarray(kernel), m, stack.work_half.value, np.asarray(scale))
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value

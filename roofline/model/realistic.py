@@ -93,7 +93,8 @@ class StepParts:
     t_memory: np.ndarray
     """(R,) one call's memory time at the ceiling"""
     m: np.ndarray
-    """(R,) rows of each GEMM (the shape term's M)"""
+    """(R,) each GEMM's output elements per core of an instance, ``M x N / instance cores`` (the shape term's
+    measure of its size)"""
     attention_s: np.ndarray
     """(P,) attention at the ceiling"""
     other_s: np.ndarray
@@ -139,7 +140,7 @@ class RowEfficiency:
     eta: np.ndarray
     """(R,) the compute efficiency of each row, shape term included, at most 1"""
     shape: np.ndarray
-    """(R,) the shape term ``M / (M + m_half)`` already in ``eta`` (1 without one)"""
+    """(R,) the shape term ``M / (M + work_half)`` already in ``eta`` (1 without one)"""
     memory: np.ndarray
     """(R,) memory-bound rows: the ceiling's memory time over the real one"""
     attention: np.ndarray
@@ -200,6 +201,14 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
 # ------------------------------------------------------------------------------- a step's parts
 
 
+def work_per_core(m: np.ndarray, gemms: GemmList, res: Resources) -> np.ndarray:
+    """The shape term's measure of a GEMM's size: its output elements per core of one instance,
+    ``M x N / instance_cores`` (any leading axes of ``m`` or of the layout's instance cores)."""
+    cores = np.asarray(res.layout.instance_cores, dtype=float)
+    cores = cores.reshape(cores.shape + (1,) * (np.ndim(m) - 1)) if np.ndim(cores) and np.ndim(m) > 1 else cores
+    return np.asarray(m, dtype=float) * gemms.n / (cores if np.ndim(cores) == 0 or np.ndim(m) > 1 else cores[..., None])
+
+
 def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
                graph: bool = True, m: np.ndarray | None = None) -> StepParts:
     """The parts of an evaluated step (any leading axes) of ``recipe``; ``graph``: the GEMMs sit in a
@@ -213,6 +222,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     attention = step.attention_time
     quant, comp = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
+    m = work_per_core(m, gemms, res)
     n_steps = int(np.prod(lead)) if lead else 1
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
@@ -260,7 +270,7 @@ class Efficiency:
     kernel: float | np.ndarray = 1.0
     """one linear compiled and called on its own"""
     shape: float | np.ndarray = 1.0
-    """the shape term ``M / (M + m_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
+    """the shape term ``M / (M + work_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
     scales the multiply-accumulates only, the extra vector work (dequantization) runs at the
     efficiency without it"""
     memory: float | None = None

@@ -59,8 +59,9 @@ class StackProfile:
     gemm_efficiency: dict[str, Sourced]
     """per compute path class (``<dtype>-<isa class>``, e.g. int8-amx): GEMM compute time at the ceiling over
     the measured one inside a compiled model, at large M"""
-    m_half: Sourced
-    """the shape term: a GEMM of M rows reaches ``eta x M / (M + m_half)``"""
+    work_half: Sourced
+    """the shape term: a GEMM with ``W = M x N / instance cores`` output elements per core reaches
+    ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work)"""
     memory_efficiency: Sourced | None = None
     """memory-bound GEMMs: the ceiling's memory time over the measured one"""
     kernel_efficiency: dict[str, Sourced] = field(default_factory=dict)
@@ -93,8 +94,8 @@ class StackProfile:
             v = getattr(self, name)
             if v is not None and not (v.known and 0 < v.value <= 1):
                 raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
-        if not (self.m_half.known and 0 <= self.m_half.value <= 1e6):
-            raise ValueError(f"m_half: rows, 0 to 1e6, got {self.m_half.value}")
+        if not (self.work_half.known and 0 <= self.work_half.value <= 1e6):
+            raise ValueError(f"work_half: output elements per core, 0 to 1e6, got {self.work_half.value}")
         for name in ("call_s", "per_op_s"):
             v = getattr(self, name)
             if v is not None and not (v.known and 0 <= v.value <= 1):
