@@ -244,12 +244,20 @@ def accuracy(records: list[str] | str | None = None):
     """``roofline accuracy``: every measurement record (files or folders; default: the built-in ones) against
     the ceiling and the realistic estimate, leave-one-platform-out; returns the
     :class:`~roofline.results.accuracy.AccuracyResult`."""
-    from roofline.catalog.records import load_records
+    from pathlib import Path
+
+    from roofline.catalog import builtin_dir
+    from roofline.catalog.records import load_records, records_dir
+    from roofline.catalog.results_cache import cached
     from roofline.fidelity.accuracy import accuracy as run_accuracy
+    from roofline.results.accuracy import AccuracyResult
 
     a = checked(A.ACCURACY, {"records": records})
     command = "roofline accuracy" + ("".join(f" {p}" for p in a.records) if a.records else "")
-    return run_accuracy(load_records(a.records or None), command)
+    paths = [Path(p).expanduser() for p in a.records] if a.records else [records_dir()]
+    loaded = load_records(a.records or None)  # bad input is refused before the cache is looked at
+    inputs = list(dict.fromkeys([*paths, builtin_dir("results"), *(Path(r.path).parent for r in loaded)]))
+    return cached(AccuracyResult, "accuracy", inputs, lambda: run_accuracy(loaded, command))
 
 
 # ------------------------------------------------------------------------------- plan
@@ -262,7 +270,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
 
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, max_wait_ms, output_len, ttft_ms, tpot_ms,
-    memory_gb, max_sequences, kv_dtype, phase, stack, cores, memory_model, bandwidth, seed
+    memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores, memory_model, ceiling, bandwidth, seed
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions, plan as capacity_plan
     from roofline.catalog import resolve
@@ -278,7 +286,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         max_batch_tokens=a.max_batch_tokens, max_wait_s=a.max_wait_ms / 1e3, p99_s=ms(a.p99_ms),
         ttft_s=ms(a.ttft_ms), tpot_s=ms(a.tpot_ms), target_rps=a.target_rps, utilization=a.utilization,
         prices=a.price_per_hour, output_len=a.output_len, memory_gb=a.memory_gb, max_sequences=a.max_sequences,
-        kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores,
+        kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores, instance_cores=a.instance_cores,
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
     )
     return capacity_plan(platforms, spec, a.precision, options)

@@ -465,6 +465,8 @@ PLAN = Command("plan", (
     PHASE.but(help="forward (encoders, the default), decode (decoders, the default: continuous batching) or prefill (a "
               "decoder's prompts alone, batched like an encoder's requests)"),
     BANDWIDTH, MEMORY_MODEL, CEILING, CORES_ARG,
+    INSTANCE_CORES.but(help="plan this one layout of cores per instance, 1 to 4,096 (default: 1, 2, 4, ... up to the "
+                       "socket, and the best of them)"),
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the measured host's "
                     "efficiencies for the realistic service times (instead of the stack profile)"),
     ANY_PLATFORM, STACK,

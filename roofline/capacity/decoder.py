@@ -92,13 +92,13 @@ class _Decoder:
                                       kv_bytes_per_token=self.kv_per_token, tokens_per_sequence=self.per_sequence))
         for p, mem in zip(platforms, self.memory):
             cores = int(o.cores or p.cores_per_socket.value)
-            per_socket = np.floor(cores / np.array(layouts(cores), dtype=float))
+            per_socket = np.floor(cores / np.array(layouts(cores, o.instance_cores), dtype=float))
             cap_k = max_concurrent_sequences(mem.dram_bytes_per_socket, self.weights, self.kv_per_token,
                                              self.per_sequence, per_socket)
             self.kv_cap.append(cap_k)
             self.k.append(np.minimum(cap_k, int(o.max_sequences)))
         self.k_max = max(1, max(int(k.max()) for k in self.k))
-        kw = dict(cores=o.cores, ceiling=o.ceiling, source=o.source, kv_dtype=kv_dtype)
+        kw = dict(cores=o.cores, ceiling=o.ceiling, source=o.source, kv_dtype=kv_dtype, instance_cores=o.instance_cores)
         # up to a prefill of every running sequence's prompt at once: the offline cycle's
         top = max(cap, prompts.max, round(self.k_max * prompts.mean))
         if prompts.is_fixed:  # a prefill step holds whole prompts: multiples of the one length

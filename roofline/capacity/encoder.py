@@ -74,7 +74,8 @@ class _Tables:
             ref = max(1, round(lengths.mean))
             self.alone_point = next(i for i, (b, s) in enumerate(steps) if b == 1 and s == ref)
         self.times: list[StepTimes] = [
-            step_times(p, model, precision, o.phase, points, cores=o.cores, ceiling=o.ceiling, source=o.source)
+            step_times(p, model, precision, o.phase, points, cores=o.cores, ceiling=o.ceiling, source=o.source,
+                       instance_cores=o.instance_cores)
             for p in platforms]
         rows, inst, self.index = [], [], []
         for k, t in enumerate(self.times):

@@ -52,6 +52,8 @@ class PlanOptions:
     source: EfficiencySource = NO_EFFICIENCIES
     """the efficiencies of the realistic service times: a stack profile, or a measured host's calibration"""
     cores: int | None = None
+    instance_cores: int | None = None
+    """plan this one layout (default: cores per instance 1, 2, 4, ... up to the socket, and the best of them)"""
     ceiling: CeilingSpec = CeilingSpec()
     seed: int = 0
     sampling: Sampling | None = None

@@ -49,8 +49,13 @@ EXACT_BATCHES = 16
 BATCH_RATIO = 1.25
 
 
-def layouts(cores: int) -> list[int]:
-    """Cores per instance: powers of two up to the socket, and the whole socket."""
+def layouts(cores: int, instance_cores: int | None = None) -> list[int]:
+    """Cores per instance: powers of two up to the socket, and the whole socket (``instance_cores``: that one)."""
+    if instance_cores is not None:
+        if not 1 <= instance_cores <= cores:
+            raise UserError(f"--instance-cores {instance_cores}: an instance has 1 to {cores} cores (the cores used "
+                            "per socket)")
+        return [instance_cores]
     out = [c for c in (2**i for i in range(16)) if c <= cores]
     return out + ([cores] if out[-1] != cores else [])
 
@@ -124,10 +129,10 @@ class StepTimes:
 
 def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phase, points: Sequence[StepPoint], *,
                cores: int | None = None, ceiling: CeilingSpec = CeilingSpec(), kv_dtype: str | None = None,
-               source: EfficiencySource = NO_EFFICIENCIES) -> StepTimes:
+               source: EfficiencySource = NO_EFFICIENCIES, instance_cores: int | None = None) -> StepTimes:
     """The realistic and ceiling service times of every grid point under every layout (module docstring)."""
     cores = int(platform.cores_per_socket.value) if cores is None else cores
-    sizes = np.array(layouts(cores), dtype=float)
+    sizes = np.array(layouts(cores, instance_cores), dtype=float)
     layout = LayoutSpec(cores=cores, instance_cores=sizes, socket_busy=True)
     n_l, n_g = sizes.size, len(points)
     real, ceil = np.empty((n_l, n_g)), np.empty((n_l, n_g))

@@ -12,6 +12,7 @@ fit. Excluded records (an engine feature the model cannot price) are listed with
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,16 +22,19 @@ from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
+from roofline.catalog import load_platform
+from roofline.fidelity.plans import ServerPrediction, is_server, offline_twin, predict_server
 from roofline.results.accuracy import (
     AccuracyResult,
     AccuracyRow,
     ExcludedRecord,
     GroupAccuracy,
+    PlanCheck,
     Spread,
     StackAccuracy,
 )
 from roofline.spec.stack import Accuracy, StackProfile
-from roofline.spec.vocab import Ceiling, Phase
+from roofline.spec.vocab import Ceiling, Phase, Scenario
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
 SUSPECT_TIGHTNESS = 2.0
@@ -165,14 +169,59 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
 
 
 def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord],
-                   command: str) -> tuple[list[Scored], Params | None]:
-    """Fit leave-one-platform-out on the figures that are not suspect; score every figure."""
+                   command: str) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+    """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
+    score every figure."""
     at_ceiling = score(figs, bound, None, None)
-    fitted = [s.figure for s in at_ceiling if not s.suspect]
+    fitted = [s.figure for s in at_ceiling if not s.suspect and s.figure.scenario is not Scenario.SERVER]
     if not fitted:
-        return at_ceiling, None
+        return at_ceiling, None, {}
     full, per = leave_one_platform_out(fitted, pooled_dispatch(recs))
-    return score(figs, bound, full, per), full
+    return score(figs, bound, full, per), full, per
+
+
+def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rules, per: dict[str, Params],
+             command: str) -> tuple[list[Scored], list[PlanCheck]]:
+    """Server figures predicted by the plan (leave-one-platform-out profiles), and each Server run's plan
+    ratio against its Offline twin's measured one."""
+    by_id = {r.id: r for r in recs}
+    cache: dict[tuple, ServerPrediction] = {}
+    profiles: dict[str, StackProfile] = {}
+    predicted: dict[str, ServerPrediction] = {}
+    for rec in recs:
+        if not is_server(rec) or rec.record.platform.name not in per:
+            continue
+        r = rec.record
+        name = r.platform.name
+        if name not in profiles:
+            profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
+        key = (name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths, r.latency_bound_s,
+               r.platform.cores, r.platform.instance_cores, r.platform.sockets)
+        if key not in cache:
+            cache[key] = predict_server(rec, profiles[name])
+        predicted[rec.id] = cache[key]
+    out = []
+    for s in scored:
+        p = predicted.get(s.figure.record)
+        if p is not None:
+            share = by_id[s.figure.record].record.platform.sockets
+            sockets = load_platform(s.figure.platform).sockets.value
+            rps = p.rps * (share / sockets if share else 1.0)  # a run on fewer sockets than the platform's
+            s = dataclasses.replace(s, realistic=rps, realistic_in_sample=None)
+        out.append(s)
+    checks = []
+    for rid, p in predicted.items():
+        rec = by_id[rid]
+        twin = offline_twin(rec, by_id)
+        if twin is None:
+            continue
+        (srv,) = [m.value for m in rec.record.measurements if m.kind == "throughput"]
+        (off,) = [m.value for m in twin.record.measurements if m.kind == "throughput"]
+        measured = srv / off
+        checks.append(PlanCheck(record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
+                                instance_cores=p.instance_cores, latency_bound_s=rec.record.latency_bound_s,
+                                measured_ratio=measured, plan_ratio=p.ratio, error=p.ratio / measured - 1))
+    return out, checks
 
 
 def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
@@ -182,6 +231,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
     rows: list[AccuracyRow] = []
     stacks: list[StackAccuracy] = []
     every: list[Scored] = []
+    plans: list[PlanCheck] = []
     profiled: set[str] = set()
     for stack in sorted({r.record.stack for r in scored_records}):
         recs = [r for r in scored_records if r.record.stack == stack]
@@ -193,9 +243,11 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
             stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
             profiled.add(stack)
-            scored, _ = _fit_and_score(figs, bound, recs, command)
+            scored, _, per = _fit_and_score(figs, bound, recs, command)
+            scored, checks = _servers(scored, recs, stack, profile.path_rules, per, command)
+            plans += checks
             ok = [s for s in scored if s.error is not None and not s.suspect]
-            ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in ok]
+            ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in ok if s.realistic_in_sample is not None]
             per_platform = {p: statistics.median(abs(s.error) for s in ok if s.figure.platform == p)
                             for p in sorted({s.figure.platform for s in ok})}
             per_phase = {ph.value: summary([s for s in ok if s.figure.phase is ph], command)
@@ -232,7 +284,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
     return AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
                           platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
                           groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
-                          rows=rows, excluded=excluded, notes=notes)
+                          rows=rows, plans=plans, excluded=excluded, notes=notes)
 
 
 def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "") -> StackProfile:
@@ -244,10 +296,10 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")
     old, _ = _profile(stack)
     figs, bound = stack_figures(recs, old)
-    scored, full = _fit_and_score(figs, bound, recs, command)
+    scored, full, _ = _fit_and_score(figs, bound, recs, command)
     if full is None:
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")
-    kept = [s for s in scored if not s.suspect]
+    kept = [s for s in scored if not s.suspect and s.figure.scenario is not Scenario.SERVER]
     return profile_from(stack, description or (old.description if old else stack), full, recs, len(kept),
                         old.path_rules if old else (), summary(scored, command), command)

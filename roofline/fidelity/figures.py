@@ -27,7 +27,7 @@ from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import PathRule, StackProfile
-from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase
+from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase, Scenario
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class Figure:
     tokens: float = 1.0
     """tokens per step (tokens_per_s figures)"""
     phase: Phase = Phase.FORWARD
+    scenario: Scenario | None = None
+    """an MLPerf record's scenario (a server figure is a plan's prediction, not a step's)"""
 
     @property
     def parts(self) -> tuple[FigureStep, ...]:
@@ -97,7 +99,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         phase = Phase(m.phase or r.phase or (Phase.FORWARD if spec.family == "encoder" else Phase.PREFILL))
         tokens = r.batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens, phase))
+                          cache[key], r.batch, tokens, phase, r.scenario))
     return out
 
 

@@ -3,7 +3,7 @@
 The fit: least squares, in log space, of ``log(predicted / measured)`` over the figures (each platform
 weighted alike, and each record alike within its platform: ``1 / sqrt(its figures x its platform's
 records)``), with a weak pull of every efficiency towards 1 so that a
-class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <= 1e6`` output elements per core.
+class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <= 65,536`` output elements per core.
 A class the training records never use takes the profile's fallback at prediction time.
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
@@ -46,7 +46,11 @@ ANY_MODE = "any"
 #: the shape term's half-efficiency work (output elements per core) when the figures cannot tell (all GEMMs of similar
 #: size): assumed, stated in the profile
 WORK_HALF_ASSUMED = 2048.0
-WORK_HALF_MAX = 1e6
+#: the largest half-efficiency work the fit may choose: a 256 x 256 output tile per core (beyond it the shape term
+#: would stand in for a kernel's plain efficiency, which the class efficiency holds)
+WORK_HALF_MAX = 65536.0
+#: the spread of GEMM sizes (largest over smallest work per core) the figures need for the shape term to be fitted
+WORK_SPREAD = 16.0
 
 
 @dataclass
@@ -273,13 +277,13 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     classes = sorted({c for f in figs for s in f.steps for c in s.classes})
     modes = (ANY_MODE,)  # one efficiency per non-GEMM part, whatever its mode: the records cannot tell modes apart
     ms = [float(m) for f in figs for s in f.steps for m in s.parts.m]
-    free = max(ms) >= 4 * min(ms)  # figures at similar M only: the shape term cannot be fitted, it stays fixed
+    free = max(ms) >= WORK_SPREAD * min(ms)  # GEMMs of similar size only: the shape term cannot be fitted, it stays fixed
     d = dispatch or {}
     lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,
                       dispatch_free="call_s" not in d)
     n = lay.size
     x0 = np.zeros(n)  # the efficiencies are set per start below
-    x0[lay.work_half_index] = 4096.0
+    x0[lay.work_half_index] = WORK_HALF_ASSUMED
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, WORK_HALF_MAX
     disp = slice(lay.work_half_index + 1, n)
@@ -351,7 +355,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         work_half=v(q.work_half, "output elements per core at which a GEMM reaches half its large-GEMM efficiency")
         if q.work_half_fitted else
         Sourced(value=q.work_half, kind="assumed", source="output elements per core at which a GEMM reaches half its "
-                "large-GEMM efficiency: the records span too narrow a range of GEMM sizes to fit it (all within 4x)"),
+                f"large-GEMM efficiency: the records span too narrow a range of GEMM sizes to fit it (all within "
+                f"{WORK_SPREAD:g}x)"),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),
         non_gemm_efficiency={**{f"attention-{m}": v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "

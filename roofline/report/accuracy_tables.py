@@ -1,17 +1,26 @@
-"""Rich rendering of ``roofline accuracy``."""
+"""The rendering of ``roofline accuracy``: a headline of the per-stack and per-group errors (plain
+data, for ``--brief``), then the stacks by phase, the plans' server/offline ratios, every figure and
+the excluded records."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rich.console import RenderableType
 from rich.text import Text
 
 from roofline.report.fmt import sig
+from roofline.report.headline import Grid, Item, Line, to_rich
 from roofline.report.style import document, section, table
 from roofline.results.accuracy import AccuracyResult
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.0f}%"
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
 
 
 def _value(kind: str, v: float) -> str:
@@ -26,35 +35,78 @@ def _value(kind: str, v: float) -> str:
     return f"{v:.2f}x"
 
 
-def summary_lines(r: AccuracyResult) -> list[str]:
-    out = [f"{r.records} records, {r.figures} figures: {r.violations} ceiling violation"
-           f"{'' if r.violations == 1 else 's'} (measured above the ceiling)"]
-    bare = [s.stack for s in r.stacks if s.accuracy is None]
+def headline(r: AccuracyResult) -> list[Item]:
+    """The counts, then one row per stack and per group: leave-one-platform-out |error| median and worst, the
+    figures and platforms it is over, the median tightness."""
+    t = r.tightness
+    out: list[Item] = [Line(
+        f"{r.records} records on {r.platforms} platforms ({len(r.excluded)} more kept, not scored), {r.figures} "
+        f"figures: {r.violations} above the bound; median tightness {_share(t.median if t else None)} of the "
+        "attainable ceiling", "bold")]
+    g = Grid(["stack / group", "figures", "platforms", "LOO median", "worst", "tightness"], left=("stack / group",))
     for s in r.stacks:
+        tight = _share(s.tightness.median) if s.tightness else "-"
         if s.accuracy is None:
+            g.add_row(s.stack, str(s.tightness.n if s.tightness else 0), "", "ceilings only", "", tight)
             continue
         a = s.accuracy
-        per = ", ".join(f"{p} {100 * e:.0f}%" for p, e in s.per_platform.items())
-        out += [f"{s.stack}: realistic |error| median {100 * a.median_abs_error:.0f}% leave-one-platform-out (worst "
-                f"{100 * a.worst_abs_error:.0f}%)",
-                f"  {a.figures} figures: {per}; in sample {100 * s.in_sample_median_abs_error:.0f}%"]
-    if bare:
-        out.append(f"{', '.join(bare)}: no stack profile, checked against the ceiling only")
+        g.add_row(s.stack, str(a.figures), str(a.platforms), _share(a.median_abs_error), _share(a.worst_abs_error),
+                  tight)
+    for grp in r.groups:
+        a = grp.accuracy
+        g.add_row(Line(grp.name, "bold"), str(a.figures), str(a.platforms), Line(_share(a.median_abs_error), "bold"),
+                  _share(a.worst_abs_error), "")
+    out.append(g)
+    if r.plans:
+        errs = sorted(abs(p.error) for p in r.plans)
+        out.append(Line(f"plan server/offline ratio vs MLPerf's, {len(r.plans)} Server runs: |error| median "
+                        f"{_share(errs[len(errs) // 2])}, worst {_share(errs[-1])}"))
     return out
+
+
+def summary_lines(r: AccuracyResult) -> list[str]:
+    """The headline as text lines (one per grid row)."""
+    from roofline.report.headline import plain_text
+
+    return (plain_text(headline(r), 10_000) or "").splitlines()
 
 
 def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
     sections: list[RenderableType] = []
-    for record in dict.fromkeys(row.record for row in r.rows):
-        rows = [x for x in r.rows if x.record == record]
-        t = table(["what", "precision", "measured", "ceiling", "error", "realistic", "error "],
-                  left=("what", "precision"), wrap=("what", "precision"))
-        for row in rows:
-            prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
-            what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
-            t.add_row(what, prec, _value(row.kind, row.measured), _value(row.kind, row.ceiling),
-                      Text(_pct(row.ceiling_error), style="bold red" if row.violation else ""),
-                      "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
-        sections.append(section(f"{record} ({rows[0].platform}, stack {rows[0].stack})", t))
-    sections.append(section("Notes", None, ["error: predicted / measured - 1", *r.notes]))
-    return document([Text(line) for line in summary_lines(r)], sections, brief=brief)
+    phases = table(["stack", "phase", "figures", "platforms", "LOO median", "worst"], left=("stack", "phase"))
+    for s in r.stacks:
+        for phase, a in s.per_phase.items():
+            phases.add_row(s.stack, phase, str(a.figures), str(a.platforms), _share(a.median_abs_error),
+                           _share(a.worst_abs_error))
+    per = [f"{s.stack}: " + ", ".join(f"{p} {_share(e)}" for p, e in s.per_platform.items())
+           for s in r.stacks if s.per_platform]
+    sections.append(section("Leave-one-platform-out error by stack and phase", phases,
+                            ["median |error| per platform:", *per]))
+    if r.plans:
+        t = table(["server run", "platform", "cores", "p99 bound", "measured", "plan", "error"],
+                  left=("server run", "platform"))
+        for p in r.plans:
+            t.add_row(p.record, p.platform, str(p.instance_cores), f"{p.latency_bound_s * 1e3:g} ms",
+                      f"{p.measured_ratio:.3f}", f"{p.plan_ratio:.3f}", _pct(p.error))
+        sections.append(section("MLPerf Server over Offline: measured and planned (roofline plan, leave-one-"
+                                "platform-out)", t))
+    t = table(["record", "platform", "phase", "what", "precision", "measured", "attainable", "bound", "tightness",
+               "realistic", "error"], left=("record", "platform", "phase", "what", "precision"),
+              wrap=("record", "what"))
+    for row in r.rows:
+        prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
+        what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
+        t.add_row(row.record, row.platform, row.phase, what, prec, _value(row.kind, row.measured),
+                  _value(row.kind, row.ceiling), Text(_value(row.kind, row.bound), style="bold red" if row.violation
+                                                      else ""),
+                  Text(_share(row.tightness), style="yellow" if row.suspect else ""),
+                  "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
+    sections.append(section("Every figure", t, ["error: predicted / measured - 1; tightness: measured performance over "
+                                                "the attainable ceiling's", *r.notes]))
+    if r.excluded:
+        reasons = Counter(e.reason for e in r.excluded)
+        t = table(["records", "why not scored"], left=("why not scored",), wrap=("why not scored",))
+        for reason, n in reasons.most_common():
+            t.add_row(str(n), reason)
+        sections.append(section(f"Kept, not scored: {len(r.excluded)} records (the model cannot price the run)", t))
+    return document(to_rich(headline(r)), sections, brief=brief)

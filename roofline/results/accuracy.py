@@ -93,6 +93,26 @@ class GroupAccuracy:
 
 
 @dataclass(frozen=True)
+class PlanCheck:
+    """An MLPerf Server run against ``roofline plan``: the plan's server/offline capacity ratio of the run's
+    layout, under its latency bound and request lengths, against the measured ratio of its Offline twin."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    record: str
+    offline_record: str
+    platform: str
+    stack: str
+    instance_cores: int
+    latency_bound_s: float
+    measured_ratio: float
+    plan_ratio: float
+    """leave-one-platform-out: the profile refitted without the platform"""
+    error: float
+    """plan_ratio / measured_ratio - 1"""
+
+
+@dataclass(frozen=True)
 class ExcludedRecord:
     """A record kept but not scored: the model cannot price the run."""
 
@@ -122,6 +142,8 @@ class AccuracyResult(JsonResult):
     tightness: Spread | None
     """measured over attainable, over every absolute figure"""
     rows: list[AccuracyRow]
+    plans: list[PlanCheck] = field(default_factory=list)
+    """every Server record with an Offline twin: the plan's server/offline ratio against the measured one"""
     excluded: list[ExcludedRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
