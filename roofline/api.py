@@ -51,8 +51,23 @@ def efficiency_source(a: Values):
     from roofline.model.efficiency import EfficiencySource
 
     c, name = resolve.calibration(a.get("calibration"))
-    return EfficiencySource(stack=resolve.stack(a.get("stack")), calibration=c, calibration_name=name,
+    stack = a.get("stack")
+    if stack is None:
+        stack = "llama.cpp" if _gguf(a) else "torch-inductor"
+    return EfficiencySource(stack=resolve.stack(stack), calibration=c, calibration_name=name,
                             any_platform=bool(a.get("calibration_any_platform")))
+
+
+def _gguf(a: Values) -> bool:
+    """A GGUF model file, or precisions named after GGUF types: llama.cpp's territory."""
+    from roofline.spec.gguf_types import RECIPE_TYPES
+    from roofline.spec.precision import MIX_NAMES
+
+    model = a.get("model")
+    precisions = a.get("precision") or []
+    precisions = [precisions] if isinstance(precisions, str) else list(precisions)
+    return (isinstance(model, str) and model.lower().endswith(".gguf")) or bool(precisions) and all(
+        str(p).lower() in RECIPE_TYPES or str(p).lower() in MIX_NAMES for p in precisions)
 
 
 def _require(command: str, a: Values, *names: str, alternative: str = "") -> None:

@@ -390,8 +390,9 @@ CALIBRATION = Arg("calibration", "a `roofline calibrate` file (or its name in pl
                   objects=("calibration",))
 ANY_PLATFORM = Arg("calibration_any_platform", "apply a calibration fitted on another platform (the result says so)",
                    switch=True, default=False)
-STACK = Arg("stack", "the software-stack profile the realistic estimate uses (platforms/stacks; default "
-            "torch-inductor: torchao + Inductor), a profile path, or none", default="torch-inductor", objects=("stack",))
+STACK = Arg("stack", "the software-stack profile the realistic estimate uses (platforms/stacks: torch-inductor, "
+            "intel-mlperf, openvino, llama.cpp, ...), a profile path, or none (default: llama.cpp for a .gguf model or "
+            "GGUF precisions, else torch-inductor: torchao + Inductor)", objects=("stack",))
 SEPARATE_QKV = Arg("separate_qkv", "q, k and v as three GEMMs instead of one fused", switch=True, default=False)
 F_GEMM = Arg("f_gemm", "override f_GEMM, the GEMM share of the baseline's time (0 to 1)",
              Float(0.0, 1.0, "a fraction of time"))

@@ -33,7 +33,7 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
-from roofline.spec.stack import Accuracy, StackProfile
+from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
 from roofline.spec.vocab import Ceiling, Phase, Scenario
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
@@ -301,5 +301,10 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")
     kept = [s for s in scored if not s.suspect and s.figure.scenario is not Scenario.SERVER]
+    acc = summary(scored, command)
+    if acc.platforms < MIN_PLATFORMS:  # too few platforms for its own band: the cross-stack one
+        every = next((g.accuracy for g in accuracy(records, command).groups if g.name == "all"), None)
+        if every is not None:
+            acc = dataclasses.replace(acc, cross_stack_median_abs_error=every.median_abs_error)
     return profile_from(stack, description or (old.description if old else stack), full, recs, len(kept),
-                        old.path_rules if old else (), summary(scored, command), command)
+                        old.path_rules if old else (), acc, command)

@@ -69,7 +69,7 @@ class EfficiencySource:
     @property
     def band(self) -> float | None:
         a = self.accuracy
-        return a.median_abs_error if a else None
+        return a.band if a else None
 
     def notes(self, platform: Platform) -> list[str]:
         """A calibration applies to the platform it was fitted on: another platform is refused, unless

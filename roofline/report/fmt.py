@@ -50,6 +50,9 @@ def realistic_basis(calibration: str | None, stack: str | None, accuracy) -> str
     if calibration:
         return f"calibration {calibration}: this host's fitted efficiencies"
     if accuracy is not None:
+        if accuracy.band != accuracy.median_abs_error:
+            return (f"+/-{accuracy.band:.0%}, the cross-stack leave-one-platform-out error: stack {stack} has "
+                    f"{accuracy.platforms} platform(s) only")
         return (f"+/-{accuracy.median_abs_error:.0%}, leave-one-platform-out over {accuracy.figures} figures, "
                 f"stack {stack}")
     if stack:

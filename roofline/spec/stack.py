@@ -33,6 +33,10 @@ class PathRule:
     evidence: str
 
 
+#: a stack profile fitted on fewer platforms quotes the cross-stack error band
+MIN_PLATFORMS = 3
+
+
 @dataclass(frozen=True)
 class Accuracy:
     """The realistic estimate's error against the records, each predicted from a profile refitted
@@ -48,6 +52,16 @@ class Accuracy:
     platforms: int
     command: str
     """the command that measured it"""
+    cross_stack_median_abs_error: float | None = None
+    """a stack with fewer than :data:`MIN_PLATFORMS` platforms: the leave-one-platform-out median over every
+    stack's figures (``roofline accuracy``'s ``all`` group), the band its estimates quote instead of its own"""
+
+    @property
+    def band(self) -> float:
+        """the error band an estimate quotes: its own median, or the cross-stack one over too few platforms"""
+        if self.platforms < MIN_PLATFORMS and self.cross_stack_median_abs_error is not None:
+            return self.cross_stack_median_abs_error
+        return self.median_abs_error
 
 
 @dataclass(frozen=True)
