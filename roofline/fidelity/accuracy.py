@@ -296,7 +296,8 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")
     old, _ = _profile(stack)
     figs, bound = stack_figures(recs, old)
-    scored, full, _ = _fit_and_score(figs, bound, recs, command)
+    scored, full, per = _fit_and_score(figs, bound, recs, command)
+    scored, _ = _servers(scored, recs, stack, old.path_rules if old else (), per, command)
     if full is None:
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")

@@ -266,6 +266,11 @@ PRIOR_MEMORY = (0.8, 0.3)
 #: the efficiencies the fit starts from, each in turn; it keeps the lowest cost (one start can end in a
 #: local minimum: from 0.5 alone, figures made from known efficiencies fitted back with 10x their cost)
 FIT_STARTS = (0.9, 0.5, 0.2)
+#: a robust loss: residuals beyond about LOSS_SCALE in log (a third off) count less than squared, so that one
+#: machine far from the rest (a misconfigured run, a host the platform file does not describe) does not decide
+#: the profile for every other CPU
+LOSS = "soft_l1"
+LOSS_SCALE = 0.3
 
 
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
@@ -320,7 +325,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
         x[:lay.work_half_index] = math.log(start)  # the efficiencies and the kernel ratio
-        sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac")
+        sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac", loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
             best = sol
     return lay.params(best.x, call_s, per_op_s)
