@@ -54,10 +54,13 @@ def run(args: argparse.Namespace) -> int:
     )
     with progress_reporter(f"validate {a.model}") as progress:
         result = run_validate(options, progress)
-    if result.contention is not None and result.contention.unresolved:
-        from roofline.validation.report import contention_line
+    from roofline.validation.report import contention_line, violation_line
 
+    if result.contention is not None and result.contention.unresolved:
         sys.stderr.write(f"roofline validate: {contention_line(result)}\n")
+    violation = violation_line(result)
+    if violation:
+        sys.stderr.write(f"roofline validate: {violation}\n")
     return emit(result, args, lambda: render_validate(result))
 
 

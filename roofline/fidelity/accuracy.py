@@ -36,7 +36,10 @@ class Scored:
 
     @property
     def violation(self) -> bool:
-        """a measured performance above the ceiling's"""
+        """a measured performance above the ceiling's (this record platform's, or the one of the validate run
+        the figure comes from, which its report marked)"""
+        if self.figure.reported_violation:
+            return True
         if not self.figure.kind.is_absolute:
             return False
         faster = self.figure.measured > self.ceiling if self.figure.kind.is_rate else \

@@ -57,6 +57,8 @@ class Figure:
     batch: int = 1
     tokens: float = 1.0
     """tokens per step (tokens_per_s figures)"""
+    reported_violation: bool = False
+    """the validate report it comes from found it above that run's own ceiling"""
 
     @property
     def parts(self) -> tuple[FigureStep, ...]:
@@ -90,7 +92,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = ()) -> list[Figure]
         phase = m.phase or r.phase
         tokens = r.batch * (1 if phase == "decode" else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens))
+                          cache[key], r.batch, tokens, reported_violation=m.ceiling_violation))
     return out
 
 

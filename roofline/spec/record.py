@@ -72,6 +72,9 @@ class Measurement:
     n: int | None = None
     k: int | None = None
     note: str = ""
+    ceiling_violation: bool = False
+    """the validate report this figure comes from measured it faster than that run's own ceiling (its
+    probe's): counted by ``roofline accuracy`` as a violation whatever the record's platform predicts"""
 
     def __post_init__(self) -> None:
         coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)
