@@ -335,3 +335,43 @@ def test_proc_stat_parsing_takes_odd_command_names(tmp_path):
     assert (p.pid, p.ppid, p.comm, p.ticks) == (77, 1, "tmux: server (1)", 42)
     stat.write_text("garbage")
     assert read_process(stat) is None and read_process(tmp_path / "gone") is None
+
+
+def test_unresolved_and_flagged_rows_agree_by_construction(tmp_path):
+    """A timing that kept contended rounds but is not a row (the dispatch overhead), or whose row lost its
+    timing, counts in neither: the summary's unresolved is the flagged rows themselves."""
+    canary, proc = fake_canary(tmp_path, [1e-3])
+    canary.unresolved = 2  # two timings kept contended rounds; only one row carries the flag
+    s = canary.summary(flagged_rows=1, dispatch_contended=True)
+    assert s.unresolved == s.flagged_rows == 1 and s.dispatch_contended and not s.clean
+    quiet = canary.summary(flagged_rows=0, dispatch_contended=True)
+    assert quiet.unresolved == 0 and quiet.clean and quiet.cause is None
+
+
+def test_the_report_says_the_cause_and_the_advice(tmp_path):
+    import dataclasses
+    import json
+
+    from clitools import REPO
+
+    from roofline.catalog.validate import validate
+    from roofline.results.validate import ProcessShare, ValidateResult
+    from roofline.validation.report import contention_line
+
+    data = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
+    r = validate(ValidateResult, data, "r.json")
+    base = fake_canary(tmp_path, [1e-3])[0].summary()
+    r = dataclasses.replace(r, contention=base)
+    busy = dataclasses.replace(base, unresolved=3, flagged_rows=3, cause="local",
+                               advice="something on this machine: stress-ng (pid 4242, 180% of a CPU); stop it",
+                               top_processes=[ProcessShare("stress-ng", 4242, 1.8)], worst_other_cpus=1.8)
+    line = contention_line(dataclasses.replace(r, contention=busy))
+    assert line.startswith("warning: the host was busy (something on this machine): 3 row(s)")
+    assert "other processes up to 1.80 CPUs" in line and line.endswith("stress-ng (pid 4242, 180% of a CPU); stop it")
+    steal = dataclasses.replace(busy, cause="neighbours", advice="the hypervisor's neighbours (steal up to 22%): ...")
+    assert "(the hypervisor's neighbours)" in contention_line(dataclasses.replace(r, contention=steal))
+    throttled = dataclasses.replace(base, throttled_samples=2, lowest_clock_hz=2.0e9, probe_clock_hz=2.5e9,
+                                    advice="frequency throttling in 2 round(s): ...")
+    line = contention_line(dataclasses.replace(r, contention=throttled))
+    assert line.startswith("contention: none kept") and "clock down to 2.00 GHz (probe 2.50)" in line
+    assert line.endswith("frequency throttling in 2 round(s): ...")

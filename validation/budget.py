@@ -24,7 +24,7 @@ QUICK_VALIDATE_BUDGET_S = 240.0
 VALIDATE_BUDGET_S = 1800.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Deadline:
     """An overall time limit from the moment it is made (``seconds=None``: none)."""
 
@@ -33,7 +33,7 @@ class Deadline:
     start: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.start = self.clock()
+        object.__setattr__(self, "start", self.clock())
 
     def elapsed(self) -> float:
         return self.clock() - self.start
