@@ -195,25 +195,29 @@ def torch_candidates(torch, host: HostInfo) -> list[Candidate]:
         xs = torch.randint(lo_s8, hi_s8, (size, size), dtype=torch.int8, generator=g)
         return w, xu, xs
 
+    @functools.lru_cache(maxsize=4)
+    def exact(size: int, signed: bool):
+        w, xu, xs = ints(size)
+        return (xs.double() @ w.double().t()) if signed else ((xu.double() - zp_u8) @ w.double().t())
+
     def qlinear(signed: bool) -> Callable[[int], Trial]:
         def build(size: int) -> Trial:
             w, xu, xs = ints(size)
             x, zp = (xs, 0) if signed else (xu, zp_u8)
-            exact = (x.double() - zp) @ w.double().t()
+            ref = exact(size, signed)
             packed = torch.ops.onednn.qlinear_prepack(w, [size, size])
             ws, wz = torch.ones(size), torch.zeros(size, dtype=torch.int64)
 
             def call():
                 return torch.ops.onednn.qlinear_pointwise(x, 1.0, zp, packed, ws, wz, None, 1.0, 0, torch.float32,
                                                           "none", [], "")
-            return Trial(call, lambda y: rel(y, exact), x)
+            return Trial(call, lambda y: rel(y, ref), x)
         return build
 
     def int_mm(size: int) -> Trial:
         w, _, xs = ints(size)
-        wt = w.t()
-        exact = xs.double() @ w.double().t()
-        return Trial(lambda: torch._int_mm(xs, wt), lambda y: rel(y, exact), xs)
+        wt, ref = w.t(), exact(size, True)
+        return Trial(lambda: torch._int_mm(xs, wt), lambda y: rel(y, ref), xs)
 
     emulated16 = not bf16_native(host)
     out = [Candidate(f"aten.{k} (fp32)", "fp32", float_trial(torch.float32, k), 5e-2) for k in ("mm", "linear", "addmm")]
