@@ -155,7 +155,7 @@ def _guarded(measure: Callable[[], object], canary, what: str, notes: list[str],
              deadline: Deadline = NO_DEADLINE):
     """``measure()``, re-taken while the canary says the host was busy (up to ``attempts``, and while the
     ``deadline`` leaves time for one more as long as the last); the result kept is the last clean one, or
-    the last with a note when none was clean. Frequency throttling is noted, not re-taken."""
+    the last with a note when none was clean. Frequency throttling is not contention: never re-taken."""
     results = []
     for _ in range(attempts):
         mark = canary.mark() if canary is not None else None

@@ -121,8 +121,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
 
     host_flags = {}
     if not bf16_native(host):
-        host_flags["bf16"] = ["no native BF16 instructions on this host: measured as it runs (emulated); its ceiling "
-                              "is FP32's, as BF16 autocast runs there"]
+        host_flags["bf16"] = ["no native BF16 instructions on this host: measured as it runs (emulated)"]
     if not int8_native(host):
         for p in precisions:
             if p.startswith("int8"):
