@@ -246,3 +246,23 @@ def test_a_probed_hosts_peaks_already_hold_its_kernels_efficiency(profile, probe
         assert linear == pytest.approx(e["linear_block_s"], rel=0.25), e["precision"]
         gemm = next(t for t in real.terms if t.name == TermName.GEMM_EFFICIENCY)
         assert "a measured peak" in gemm.how
+
+
+def test_a_report_row_above_its_own_ceiling_counts_as_a_violation(tmp_path):
+    """A validate report marks a row measured faster than the ceiling of the probe it ran against
+    (ceiling_violation); `roofline accuracy` counts it whatever the record's platform predicts."""
+    from roofline.catalog.records import load_records
+    from roofline.fidelity.accuracy import accuracy
+
+    src = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
+    before = accuracy(load_records([str(_record_for(tmp_path / "a", src))]), "test")
+    assert before.violations == 0
+    shape = src["shapes"][0]
+    shape.update(ceiling_violation=True, suspect="peak")
+    run = next(e for e in src["encoder"] if e["latency_s"])
+    run.update(ceiling_violation=True, suspect="peak")
+    after = accuracy(load_records([str(_record_for(tmp_path / "b", src))]), "test")
+    assert after.violations == 2 and after.figures == before.figures
+    flagged = {(r.kind, r.what, r.precision) for r in after.rows if r.violation}
+    assert flagged == {("gemm", f"{shape['name']} {shape['m']}x{shape['n']}x{shape['k']}", shape["precision"]),
+                       ("latency", "latency", run["precision"])}

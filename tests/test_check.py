@@ -89,6 +89,49 @@ def test_a_measurement_above_the_ceiling_is_called_what_it_is():
     (c,) = r.comparisons
     assert c.rows[0].fraction_of_ceiling > 1 and c.explained_gap == 0 and c.unexplained == 0
     assert any("not a real breakthrough" in n for n in r.notes)
+    # an error in the model, and said as one: the JSON flags the row, the notes name the input bounding it
+    row = c.rows[0]
+    assert row.ceiling_violation and row.suspect == "bandwidth"  # DRAM-bound on Granite Rapids (paper model)
+    assert c.suspect_detail.startswith("the DRAM bandwidth, 500 GB/s per socket (derived:")
+    note = next(n for n in r.notes if n.startswith("ceiling violation: int8-static vs bf16 throughput speedup 1.59x"))
+    assert "suspect the DRAM bandwidth" in note and "or the bf16 baseline ran further below its own ceiling" in note
+    below = check_typed(load_platform("gnr"), load_model("bert-large"), "int8-static", "bf16", throughput_speedup=1.2,
+                        memory_model="paper")
+    assert not below.comparisons[0].rows[0].ceiling_violation and below.comparisons[0].suspect_detail == ""
+    assert not any(n.startswith("ceiling violation") for n in below.notes)
+
+
+def test_a_report_row_faster_than_its_ceiling_names_the_suspect(tmp_path):
+    """check --report on a probe whose INT8 peak is 20x too low (what an emulated _int_mm peak did on a
+    Zen 1 guest): each INT8 shape and the INT8 encoders run faster than their ceilings; the rows say so, the
+    suspect is the peak, and the printed answer (even --brief) says it."""
+    import dataclasses
+
+    from roofline.catalog import load_platform_file
+    from roofline.catalog.reports import load_report
+    from roofline.catalog.write import platform_toml
+    from roofline.fidelity.check import check_report, report_model
+
+    results = REPO / "validation" / "results"
+    probe = load_platform_file(results / "zen4-2vcpu-probe.toml")
+    int8 = probe.compute["int8-measured"]
+    low = dataclasses.replace(probe, compute={**probe.compute, "int8-measured": dataclasses.replace(
+        int8, ops_per_cycle=dataclasses.replace(int8.ops_per_cycle, value=int8.ops_per_cycle.value / 20))})
+    report = load_report(results / "zen4-2vcpu-bert-base.json")
+    r = check_report(report, low, report_model(report, load_model("bert-base")), source="r.json")
+    bad = [row for row in r.latency if row.ceiling_violation]
+    assert bad and all(row.precision.startswith("int8") for row in bad)
+    assert all(row.suspect == "peak" and row.suspect_detail.startswith("the peak, int8-measured's ") for row in bad)
+    assert all(row.measured_s < row.ceiling_s and row.ceiling_error > 0 for row in bad)  # faster than the bound
+    fine = check_report(report, probe, report_model(report, load_model("bert-base")), source="r.json")
+    assert not any(row.ceiling_violation for row in fine.latency)
+    notes = [n for n in r.notes if n.startswith("ceiling violation: ")]
+    assert len(notes) >= len(bad) and "faster than its" in notes[0] and "suspect the peak" in notes[0]
+    path = tmp_path / "low.toml"
+    path.write_text(platform_toml(low))
+    proc = run_cli("check", "--report", str(results / "zen4-2vcpu-bert-base.json"), "--cpu", str(path), "--brief")
+    assert proc.returncode == 0, proc.stderr
+    assert "ran faster than its ceiling" in proc.stdout and "suspect the peak, int8-measured's" in proc.stdout
 
 
 @pytest.mark.parametrize("args, fragment", [

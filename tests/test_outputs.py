@@ -197,6 +197,7 @@ def test_check_target_accepts_new_files_and_refuses_empty(tmp_path):
 def test_the_accuracy_chart_is_written_like_every_output(tmp_path):
     """accuracy --plot: refused on a read-only file before any work (--force replaces it, keeping its mode),
     and through a symlink the target is replaced, the link kept."""
+    pytest.importorskip("matplotlib", reason="accuracy --plot draws with matplotlib (the plot extra)")
     ro = tmp_path / "ro.svg"
     ro.write_text("KEEP")
     ro.chmod(0o444)

@@ -161,3 +161,24 @@ def test_decode_kernels_stream_weights_from_dram():
     assert rows["int4-weight-only"].copies > rows["int8-weight-only"].copies > rows["bf16-weights"].copies
     assert rows["int8-weight-only"].quantized and "int8pack" in rows["int8-weight-only"].kernel
     assert rows["int4-weight-only"].quantized and "int4" in rows["int4-weight-only"].kernel
+
+
+def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
+    """A measured platform of one core whose FP32 peak is 0.01 ops per cycle (a probe that timed the wrong
+    kernel): the row is marked, the suspect is the peak, and the flag names where its ops per cycle came from."""
+    import dataclasses
+
+    from roofline.spec.sourced import Sourced
+
+    low = {n: dataclasses.replace(c, ops_per_cycle=Sourced(value=0.01, kind="measured",
+                                                           source="a probe of the wrong kernel"))
+           for n, c in platform.compute.items()}
+    one = Sourced(value=1, kind="measured", source="test")
+    wrong = dataclasses.replace(platform, compute=low, sockets=one, cores_per_socket=one)
+    rows = by_precision(run_shape(SHAPE, ["fp32"], wrong, None, FAST))
+    fp32 = rows["fp32"]
+    assert fp32.measured_ops_per_s > fp32.predicted_ops_per_s and fp32.ceiling_violation and fp32.suspect == "peak"
+    flag = next(f for f in fp32.flags if f.startswith("ceiling violation: measured "))
+    assert "an error in the model, not the kernel" in flag and "a probe of the wrong kernel" in flag
+    fine = by_precision(run_shape(SHAPE, ["fp32"], platform, None, FAST))["fp32"]
+    assert not fine.ceiling_violation and fine.suspect is None

@@ -173,3 +173,41 @@ def test_shape_ceiling_counts_a_reused_weight_as_cache_resident():
     # the memory-level model: the 1 MiB weight and X, Y fit the L2 of the 128 cores running the kernel
     levels = shape_ceiling(one, "int8-static", 256, 1024, 1024)
     assert levels.bandwidth_bytes_per_s > one.llc_bytes_per_s(2) and levels.attainable_ops_per_s > big.attainable_ops_per_s
+
+
+def test_the_encoder_ceiling_validate_reports_is_the_one_check_compares_with():
+    from roofline.catalog import load_model
+    from roofline.model.harness import encoder_run, realistic_encoder
+
+    p, spec = load_platform("genoa"), load_model("bert-base")
+    for precision, mode in (("fp32", "fp32"), ("bf16", "amp-bf16"), ("int8-static", "fp32")):
+        h = encoder_run(p, spec, precision, 2, 1, 128, mode)
+        assert float(h.step.step_time) == pytest.approx(realistic_encoder(p, spec, precision, 2, 1, 128, mode).ceiling_s)
+
+
+def test_a_report_with_rows_above_their_ceilings_says_so():
+    """The printed report marks each violating row (!), and one warning names the suspect inputs."""
+    import json
+
+    from clitools import REPO
+    from rich.console import Console
+
+    from roofline.catalog.validate import validate
+    from roofline.results.validate import ValidateResult
+    from roofline.validation.report import render_validate, violation_line
+
+    data = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
+    assert violation_line(validate(ValidateResult, data, "r.json")) is None
+    shape = next(s for s in data["shapes"] if s["precision"] == "int8-static")
+    shape.update(ceiling_violation=True, suspect="peak", flags=["ceiling violation: measured 25 Gops/s ..."])
+    row = next(e for e in data["end_to_end"] if e["precision"] == "int8-static" and e["baseline"] == "fp32")
+    row.update(ceiling_violation=True, suspect="peak")
+    r = validate(ValidateResult, data, "r.json")
+    line = violation_line(r)
+    assert line.startswith(f"warning: 2 row(s) ran faster than their ceiling ({shape['name']} int8-static, "
+                           "int8-static vs fp32)") and "suspect the peak (2 rows)" in line
+    console = Console(width=200, record=True)
+    console.print(render_validate(r))
+    text = console.export_text()
+    assert "warning: 2 row(s) ran faster than their ceiling" in text
+    assert text.count("% !") >= 2

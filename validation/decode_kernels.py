@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.model.shape import shape_ceiling
+from roofline.model.suspect import suspect_input, violation_text
 from roofline.spec.precision import VARIANT_RECIPES as RECIPE
 from roofline.results.validate import DecodeKernelResult
 from roofline.spec.platform import Platform
@@ -74,6 +75,11 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
             flops = 2.0 * m * n * k * copies
             ceiling = shape_ceiling(_dram_only(platform), RECIPE[precision], m, n, k)
             wbytes = per_copy * copies
+            measured = flops / t.seconds if t else None
+            violation = measured is not None and measured > ceiling.attainable_ops_per_s
+            suspect = suspect_input(platform, ceiling.compute_path, ceiling.bound_by) if violation else None
+            extra = [violation_text(f"{measured / 1e9:.3g} Gops/s", f"{ceiling.attainable_ops_per_s / 1e9:.3g} "
+                                    f"({ceiling.bound_by}-bound)", suspect)] if suspect else []
             out.append(DecodeKernelResult(
                 name="ffn_down", m=m, n=n, k=k, copies=copies, precision=precision, kernel=p.kernels.describe(),
                 numerics_ok=p.numerics_ok, max_rel_error=p.rel_error, quantized=p.quantized, weight_bytes=wbytes,
@@ -81,7 +87,9 @@ def run_decode_kernels(n: int, k: int, ms: list[int], platform: Platform, s: Tim
                 dram_bytes_per_s=b_mem, bandwidth_fraction=wbytes / t.seconds / b_mem if t else None,
                 measured_ops_per_s=flops / t.seconds if t else None, predicted_ops_per_s=ceiling.attainable_ops_per_s,
                 achieved_fraction=flops / t.seconds / ceiling.attainable_ops_per_s if t else None,
-                spread=t.spread if t else None, flags=list(p.flags) + ([t.contention] if t and t.contention else []),
+                spread=t.spread if t else None, ceiling_violation=violation,
+                suspect=suspect.input.value if suspect else None,
+                flags=list(p.flags) + ([t.contention] if t and t.contention else []) + extra,
             ))
         del model
     return out

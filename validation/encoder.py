@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from roofline.calc.amdahl import amdahl
 from roofline.model.harness import encoder_run
+from roofline.model.suspect import gemm_bound, step_bound, suspect_input, violation_text
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified
@@ -71,6 +72,11 @@ def build_encoder(spec: ModelSpec, layers: int, seed: int = 0) -> Encoder:
     return enc.eval()
 
 
+def _mode(precision: str) -> str:
+    """How a variant's non-GEMM work runs: under BF16 autocast for bf16, else FP32."""
+    return "amp-bf16" if precision == "bf16" else "fp32"
+
+
 #: the profiler's per-call total and the timed latency agree within this factor, or the run is flagged
 PROFILE_AGREEMENT = 1.35
 
@@ -97,9 +103,9 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
             prepared[n].flags.append(f"the profiler's total ({bd.total_s * 1e3:.3g} ms) is {bd.total_s / timings[n].seconds:.2f}x "
                                      "the timed latency: its breakdown is unreliable")
 
-    # the GEMM time at the ceiling of the encoder as validate runs it (one process on every core)
-    gemm_s = {RECIPE[p]: float(encoder_run(platform, spec, p, layers, batch, seq_len, "fp32").step.gemm_time)
-              for p in precisions}
+    # the ceiling of the encoder as validate runs it (one process on every core, one instance: a step is a forward)
+    runs_at = {p: encoder_run(platform, spec, p, layers, batch, seq_len, _mode(p)) for p in precisions}
+    gemm_s = {RECIPE[p]: float(h.step.gemm_time) for p, h in runs_at.items()}
     baselines = [b for b in ("fp32", "bf16") if b in timings]
     results = []
     for base in baselines:
@@ -129,17 +135,35 @@ def run_end_to_end(spec: ModelSpec, layers: int, batch: int, seq_len: int, preci
                            ceiling=ceiling, realized_speedup=realized, fraction_of_ceiling=realized / ceiling,
                            linear_block_speedup=lin,
                            linear_fraction_of_gemm_ceiling=lin / s_gemm if lin and s_gemm else None)
+                h, hb = runs_at[name], runs_at[base]
+                own, theirs = float(h.step.step_time) / t.seconds, float(hb.step.step_time) / timings[base].seconds
+                if realized > ceiling and own > 1:  # above the ratio of ceilings, and this run beats its own
+                    suspect = suspect_input(platform, h.res.path(h.recipe.compute_dtype).name, gemm_bound(h.step))
+                    row.update(ceiling_violation=True, suspect=suspect.input.value)
+                    row["flags"].append(violation_text(f"{realized:.2f}x over {base}", f"{ceiling:.2f}x", suspect)
+                                        + f" ({name}'s own run beats its ceiling too)")
+                elif realized > ceiling:
+                    row["flags"].append(f"note: above the ceiling while neither run beats its own ({base} at "
+                                        f"{theirs:.0%} of its ceiling, {name} at {own:.0%}): no peak or bandwidth is "
+                                        "contradicted; the speedup ceiling also rests on the measured f_GEMM and s_non")
             results.append(EndToEndResult(**row))
     runs = []
     for n, p in prepared.items():
         t, bd = timings.get(n), breakdown.get(n)
+        h = runs_at[n]
+        ceiling_s = float(h.step.step_time)
+        violation = t is not None and t.seconds < ceiling_s
+        suspect = suspect_input(platform, h.res.path(h.recipe.compute_dtype).name, step_bound(h.step)) if violation else None
+        extra = [violation_text(f"{t.seconds * 1e3:.3g} ms", f"{ceiling_s * 1e3:.3g} ms ({step_bound(h.step).value}-bound)",
+                                suspect)] if suspect else []
         runs.append(EncoderRun(
             precision=n, kernel=p.kernels.describe(), numerics_ok=p.numerics_ok, max_rel_error=p.rel_error,
             latency_s=t.seconds if t else None, spread=t.spread if t else None,
             throughput_rps=batch / t.seconds if t else None,
             linear_block_s=bd.linear_s if bd else None, attention_s=bd.attention_s if bd else None,
             other_s=bd.other_s if bd else None, gemm_ops=bd.gemm_ops if bd else {},
-            compile_s=p.compile_s, non_gemm_mode="amp-bf16" if n == "bf16" else "fp32",
-            flags=list(p.flags) + ([t.contention] if t and t.contention else []),
+            compile_s=p.compile_s, non_gemm_mode=_mode(n), ceiling_s=ceiling_s, ceiling_violation=violation,
+            suspect=suspect.input.value if suspect else None,
+            flags=list(p.flags) + ([t.contention] if t and t.contention else []) + extra,
         ))
     return results, runs

@@ -23,6 +23,8 @@ _UARCH = {
     ("GenuineIntel", 6, 143): ("Sapphire Rapids", "spr"),
     ("GenuineIntel", 6, 207): ("Emerald Rapids", "emr"),
     ("GenuineIntel", 6, 173): ("Granite Rapids", "gnr"),
+    ("AuthenticAMD", 23, 1): ("Zen (Naples)", None),
+    ("AuthenticAMD", 23, 49): ("Zen 2 (Rome)", None),
     ("AuthenticAMD", 25, 1): ("Zen 3 (Milan)", "milan"),
     ("AuthenticAMD", 25, 17): ("Zen 4 (Genoa)", "genoa"),
     ("AuthenticAMD", 25, 160): ("Zen 4c (Bergamo)", "genoa"),

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 import torch
 
 from roofline.model.shape import shape_ceiling
+from roofline.model.suspect import suspect_input, violation_text
 from roofline.spec.platform import Platform
 from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
+from roofline.validation.budget import NO_DEADLINE, Deadline
 from roofline.validation.canary import Canary
 from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
 
@@ -34,6 +36,8 @@ class TimingSettings:
     profile_repeats: int = 3
     canary: Canary | None = None
     """checks every timing round for contention (None: no check)"""
+    deadline: Deadline = NO_DEADLINE
+    """the run's overall deadline: contended rounds are re-run only while it allows"""
 
 
 def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: TimingSettings,
@@ -48,7 +52,7 @@ def timed_and_verified(prepared: dict[str, Prepared], make_input: Callable, s: T
     torch._dynamo.config.error_on_recompile = True
     try:
         timings = time_interleaved(usable, make_input, rounds=s.rounds, min_run_time=s.min_run_time, threads=s.threads,
-                                   canary=s.canary)
+                                   canary=s.canary, deadline=s.deadline)
     except Exception as e:  # a recompile during timing: nothing timed can be trusted
         for p in prepared.values():
             p.flags.append(f"error while timing: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}")
@@ -94,6 +98,11 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
         flags = list(p.flags) + list((host_flags or {}).get(name, [])) + ([t.contention] if t and t.contention else [])
         if not ceiling.native:
             flags.append(f"no native {RECIPE[name]} path on {platform.name}: predicted on {ceiling.compute_path}")
+        violation = measured is not None and measured > ceiling.attainable_ops_per_s
+        suspect = suspect_input(platform, ceiling.compute_path, ceiling.bound_by) if violation else None
+        if suspect is not None:
+            flags.append(violation_text(f"{measured / 1e9:.3g} Gops/s",
+                                        f"{ceiling.attainable_ops_per_s / 1e9:.3g} ({ceiling.bound_by}-bound)", suspect))
         out.append(ShapeResult(
             name=shape.name, m=shape.m, n=shape.n, k=shape.k, precision=name, kernel=p.kernels.describe(),
             numerics_ok=p.numerics_ok, max_rel_error=p.rel_error, quantized=p.quantized,
@@ -105,6 +114,6 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
             achieved_fraction_datasheet=measured / sheet.attainable_ops_per_s if (sheet and measured) else None,
             compile_s=p.compile_s, kernel_s=profiles[name].linear_s if name in profiles and t else None,
             other_s=profiles[name].attention_s + profiles[name].other_s if name in profiles and t else None,
-            flags=flags,
+            ceiling_violation=violation, suspect=suspect.input.value if suspect else None, flags=flags,
         ))
     return out

@@ -106,3 +106,21 @@ def bandwidth(so: ctypes.CDLL, working_set_bytes: int, threads: int, min_seconds
     copy = 8 * n / so.copy_bw(ptr(b), ptr(a), n, reps, threads)
     triad = 12 * n / so.triad_bw(ptr(a), ptr(b), ptr(c), n, reps, threads)
     return Bandwidth(12 * n, threads, read, copy, triad)
+
+
+class ClockReader:
+    """The cores' clock now (Hz): a short dependent add chain on each of ``threads`` threads, about
+    ``window_s`` long, the better of two runs (what the contention canary compares with the probe's)."""
+
+    def __init__(self, so: ctypes.CDLL, threads: int, window_s: float = 0.005):
+        n = 100_000
+        while True:
+            t0 = time.perf_counter()
+            so.clock_chain(n, threads)
+            if time.perf_counter() - t0 > window_s or n > 1 << 34:
+                break
+            n *= 2
+        self.so, self.threads, self.n = so, threads, n
+
+    def __call__(self) -> float:
+        return max(self.so.clock_chain(self.n, self.threads) for _ in range(2))

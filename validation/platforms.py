@@ -20,6 +20,7 @@ from roofline.errors import UserError
 from roofline.files.writing import write_text
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
+from roofline.validation.canary import ProbeCanary
 from roofline.validation.host import HostInfo, catalog_match
 
 
@@ -27,8 +28,11 @@ def probe_path(threads: int) -> Path:
     return cache_dir() / "probes" / f"host-{threads}t.toml"
 
 
-def save_probe(text: str, threads: int, all_cores: bool) -> list[Path]:
-    """Cache a probe's TOML as this host's probe at ``threads`` (and as `host` when it used all cores)."""
+def save_probe(text: str, threads: int, all_cores: bool, canary: ProbeCanary | None = None) -> list[Path]:
+    """Cache a probe's TOML as this host's probe at ``threads`` (and as `host` when it used all cores), with
+    its contention canary beside it (what ``validate`` checks its own canary against)."""
+    from roofline.validation.canary import save_probe_canary
+
     paths = [probe_path(threads)] + ([host_probe_path()] if all_cores else [])
     for path in paths:
         try:
@@ -37,11 +41,14 @@ def save_probe(text: str, threads: int, all_cores: bool) -> list[Path]:
             raise UserError(f"cannot create the probe cache {path.parent} ({e.strerror or e}); "
                             "set ROOFLINE_CACHE_DIR to a writable folder") from None
         write_text(path, text)
+        if canary is not None:
+            save_probe_canary(path, canary)
     return paths
 
 
 def host_platform(threads: int, reprobe: bool, quick: bool, progress) -> tuple[Platform, Path, bool]:
-    """(platform, file, fresh): the cached probe for ``threads`` threads, or a new one."""
+    """(platform, file, fresh): the cached probe for ``threads`` threads, or a new one (``quick``: the quick
+    probe's budget)."""
     from roofline.validation.host import detect_host
     from roofline.validation.probe import probe_platform, run_probe
 
@@ -51,7 +58,7 @@ def host_platform(threads: int, reprobe: bool, quick: bool, progress) -> tuple[P
     result = run_probe(threads, quick=quick, progress=progress)
     text = platform_toml(probe_platform(result, name="host"),
                          header=f"roofline probe of this host, {result.date}, {threads} threads")
-    save_probe(text, threads, all_cores=threads == detect_host().cores)
+    save_probe(text, threads, all_cores=threads == detect_host().cores, canary=result.canary)
     return load_platform_file(path.resolve()), path, True
 
 

@@ -10,29 +10,40 @@ Measured with ``threads`` threads:
   level (half of each thread's L2; the LLC minus the L2s; eight times the LLC); the fastest kernel is
   the level's bandwidth (what the hardware delivered); one thread alone gives the per-core figures
   of the LLC and DRAM. Without a C compiler: torch sums and copies (said in the file);
-- GEMM peaks, on the fastest real path for each dtype: FP32 and BF16 the fastest of ``aten.mm``,
-  ``aten.linear`` and ``aten.addmm`` (without AVX512_BF16 they differ by 50x), INT8 the faster of
-  ``onednn.qlinear_pointwise`` (u8 x s8, prepacked weights) and ``aten._int_mm`` (s8 x s8). Outputs
-  are checked against a float64 reference; a kernel that saturates is not a peak.
+- GEMM peaks, on the path a real model runs for each dtype (:mod:`roofline.validation.gemm_peaks`):
+  FP32 and BF16 the fastest of ``aten.mm``, ``aten.linear`` and ``aten.addmm`` (without AVX512_BF16
+  they differ by 50x, and BF16 is marked emulated: measured, never priced); INT8 the fastest native
+  kernel of oneDNN's quantized linear on u8 and on s8 activations (7-bit, ``reduce_range``, where
+  VNNI and AMX are absent) and ``aten._int_mm`` (emulated without VNNI or AMX). Outputs are checked
+  against an exact or float64 reference; a kernel that saturates is not a peak. Each candidate is
+  sized from one short trial call so that a slow path is measured on a smaller shape (said in the
+  file) instead of for minutes.
 
-Every figure is guarded by the contention canary (:mod:`roofline.validation.canary`): a measurement
-taken while something else loaded the host is re-taken, up to twice, and the file says when it could
-not get a clean one (a probe read DRAM at 29.9 GB/s on a busy Zen 5 guest and at 52.7 GB/s when
-quiet). ``ops_per_cycle`` is the measured peak over (cores x the measured clock), so that cores x clock
-x ops_per_cycle gives back the measured peak exactly; a value above the ISA's datasheet rate is
-named in the notes (the clock reading or the kernel's op count is then off).
+The probe runs within a budget (:data:`~roofline.validation.budget.PROBE_BUDGET_S`, less with
+``--quick``): the GEMM candidates share what the clock and the bandwidths left. Every figure is
+guarded by the contention canary (:mod:`roofline.validation.canary`): a measurement taken while
+something else loaded the host is re-taken, up to twice and while the budget allows, and the file
+says when it could not get a clean one (a probe read DRAM at 29.9 GB/s on a busy Zen 5 guest and at
+52.7 GB/s when quiet). The canary's reference and the clock are kept beside the cached probe file,
+where ``validate`` checks its own canary against them. ``ops_per_cycle`` is the measured peak over
+(cores x the measured clock), so that cores x clock x ops_per_cycle gives back the measured peak
+exactly; a value above the ISA's datasheet rate is named in the notes (the clock reading or the
+kernel's op count is then off).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from roofline.spec.platform import L2, ComputePath, Dram, Llc, Platform
+from roofline.spec.platform import L2, REQUIRED_DTYPES, ComputePath, Dram, Llc, Platform
 from roofline.spec.sourced import Sourced
+from roofline.validation.budget import NO_DEADLINE, PROBE_BUDGET_S, QUICK_PROBE_BUDGET_S, Clock, Deadline, timed
+from roofline.validation.canary import ProbeCanary
+from roofline.validation.gemm_peaks import (Candidate, Measured, bf16_native, measure, per_call_budget, pick,
+                                           torch_candidates)
 from roofline.validation.host import HostInfo, catalog_match, detect_host
 from roofline.validation.torch_env import require_torch, versions
 
@@ -41,18 +52,7 @@ TOOL = "roofline probe"
 
 def _timed(fn: Callable[[], object], min_time: float = 0.3, trials: int = 3) -> float:
     """Best of ``trials`` medians, each over at least ``min_time`` seconds of calls (seconds per call)."""
-    fn()
-    fn()
-    best = float("inf")
-    for _ in range(trials):
-        times = []
-        end = time.perf_counter() + min_time
-        while time.perf_counter() < end or len(times) < 3:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        best = min(best, statistics.median(times))
-    return best
+    return timed(fn, min_time=min_time, trials=trials)
 
 
 @dataclass
@@ -63,6 +63,12 @@ class GemmPeak:
     ops_per_s: float
     rel_error: float
     candidates: dict[str, float] = field(default_factory=dict)
+    measured: list[Measured] = field(default_factory=list)
+    """every candidate as measured: its size, error, whether it is emulated"""
+
+    @property
+    def emulated(self) -> bool:
+        return any(m.name == self.kernel and m.emulated for m in self.measured)
 
 
 @dataclass
@@ -102,6 +108,10 @@ class ProbeResult:
     gemm: dict[str, GemmPeak]
     versions: dict[str, str]
     notes: list[str] = field(default_factory=list)
+    canary: ProbeCanary | None = None
+    """the probe's contention canary (its reference and the clock), stored beside the probe file"""
+    seconds: float | None = None
+    """how long the probe took"""
 
 
 def _torch_level(torch, nbytes: int, threads: int) -> Level:
@@ -113,110 +123,96 @@ def _torch_level(torch, nbytes: int, threads: int) -> Level:
     return Level(nbytes, threads, read, copy, None, method="torch")
 
 
-def _rel(y, ref) -> float:
-    y, ref = y.double(), ref.double()
-    return float((y - ref).norm() / ref.norm())
-
-
-def gemm_peaks(torch, size: int) -> dict[str, GemmPeak]:
-    """FP32, BF16 and INT8 peaks on a ``size``-cubed GEMM (compute-bound for every dtype)."""
-    m = n = k = size
-    flops = 2.0 * m * n * k
-    g = torch.Generator().manual_seed(0)
-    a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
-    ref = a.double() @ b.double()
-    out: dict[str, GemmPeak] = {}
-    for dtype, x, w in (("fp32", a, b), ("bf16", a.bfloat16(), b.bfloat16())):
-        wt = w.t().contiguous()  # (N, K), as a linear layer stores it
-        bias = torch.zeros(n, dtype=x.dtype)
-        paths = {
-            f"aten.mm ({dtype})": lambda x=x, w=w: x @ w,
-            f"aten.linear ({dtype})": lambda x=x, wt=wt: torch.nn.functional.linear(x, wt),
-            f"aten.addmm ({dtype})": lambda x=x, w=w, bias=bias: torch.addmm(bias, x, w),
-        }
-        cands = {name: (flops / _timed(f), _rel(f(), ref)) for name, f in paths.items()}
-        ok = {name: v for name, v in cands.items() if v[1] < 5e-2} or cands
-        best = max(ok, key=lambda name: ok[name][0])
-        out[dtype] = GemmPeak(dtype, best, (m, n, k), ok[best][0], ok[best][1], {nm: v[0] for nm, v in cands.items()})
-    # INT8: integer operands, so the exact answer is known
-    w = torch.randint(-127, 128, (n, k), dtype=torch.int8, generator=g)
-    xs = torch.randint(-127, 128, (m, k), dtype=torch.int8, generator=g)
-    exact = xs.double() @ w.double().t()
-    cands: dict[str, tuple[float, float]] = {}
-    t = _timed(lambda: torch._int_mm(xs, w.t()))
-    cands["aten._int_mm (s8 x s8)"] = (flops / t, _rel(torch._int_mm(xs, w.t()), exact))
-    try:
-        xu = (xs.to(torch.int16) + 128).to(torch.uint8)
-        packed = torch.ops.onednn.qlinear_prepack(w, [m, k])
-        ws, wz = torch.ones(n), torch.zeros(n, dtype=torch.int64)
-
-        def q():
-            return torch.ops.onednn.qlinear_pointwise(xu, 1.0, 128, packed, ws, wz, None, 1.0, 0, torch.float32,
-                                                      "none", [], "")
-        t = _timed(q)
-        cands["onednn.qlinear_pointwise (u8 x s8)"] = (flops / t, _rel(q(), exact))
-    except (RuntimeError, AttributeError):
-        pass  # oneDNN quantized ops missing from this torch build
-    ok = {name: v for name, v in cands.items() if v[1] < 1e-3} or cands  # a saturating kernel is not a peak
-    best = max(ok, key=lambda name: ok[name][0])
-    out["int8"] = GemmPeak("int8", best, (m, n, k), ok[best][0], ok[best][1],
-                           {name: v[0] for name, v in cands.items()})
+def gemm_peaks(candidates: list[Candidate], size: int, deadline: Deadline, *, canary=None,
+               notes: list[str] | None = None, progress: Callable[[str], None] = lambda s: None,
+               clock: Clock = time.perf_counter, reserve_s: float = 2.0, min_time: float = 0.3) -> dict[str, GemmPeak]:
+    """Each candidate sized from one trial call (:func:`~roofline.validation.gemm_peaks.measure`) so that
+    all of them fit what ``deadline`` leaves (less ``reserve_s``), then the peak of each dtype
+    (:func:`~roofline.validation.gemm_peaks.pick`). A candidate that fails to run is left out with a note."""
+    notes = [] if notes is None else notes
+    by_dtype: dict[str, list[Measured]] = {}
+    for i, c in enumerate(candidates):
+        per_call = per_call_budget(deadline.left() - reserve_s, len(candidates) - i)
+        progress(f"GEMM peaks: {c.name}")
+        try:
+            m = _guarded(lambda c=c, per_call=per_call: measure(c, size, per_call, clock=clock, min_time=min_time),
+                         canary, f"GEMM {c.name}", notes, deadline=deadline)
+        except (RuntimeError, AttributeError, NotImplementedError) as e:
+            notes.append(f"{c.name}: not measured ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]})")
+            continue
+        if m.reduced:
+            progress(f"GEMM peaks: {c.name}: a slow path, measured at {m.size}^3")
+        by_dtype.setdefault(c.dtype, []).append(m)
+    out = {}
+    for dtype, ms in by_dtype.items():
+        best = pick(ms)
+        out[dtype] = GemmPeak(dtype, best.name, (best.size,) * 3, best.ops_per_s, best.rel_error,
+                              {m.name: m.ops_per_s for m in ms}, ms)
     return out
 
 
-def _guarded(measure: Callable[[], object], canary, what: str, notes: list[str], attempts: int = 3):
-    """``measure()``, re-taken while the canary says the host was busy (up to ``attempts``); the result
-    kept is the fastest clean one, or the fastest with a note when none was clean."""
+def _guarded(measure: Callable[[], object], canary, what: str, notes: list[str], attempts: int = 3,
+             deadline: Deadline = NO_DEADLINE):
+    """``measure()``, re-taken while the canary says the host was busy (up to ``attempts``, and while the
+    ``deadline`` leaves time for one more as long as the last); the result kept is the last clean one, or
+    the last with a note when none was clean. Frequency throttling is not contention: never re-taken."""
     results = []
     for _ in range(attempts):
         mark = canary.mark() if canary is not None else None
+        t0 = deadline.clock()
         r = measure()
-        clean = canary is None or not canary.sample(mark).contended
+        sample = canary.sample(mark) if canary is not None else None
+        clean = sample is None or not sample.contended
         results.append((clean, r))
-        if clean:
+        if clean or not deadline.allows(deadline.clock() - t0):
             break
     clean = [r for ok, r in results if ok]
     if not clean and canary is not None:
-        notes.append(f"{what}: the host was busy in all {attempts} attempts ({canary.history[-1].reason}); "
+        notes.append(f"{what}: the host was busy in all {len(results)} attempt(s) ({canary.history[-1].reason}); "
                      "the figure may be low")
     return (clean or [r for _, r in results])[-1]
 
 
 def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: bool = False,
-              progress: Callable[[str], None] = lambda s: None) -> ProbeResult:
+              progress: Callable[[str], None] = lambda s: None, budget_s: float | None = None) -> ProbeResult:
+    """Measure this host within ``budget_s`` (default: :data:`PROBE_BUDGET_S`, or
+    :data:`QUICK_PROBE_BUDGET_S` with ``quick``): the clock and the bandwidths first, then the GEMM
+    candidates sized to fit what is left."""
     torch = require_torch()
     from roofline.catalog.cache import cache_dir
     from roofline.validation import native
     from roofline.validation.canary import Canary
 
+    deadline = Deadline(budget_s or (QUICK_PROBE_BUDGET_S if quick else PROBE_BUDGET_S))
     host = host or detect_host()
     threads = threads or host.cores
     torch.set_num_threads(threads)
     notes: list[str] = []
-    progress("contention canary")
-    canary = Canary(threads, history_file=cache_dir() / "probes" / f"canary-{threads}t.json")
-    llc_cache = host.llc
-    llc_bytes = (llc_cache.size_bytes * host.sockets) if llc_cache else 32 * 2**20
-    l2_cache = next((c for c in host.caches if c.level == 2 and c.type == "Unified"), None)
-    dram_bytes = max(8 * llc_bytes, (128 if quick else 256) * 2**20)
     try:
         so = native.load(cache_dir())
     except native.NativeUnavailable as e:
         so = None
         notes.append(f"bandwidths from torch sums and copies, not compiled STREAM loops: {e}")
+    progress("contention canary")
+    canary = Canary(threads, clock_reader=native.ClockReader(so, threads) if so is not None else None)
+    llc_cache = host.llc
+    llc_bytes = (llc_cache.size_bytes * host.sockets) if llc_cache else 32 * 2**20
+    l2_cache = next((c for c in host.caches if c.level == 2 and c.type == "Unified"), None)
+    dram_bytes = max(8 * llc_bytes, (128 if quick else 256) * 2**20)
 
     progress("core clock")
     if so is not None:
-        clock = _guarded(lambda: native.core_clock_hz(so, threads), canary, "core clock", notes)
+        clock = _guarded(lambda: native.core_clock_hz(so, threads), canary, "core clock", notes, deadline=deadline)
         clock_source = f"a dependent add chain on each of {threads} threads at once (1 add per cycle)"
+        canary.probe_clock_hz = clock
     else:
         clock = (host.mhz or 1000.0) * 1e6
         clock_source = "/proc/cpuinfo 'cpu MHz' (nominal; turbo not visible)"
 
     def level(nbytes: int, n_threads: int, what: str) -> Level:
         if so is None:
-            return _guarded(lambda: _torch_level(torch, nbytes, n_threads), canary, what, notes)
-        b = _guarded(lambda: native.bandwidth(so, nbytes, n_threads), canary, what, notes)
+            return _guarded(lambda: _torch_level(torch, nbytes, n_threads), canary, what, notes, deadline=deadline)
+        b = _guarded(lambda: native.bandwidth(so, nbytes, n_threads), canary, what, notes, deadline=deadline)
         torch.set_num_threads(threads)  # the STREAM loops set OpenMP's thread count, which torch shares
         return Level(b.working_set_bytes, b.threads, b.read, b.copy, b.triad)
 
@@ -234,15 +230,13 @@ def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: b
         llc = level(ws, threads, "LLC bandwidth")
         llc_one = level(max(llc_bytes // 2, 2 * (l2_cache.size_bytes if l2_cache else 0)), 1,
                         "LLC bandwidth of one core") if threads > 1 else None
-    progress("GEMM peaks")
     size = 1024 if quick else (2048 if threads <= 8 else 4096)
     torch.set_num_threads(threads)  # whatever the kernels above did to the process's thread settings
-    gemm = _guarded(lambda: gemm_peaks(torch, size), canary, "GEMM peaks", notes)
-    canary.save()
+    gemm = gemm_peaks(torch_candidates(torch, host), size, deadline, canary=canary, notes=notes, progress=progress)
     return ProbeResult(
         host=host, threads=threads, date=_dt.date.today().isoformat(), clock_hz=clock, clock_source=clock_source,
         dram=dram, llc=llc, l2=l2, dram_one_core=dram_one, llc_one_core=llc_one, gemm=gemm, versions=versions(),
-        notes=notes,
+        notes=notes, canary=canary.probe_record(), seconds=deadline.elapsed(),
     )
 
 
@@ -263,13 +257,21 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
     sheet = _datasheet_rates(h)
     for dtype, g in r.gemm.items():
         native = _native(h, dtype)
+        # a required dtype's only path is priced as it runs, whatever its kernel (the spec refuses an emulated one)
+        emulated = (not native or g.emulated) and dtype not in REQUIRED_DTYPES
         path = f"{dtype}-measured"
         ops = g.ops_per_s / (r.threads * ghz * 1e9)
         src = (f"{g.kernel}, {g.shape[0]}x{g.shape[1]}x{g.shape[2]}: {g.ops_per_s / 1e9:.1f} Gops/s with "
                f"{r.threads} threads, over {ghz:.4g} GHz x {r.threads} cores; rel. error {g.rel_error:.1e}")
-        note = "" if native else f"no native {dtype.upper()} instructions on this host: emulated, measured as is"
+        note = ""
+        if emulated:
+            note = (f"no native {dtype.upper()} instructions on this host: emulated, measured as is; not priced "
+                    f"(the estimate runs {dtype.upper()} as autocast to FP32)")
+        elif g.emulated:
+            notes.append(f"{dtype.upper()}: no native kernel measured a correct result; the peak is the emulated "
+                         f"{g.kernel}'s")
         compute[path] = ComputePath(dtype=dtype, isa_class="measured", ops_per_cycle=measured(ops, src),
-                                    requires=(), note=note)
+                                    requires=(), note=note, emulated=emulated)
         if dtype in sheet and ops > 1.05 * sheet[dtype][0]:
             notes.append(f"{dtype.upper()}: {ops:.4g} ops/cycle/core measured, above the {sheet[dtype][0]:g} of the "
                          f"datasheet's {sheet[dtype][1]}: the clock reading ({ghz:.4g} GHz) is low, or the kernel "
@@ -315,11 +317,17 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
         notes=tuple(
             [f"host: {h.cpu_model}, {h.sockets} socket(s), {h.cores} cores, {h.threads} threads, "
              f"{h.numa_nodes} NUMA node(s), hypervisor: {h.hypervisor}"]
-            + [f"{d.upper()} candidates: " + ", ".join(f"{k} {v / 1e9:.1f} Gops/s" for k, v in r.gemm[d].candidates.items())
-               for d in ("fp32", "bf16", "int8") if d in r.gemm]
+            + [f"{d.upper()} candidates: " + _candidates(r.gemm[d]) for d in ("fp32", "bf16", "int8") if d in r.gemm]
             + notes + [f"torch {r.versions.get('torch')}, torchao {r.versions.get('torchao')}"]
         ),
     )
+
+
+def _candidates(g: GemmPeak) -> str:
+    """Every candidate of one dtype, the peak first named: its rate, its shape, and why another is not the peak."""
+    if not g.measured:
+        return ", ".join(f"{k} {v / 1e9:.1f} Gops/s" for k, v in g.candidates.items())
+    return ", ".join(m.describe() + (" <- the peak" if m.name == g.kernel else "") for m in g.measured)
 
 
 def _capacity(h: HostInfo, date: str) -> Sourced:
@@ -351,7 +359,4 @@ def _datasheet_rates(h: HostInfo) -> dict[str, tuple[float, str]]:
 
 
 def _native(h: HostInfo, dtype: str) -> bool:
-    f = h.flags
-    if dtype == "bf16":
-        return f.get("avx512_bf16", False) or f.get("amx_bf16", False)
-    return True
+    return bf16_native(h) if dtype == "bf16" else True

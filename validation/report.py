@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -27,19 +29,49 @@ def short_kernel(described: str) -> str:
     return f"{label}{more}" if count == "1" else f"{label} x{count}{more}"
 
 
+CAUSES = {"local": "something on this machine", "neighbours": "the hypervisor's neighbours"}
+
+
 def contention_line(r: ValidateResult) -> str:
-    """One line on the contention canary: a warning when rows had to keep contended rounds."""
+    """One line on the contention canary: a warning naming the cause and what to do when rows had to keep
+    contended rounds; what it saw otherwise."""
     c = r.contention
     if c is None:
         return "contention: not checked"
     seen = f"worst canary {c.worst_ratio:.2f}x the reference" + (
         f", lowest CPU share {c.lowest_cpu_share:.0%}" if c.lowest_cpu_share is not None else "") + (
-        f", worst steal {c.worst_steal:.0%}" if c.worst_steal is not None else "")
+        f", worst steal {c.worst_steal:.0%}" if c.worst_steal is not None else "") + (
+        f", other processes up to {c.worst_other_cpus:.2f} CPUs" if c.worst_other_cpus is not None else "") + (
+        f", clock down to {c.lowest_clock_hz / 1e9:.2f} GHz (probe {c.probe_clock_hz / 1e9:.2f})"
+        if c.lowest_clock_hz and c.probe_clock_hz else "")
     if c.unresolved:
-        return (f"warning: the host was busy: {c.flagged_rows} row(s) kept contended timing rounds after {c.reruns} "
-                f"re-run(s) and are flagged 'contention' ({seen}); rerun on a quiet machine")
+        cause = CAUSES.get(c.cause or "", "cause unknown")
+        return (f"warning: the host was busy ({cause}): {c.flagged_rows} row(s) kept contended timing rounds after "
+                f"{c.reruns} re-run(s) and are flagged 'contention' ({seen}); {c.advice or 'rerun when it is quiet'}")
     rerun = f"; {c.reruns} contended round(s) re-run" if c.reruns else ""
-    return f"contention: none kept ({c.samples} canary samples, {seen}{rerun})"
+    advice = f"; {c.advice}" if c.advice else ""
+    return f"contention: none kept ({c.samples} canary samples, {seen}{rerun}){advice}"
+
+
+def violation_rows(r: ValidateResult) -> list[tuple[str, str | None]]:
+    """(row, suspect input) of every row measured faster than its ceiling."""
+    out = [(f"{s.name} {s.precision}", s.suspect) for s in r.shapes if s.ceiling_violation]
+    out += [(f"decode {d.precision} M={d.m}", d.suspect) for d in r.decode if d.ceiling_violation]
+    out += [(f"encoder {e.precision}", e.suspect) for e in r.encoder if e.ceiling_violation]
+    out += [(f"{e.precision} vs {e.baseline}", e.suspect) for e in r.end_to_end if e.ceiling_violation]
+    return out
+
+
+def violation_line(r: ValidateResult) -> str | None:
+    """A warning when rows beat their ceilings: the model's inputs are wrong there, and which to suspect."""
+    rows = violation_rows(r)
+    if not rows:
+        return None
+    suspects = Counter(s for _, s in rows if s)
+    named = ", ".join(f"the {s} ({n} row{'s' if n > 1 else ''})" for s, n in suspects.most_common())
+    return (f"warning: {len(rows)} row(s) ran faster than their ceiling ({', '.join(w for w, _ in rows[:4])}"
+            f"{', ...' if len(rows) > 4 else ''}): an error in the model's inputs, not a faster kernel; suspect "
+            f"{named or 'the inputs'}; each row's 'ceiling violation' flag names the value and its source")
 
 
 def _f(x: float | None, fmt=lambda v: f"{v:.2f}") -> str:
@@ -76,7 +108,7 @@ def render_validate(r: ValidateResult) -> RenderableType:
             t.add_row(label, s.precision, short_kernel(s.kernel),
                       _f(s.max_rel_error, lambda v: f"{v:.1e}") + ("" if s.numerics_ok else " !"),
                       _f(s.measured_ops_per_s, giga), giga(s.predicted_ops_per_s),
-                      _f(s.achieved_fraction, lambda v: f"{100 * v:.0f}%"),
+                      _f(s.achieved_fraction, lambda v: f"{100 * v:.0f}%") + (" !" if s.ceiling_violation else ""),
                       _f(s.predicted_datasheet_ops_per_s, giga),
                       _f(s.achieved_fraction_datasheet, lambda v: f"{100 * v:.0f}%"))
         parts.append(t)
@@ -91,16 +123,16 @@ def render_validate(r: ValidateResult) -> RenderableType:
                       _f(d.max_rel_error, lambda v: f"{v:.1e}") + ("" if d.numerics_ok else " !"),
                       sig(d.weight_bytes / 1e6), _f(d.achieved_bytes_per_s, giga),
                       _f(d.bandwidth_fraction, lambda v: f"{100 * v:.0f}%"),
-                      _f(d.achieved_fraction, lambda v: f"{100 * v:.0f}%"))
+                      _f(d.achieved_fraction, lambda v: f"{100 * v:.0f}%") + (" !" if d.ceiling_violation else ""))
         parts.append(t)
     if r.encoder:
-        t = _table("Encoder, compiled (per forward; profiler self time split)",
-                   ["precision", "kernel", "rel err", "latency ms", "req/s", "linear ms", "attention ms", "other ms"],
-                   left=("precision", "kernel"))
+        t = _table("Encoder, compiled (per forward; profiler self time split; ceiling: the roofline's forward)",
+                   ["precision", "kernel", "rel err", "latency ms", "ceiling ms", "req/s", "linear ms", "attention ms",
+                    "other ms"], left=("precision", "kernel"))
         for e in r.encoder:
             t.add_row(e.precision, short_kernel(e.kernel), _f(e.max_rel_error, lambda v: f"{v:.1e}") + ("" if e.numerics_ok else " !"),
-                      _f(e.latency_s, ms), _f(e.throughput_rps, sig), _f(e.linear_block_s, ms),
-                      _f(e.attention_s, ms), _f(e.other_s, ms))
+                      _f(e.latency_s, ms), _f(e.ceiling_s, ms) + (" !" if e.ceiling_violation else ""),
+                      _f(e.throughput_rps, sig), _f(e.linear_block_s, ms), _f(e.attention_s, ms), _f(e.other_s, ms))
         parts.append(t)
     if r.end_to_end:
         t = _table("Realized vs ceiling (the paper's Table 14): throughput and linear block",
@@ -109,13 +141,17 @@ def render_validate(r: ValidateResult) -> RenderableType:
         for e in r.end_to_end:
             t.add_row(e.precision, e.baseline, _f(e.f_gemm, lambda v: f"{v:.3f}"), _f(e.non_gemm_speedup),
                       _f(e.predicted_gemm_speedup), _f(e.ceiling), _f(e.realized_speedup),
-                      _f(e.fraction_of_ceiling, lambda v: f"{100 * v:.0f}%"), _f(e.linear_block_speedup),
+                      _f(e.fraction_of_ceiling, lambda v: f"{100 * v:.0f}%") + (" !" if e.ceiling_violation else ""),
+                      _f(e.linear_block_speedup),
                       _f(e.linear_fraction_of_gemm_ceiling, lambda v: f"{100 * v:.0f}%"))
         t.caption = ("f_GEMM, s_non: measured (baseline's linear-block share; non-GEMM time ratio); s_GEMM: the "
                      "roofline GEMM speedup on the measured host; ceiling = 1/(f/s_GEMM + (1-f)/s_non); realized: "
                      "throughput ratio; linear: linear-block speedup, % of s_GEMM")
         t.caption_justify = "left"
         parts.append(t)
+    violation = violation_line(r)
+    if violation:
+        parts.append(Text(violation, style="bold red"))
     c = r.contention
     if c is not None:
         parts.append(Text(contention_line(r), style="yellow" if c.unresolved else "dim"))

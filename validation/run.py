@@ -17,7 +17,9 @@ from roofline.validation.kernels import Shape, TimingSettings, run_shape
 from roofline.validation.platforms import datasheet_for, resolve_measured
 from roofline.validation.prepare import MISCOMPILE, TOLERANCE
 from roofline.results.validate import HostResult, PlatformRef, ValidateResult
-from roofline.validation.canary import Canary
+from roofline.validation.budget import QUICK_VALIDATE_BUDGET_S, VALIDATE_BUDGET_S, Deadline
+from roofline.validation.canary import Canary, load_probe_canary
+from roofline.validation.gemm_peaks import bf16_native, int8_native
 from roofline.validation.torch_env import inductor_cache, require_torchao, versions
 from roofline.validation.variants import VARIANTS
 
@@ -54,6 +56,22 @@ def distinct_shapes(spec, tokens: int) -> list[Shape]:
     return out
 
 
+def _clock_reader(cache, threads: int):
+    """The canary's clock reading (the probe's add chain), or None without the compiled kernels."""
+    from roofline.validation import native
+
+    try:
+        return native.ClockReader(native.load(cache), threads)
+    except native.NativeUnavailable:
+        return None
+
+
+def _probe_clock(platform) -> float | None:
+    """The add-chain clock of a probed platform (Hz); None for a catalog platform."""
+    f = platform.frequency_ghz.get("measured")
+    return f.value * 1e9 if f is not None and f.kind == "measured" else None
+
+
 def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s: None) -> ValidateResult:
     from roofline.catalog.cache import cache_dir
 
@@ -70,36 +88,46 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     seq_len = o.seq_len or (128 if o.quick else 256)
     if seq_len > spec.max_position_embeddings:
         raise UserError(f"--seq-len {seq_len}: {spec.name} has {spec.max_position_embeddings} positions")
+    deadline = Deadline(QUICK_VALIDATE_BUDGET_S if o.quick else VALIDATE_BUDGET_S)
+    progress("probe")
+    measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
+    torch.set_num_threads(threads)  # the probe's kernels share the process's threads: compile and time with these
     progress("contention canary")
-    canary = Canary(threads, history_file=cache_dir() / "probes" / f"canary-{threads}t.json")
+    canary = Canary(threads, clock_reader=_clock_reader(cache_dir(), threads),
+                    probe_clock_hz=_probe_clock(measured))
+    canary.anchor(load_probe_canary(measured_file))
     settings = TimingSettings(threads=threads, rounds=o.rounds or (3 if o.quick else 5),
                               min_run_time=o.min_run_time or (0.1 if o.quick else 0.2), max_autotune=o.max_autotune,
-                              canary=canary)
+                              canary=canary, deadline=deadline)
 
     progress("dispatch overhead")
     from roofline.validation.timing import measure_dispatch
 
-    dispatch = measure_dispatch(threads, canary=canary)
-    progress("probe")
-    measured, measured_file, fresh = resolve_measured(o.cpu, threads, o.reprobe, o.quick, progress)
-    torch.set_num_threads(threads)  # the probe's kernels share the process's threads: compile and time with these
+    dispatch = measure_dispatch(threads, canary=canary, deadline=deadline)
+    dispatch_contended = canary.unresolved > 0
     sheet = datasheet_for(host, threads, measured)
     notes = []
-    if canary.unresolved:
+    if dispatch_contended:
         notes.append("contention: the dispatch overhead was measured while the host was busy")
     date = measured.sockets.date if measured.sockets.kind == "measured" else None
     if o.cpu == "host":
         notes.append(f"measured platform: {'a fresh' if fresh else 'the cached'} probe of this host ({date}), "
                      f"{measured_file}")
     precisions = list(VARIANTS) + (["int8-static-pt2e"] if o.pt2e else [])
+    if o.quick and not bf16_native(host):
+        precisions.remove("bf16")
+        notes.append("bf16 left out (--quick): no native BF16 instructions on this host, so BF16 runs emulated, not a "
+                     "deployable precision here; a full validate measures it")
 
     host_flags = {}
-    if not (host.flags.get("avx512_bf16") or host.flags.get("amx_bf16")):
+    if not bf16_native(host):
         host_flags["bf16"] = ["no native BF16 instructions on this host: measured as it runs (emulated)"]
-    if not (host.flags.get("avx512_vnni") or host.flags.get("amx_int8") or host.flags.get("avx_vnni")):
+    if not int8_native(host):
         for p in precisions:
             if p.startswith("int8"):
-                host_flags[p] = ["no VNNI or AMX on this host: INT8 runs on AVX2 byte multiplies, which saturate"]
+                host_flags[p] = ["no VNNI or AMX on this host: INT8 runs on AVX2 byte multiplies, which saturate on "
+                                 "full-range u8 inputs; the probe's INT8 peak is oneDNN's on 7-bit (reduce_range) "
+                                 "activations"]
     shapes = []
     if not o.skip_shapes:
         for shape in distinct_shapes(spec, o.batch * seq_len):
@@ -124,8 +152,9 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     v = versions()
     rows = [*shapes, *decode, *encoder, *end_to_end]
     flagged = sum(any(f.startswith("contention:") for f in r.flags) for r in rows)
-    contention = canary.summary(flagged_rows=flagged)
-    canary.save()
+    contention = canary.summary(flagged_rows=flagged, dispatch_contended=dispatch_contended)
+    if contention.throttled_samples and not flagged:
+        notes.append(f"note: {contention.advice}")
     return ValidateResult(
         tool=f"roofline {__version__}", date=_dt.datetime.now().isoformat(timespec="seconds"), model=spec.name,
         quick=o.quick, batch=o.batch, seq_len=seq_len, layers=layers,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.utils.benchmark as tb
 
+from roofline.validation.budget import NO_DEADLINE, Deadline
 from roofline.validation.canary import Canary, CanarySample, contention_flag
 
 from roofline.validation.compiled import PROFILER_ATTENTION, PROFILER_GEMM
@@ -42,19 +43,25 @@ class Timing:
 
 
 def time_interleaved(fns: dict[str, Callable], make_input: Callable, *, rounds: int, min_run_time: float,
-                     threads: int, canary: Canary | None = None, max_reruns: int | None = None) -> dict[str, Timing]:
+                     threads: int, canary: Canary | None = None, max_reruns: int | None = None,
+                     deadline: Deadline = NO_DEADLINE) -> dict[str, Timing]:
     """Median per call of each of ``fns`` over ``rounds`` interleaved rounds.
 
     With a ``canary``, a round after which the canary says the host was contended is run again, up to
-    ``max_reruns`` extra rounds in all (default: as many as ``rounds``). If clean rounds are still
-    short, the least contended of the others fill in and every timing gets the same contention flag."""
+    ``max_reruns`` extra rounds in all (default: as many as ``rounds``) and while the run's ``deadline``
+    allows one more round (as long as the slowest so far). If clean rounds are still short, the least
+    contended of the others fill in and every timing gets the same contention flag."""
     names = list(fns)
     max_reruns = rounds if max_reruns is None else max_reruns
     identity = lambda x: x  # noqa: E731
     clean: list[tuple[dict, CanarySample | None]] = []
     dirty: list[tuple[dict, CanarySample]] = []
     attempt = 0
+    longest = 0.0
     while len(clean) < rounds and attempt < rounds + max_reruns:
+        if attempt >= rounds and not deadline.allows(longest):
+            break  # a re-take would run past the deadline: keep what there is
+        started = deadline.clock()
         mark = canary.mark() if canary else None
         order = names[attempt % len(names):] + names[: attempt % len(names)] if names else []
         measured: dict[str | None, float] = {}
@@ -63,6 +70,7 @@ def time_interleaved(fns: dict[str, Callable], make_input: Callable, *, rounds: 
             t = tb.Timer(stmt="f(mk())", globals={"f": f, "mk": make_input}, num_threads=threads)
             measured[n] = t.blocked_autorange(min_run_time=min_run_time).median
         sample = canary.sample(mark) if canary else None
+        longest = max(longest, deadline.clock() - started)
         if sample is not None and sample.contended:
             dirty.append((measured, sample))
         else:
@@ -178,7 +186,8 @@ class Chain(torch.nn.Module):
         return x
 
 
-def measure_dispatch(threads: int, rounds: int = 5, canary: Canary | None = None) -> dict[str, float]:
+def measure_dispatch(threads: int, rounds: int = 5, canary: Canary | None = None,
+                     deadline: Deadline = NO_DEADLINE) -> dict[str, float]:
     """Fixed costs of running compiled code on this host: one call of a compiled graph holding one
     tiny linear (``call_s``), and each further extern op inside a graph (``per_op_s``: a graph of 17
     tiny linears against one of 1)."""
@@ -187,5 +196,6 @@ def measure_dispatch(threads: int, rounds: int = 5, canary: Canary | None = None
 
     x = torch.randn(4, 16)
     fns = {n: compile_module(Chain(n).eval(), x)[0] for n in (1, 17)}
-    t = time_interleaved(fns, lambda: x.clone(), rounds=rounds, min_run_time=0.1, threads=threads, canary=canary)
+    t = time_interleaved(fns, lambda: x.clone(), rounds=rounds, min_run_time=0.1, threads=threads, canary=canary,
+                         deadline=deadline)
     return {"call_s": t[1].seconds, "per_op_s": max((t[17].seconds - t[1].seconds) / 16, 0.0)}

@@ -83,11 +83,12 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
     for run in report.encoder:
         if run.latency_s and run.numerics_ok and _clean(run.flags):
             out.append(Measurement(kind="latency", precision=run.precision, value=run.latency_s,
-                                   non_gemm_mode=run.non_gemm_mode, note=f"encoder, {run.kernel}"))
+                                   non_gemm_mode=run.non_gemm_mode, note=f"encoder, {run.kernel}",
+                                   ceiling_violation=run.ceiling_violation))
     for s in report.shapes:
         if s.measured_ops_per_s and s.numerics_ok and _clean(s.flags):
             out.append(Measurement(kind="gemm", precision=s.precision, value=2.0 * s.m * s.n * s.k / s.measured_ops_per_s,
-                                   name=s.name, m=s.m, n=s.n, k=s.k, note=s.kernel))
+                                   name=s.name, m=s.m, n=s.n, k=s.k, note=s.kernel, ceiling_violation=s.ceiling_violation))
     if (report.layers, report.batch, report.seq_len) != (record.layers, record.batch, record.seq_len):
         raise SpecError(str(path), "layers", f"the report ran {report.layers} layers, batch {report.batch} x seq "
                         f"{report.seq_len}; the record says {record.layers}, {record.batch} x {record.seq_len}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from roofline import arguments as A
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         targets.append(Path(args.output))
         write_text(args.output, text, force=args.force)
-    targets += save_probe(text, result.threads, all_cores=result.threads == result.host.cores)
+    targets += save_probe(text, result.threads, all_cores=result.threads == result.host.cores, canary=result.canary)
     # what was written validates and loads back (from the cache copy when -o is a FIFO or a device)
     platform = load_platform_file(next(t.resolve() for t in targets if t.resolve().is_file()))
     if args.json:
@@ -55,4 +56,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
     print_rich(render_platform(platform))
     print(f"written: {', '.join(str(t) for t in targets)}")
+    if result.seconds is not None:
+        sys.stderr.write(f"roofline probe: {result.seconds:.0f} s on {result.host.cpu_model}\n")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from roofline import arguments as A
 from roofline.cli import flags
@@ -52,12 +53,17 @@ def run(args: argparse.Namespace) -> int:
         rounds=a.rounds, max_autotune=a.max_autotune, pt2e=a.pt2e, reprobe=a.reprobe, skip_shapes=a.skip_shapes,
         skip_end_to_end=a.skip_end_to_end, decode=True if a.decode else None,
     )
+    started = time.monotonic()
     with progress_reporter(f"validate {a.model}") as progress:
         result = run_validate(options, progress)
-    if result.contention is not None and result.contention.unresolved:
-        from roofline.validation.report import contention_line
+    sys.stderr.write(f"roofline validate: {time.monotonic() - started:.0f} s on {result.host.cpu_model}\n")
+    from roofline.validation.report import contention_line, violation_line
 
+    if result.contention is not None and result.contention.unresolved:
         sys.stderr.write(f"roofline validate: {contention_line(result)}\n")
+    violation = violation_line(result)
+    if violation:
+        sys.stderr.write(f"roofline validate: {violation}\n")
     return emit(result, args, lambda: render_validate(result))
 
 

@@ -61,6 +61,8 @@ class Figure:
     phase: Phase = Phase.FORWARD
     scenario: Scenario | None = None
     """an MLPerf record's scenario (a server figure is a plan's prediction, not a step's)"""
+    reported_violation: bool = False
+    """the validate report it comes from found it above that run's own ceiling"""
 
     @property
     def parts(self) -> tuple[FigureStep, ...]:
@@ -99,7 +101,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         phase = Phase(m.phase or r.phase or (Phase.FORWARD if spec.family == "encoder" else Phase.PREFILL))
         tokens = r.batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens, phase, r.scenario))
+                          cache[key], r.batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation))
     return out
 
 

@@ -69,7 +69,8 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
 
 def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:
     """Encoders: fp32, bf16 where the platform computes BF16 natively, int8-static.
-    Decoders: bf16 (fp32 without native BF16), int8-weight-only, int4-weight-only, int8-dynamic."""
+    Decoders: bf16 (fp32 without native BF16), int8-weight-only, int4-weight-only, int8-dynamic.
+    An emulated BF16 path (a probed host without BF16 instructions) is not native: BF16 is left out."""
     native_bf16 = bool(platform.paths_for("bf16"))
     if model.family == "decoder":
         return ["bf16" if native_bf16 else "fp32", "int8-weight-only", "int4-weight-only", "int8-dynamic"]
@@ -209,9 +210,22 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
-        memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
-        notes=q.source.notes(platform),
+        memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
+        realistic_accuracy=q.source.accuracy, notes=q.source.notes(platform) + _emulated_notes(platform, q),
     )
+
+
+def _emulated_notes(platform: Platform, q: EstimateQuery) -> list[str]:
+    """What an emulated path (measured by a probe, never priced) does to this estimate."""
+    emulated = platform.emulated_paths("bf16")
+    if not emulated or platform.paths_for("bf16"):
+        return []
+    what = f"{platform.name}'s BF16 path ({', '.join(emulated)}) is emulated (no native BF16 instructions)"
+    if q.precisions is None:
+        return [f"bf16 left out of the default precisions: {what}, not a deployable precision there; "
+                "--precision bf16 prices it as autocast to FP32"]
+    asked = [*(q.precisions or []), *([q.baseline] if q.baseline else [])]
+    return [f"bf16: {what}; priced as autocast to FP32"] if any(p.startswith("bf16") for p in asked) else []
 
 
 # ------------------------------------------------------------------------------- pieces
@@ -306,7 +320,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
         peak = sockets * float(lay.active_cores) * hz * p.ops_per_cycle.value
         paths.append(ComputePathResult(name=name, dtype=p.dtype, isa_class=p.isa_class, frequency_hz=hz,
                                        ops_per_cycle_per_core=p.ops_per_cycle.value, peak_ops_per_s=peak,
-                                       dram_balance_point=peak / float(b_dram)))
+                                       dram_balance_point=peak / float(b_dram), emulated=p.emulated))
     return PlatformResult(
         name=platform.name, description=platform.description, file=file, sockets_used=sockets,
         cores=int(sockets * lay.active_cores),

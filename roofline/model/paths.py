@@ -52,8 +52,10 @@ def choose_path(platform: Platform, dtype: str, sockets: int, cores: float | np.
         names = platform.paths_for("fp32")
     peaks = {n: path_peak(platform, n, sockets, cores, clock) for n in names}
     best = max(names, key=lambda n: float(np.max(peaks[n])))
+    emulated = platform.emulated_paths(dtype)
+    why = f"its {dtype.upper()} path ({', '.join(emulated)}) is emulated" if emulated else f"no native {dtype.upper()} path"
     note = "" if native else (
-        f"no native {dtype.upper()} path on {platform.name}: {dtype.upper()} data, GEMMs computed on {best} "
+        f"{why} on {platform.name}: {dtype.upper()} data, GEMMs computed on {best} "
         f"(as PyTorch autocast does without native support)"
     )
     return PathChoice(best, platform.compute[best].dtype, native, peaks[best], note)

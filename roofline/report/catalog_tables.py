@@ -59,7 +59,7 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
         for k, f in group.items():
             _sourced_row(t, f"{name}.{k}", f, " GHz")
     for name, c in p.compute.items():
-        _sourced_row(t, f"compute.{name}", c.ops_per_cycle, " ops/clk")
+        _sourced_row(t, f"compute.{name}" + (" (emulated)" if c.emulated else ""), c.ops_per_cycle, " ops/clk")
     _sourced_row(t, "dram.theoretical", p.dram.theoretical_gb_per_s, " GB/s")
     _sourced_row(t, "dram.measured", p.dram.measured_gb_per_s, " GB/s")
     _sourced_row(t, "dram.capacity", p.dram.capacity_gb, " GB")
@@ -80,7 +80,8 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
     peaks = table(["path", "dtype", "peak Tops/s", "BP ops/B"], left=("path", "dtype"))
     for name, c in p.compute.items():
         peak = p.nominal_peak(name, sockets)
-        peaks.add_row(name, c.dtype, tera(peak), sig(peak / p.dram_bytes_per_s(sockets)))
+        peaks.add_row(name + (" (emulated: not priced)" if c.emulated else ""), c.dtype, tera(peak),
+                      sig(peak / p.dram_bytes_per_s(sockets)))
     sections = [
         section("Numbers and their sources (per socket; ops/clk: per cycle per core)", t,
                 [f"{p.vendor} {p.microarchitecture}; ISA: {' '.join(p.isa)}"]),

@@ -25,11 +25,22 @@ def headline(r: CheckResult) -> list[RenderableType]:
     """The source, then one row per comparison: the measured end-to-end speedup against the ceiling and the
     realistic estimate, then what the realistic estimate rests on."""
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
+    violations: list[RenderableType] = []
     for c in r.comparisons:
         row = c.rows[0]
         g.add_row(f"{c.precision} vs {c.baseline}", Text(f"{row.measured:.2f}x", style="bold"), f"{row.ceiling:.2f}x",
-                  _pct(row.fraction_of_ceiling), f"{row.realistic:.2f}x", _pct(row.fraction_of_realistic))
-    return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), g,
+                  _pct(row.fraction_of_ceiling) + (" !" if row.ceiling_violation else ""), f"{row.realistic:.2f}x",
+                  _pct(row.fraction_of_realistic))
+        if row.ceiling_violation:
+            other = (f", or the {c.baseline} baseline ran further below its own" if r.source == "typed" else "")
+            violations.append(Text(f"! {c.precision} vs {c.baseline} beats its ceiling: suspect {c.suspect_detail}{other}",
+                                   style="bold red"))
+    for lat in r.latency:
+        if lat.ceiling_violation:
+            violations.append(Text(f"! {lat.what} {lat.precision} ran faster than its ceiling "
+                                   f"({ms(lat.measured_s)} < {ms(lat.ceiling_s)} ms): an error in the model; suspect "
+                                   f"{lat.suspect_detail}", style="bold red"))
+    return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), g, *violations,
             Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
 
 
@@ -37,11 +48,14 @@ def render_check(r: CheckResult, brief: bool = False) -> RenderableType:
     sections: list[RenderableType] = []
     t, sec = _table("Measured against the ceilings (the paper's Table 14) and the realistic estimate",
                     ["speedup", "metric", "measured", "ceiling", "%", "realistic", "% "], left=("speedup", "metric"),
-                    notes=["%: the measured speedup as a share of the ceiling, and of the realistic estimate"])
+                    notes=["%: the measured speedup as a share of the ceiling, and of the realistic estimate" + (
+                        "; !: above the ceiling (an error in the model: the notes name the input to suspect)"
+                        if any(row.ceiling_violation for c in r.comparisons for row in c.rows) else "")])
     for c in r.comparisons:
         for row in c.rows:
             t.add_row(f"{c.precision} vs {c.baseline}", row.metric, f"{row.measured:.2f}x", f"{row.ceiling:.2f}x",
-                      _pct(row.fraction_of_ceiling), f"{row.realistic:.2f}x", _pct(row.fraction_of_realistic))
+                      _pct(row.fraction_of_ceiling) + (" !" if row.ceiling_violation else ""), f"{row.realistic:.2f}x",
+                      _pct(row.fraction_of_realistic))
     sections.append(sec)
     for c in r.comparisons:
         a, sec = _table(f"{c.precision} vs {c.baseline}: where the gap goes (f_GEMM {c.f_gemm:.3g}, s_GEMM "
@@ -57,7 +71,8 @@ def render_check(r: CheckResult, brief: bool = False) -> RenderableType:
                          ["what", "precision", "measured ms", "ceiling ms", "error", "realistic ms", "error "],
                          left=("what", "precision"))
         for row in r.latency:
-            lt.add_row(row.what, row.precision, ms(row.measured_s), ms(row.ceiling_s), f"{100 * row.ceiling_error:+.0f}%",
+            lt.add_row(row.what, row.precision, ms(row.measured_s), ms(row.ceiling_s),
+                       f"{100 * row.ceiling_error:+.0f}%" + (" !" if row.ceiling_violation else ""),
                        ms(row.realistic_s), f"{100 * row.realistic_error:+.0f}%")
         sections.append(sec)
     if r.notes:

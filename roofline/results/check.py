@@ -26,6 +26,10 @@ class CheckRow:
     realistic: float
     """the ceiling with the overhead terms added"""
     fraction_of_realistic: float
+    ceiling_violation: bool = False
+    """the measured speedup is above its ceiling: one of the ceiling's inputs is off (suspect names it)"""
+    suspect: str | None = None
+    """peak, bandwidth or clock: the input bounding the precision's GEMMs"""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class Comparison:
     """share of the throughput gap the terms explain (0 when there is no gap)"""
     unexplained: float
     """the gap the terms leave, as a share of the baseline's time"""
+    suspect_detail: str = ""
+    """when a row beats its ceiling: the input bounding the precision's GEMMs, its value and source"""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,12 @@ class LatencyRow:
     """ceiling_s / measured_s - 1"""
     realistic_error: float
     """realistic_s / measured_s - 1"""
+    ceiling_violation: bool = False
+    """measured faster than the ceiling: an error in the model's inputs (suspect names the one bounding it)"""
+    suspect: str | None = None
+    """peak, bandwidth or clock"""
+    suspect_detail: str = ""
+    """the suspect input with its value and source"""
 
 
 @dataclass(frozen=True)

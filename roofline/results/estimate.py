@@ -49,6 +49,8 @@ class ComputePathResult:
     """sockets used x cores x frequency x ops per cycle"""
     dram_balance_point: float
     """P / B_mem, ops per byte"""
+    emulated: bool = False
+    """measured on a host without instructions for its dtype: listed, never priced"""
 
 
 @dataclass(frozen=True)

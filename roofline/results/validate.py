@@ -2,9 +2,10 @@
 
 Keys scripts rely on: ``host.{cpu_model,flags,threads,torch,torchao}``;
 ``shapes[].{name,m,n,k,precision,kernel,numerics_ok,max_rel_error,measured_ops_per_s,
-predicted_ops_per_s,achieved_fraction}``;
+predicted_ops_per_s,achieved_fraction,ceiling_violation}``;
 ``end_to_end[].{precision,baseline,throughput_rps,linear_block_s,f_gemm,non_gemm_speedup,
-realized_speedup,ceiling,fraction_of_ceiling}``.
+realized_speedup,ceiling,fraction_of_ceiling,ceiling_violation}``; ``encoder[].{latency_s,ceiling_s,
+ceiling_violation}``; ``contention.{cause,advice,flagged_rows}``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class ShapeResult:
     """profiler self time of the GEMM kernel per call"""
     other_s: NonNegative | None = None
     """profiler self time of everything else per call (quantization kernels, the compiled graph's own work)"""
+    ceiling_violation: bool = False
+    """measured faster than its ceiling: an error in the model's inputs (named in suspect and the flags)"""
+    suspect: str | None = None
+    """the input that bounds the row and that the measurement contradicts: peak, bandwidth or clock"""
     flags: list[str] = field(default_factory=list)
     """problems found: numerics, not quantized, miscompile, input mutated, error"""
 
@@ -119,6 +124,10 @@ class EndToEndResult:
     fraction_of_ceiling: Positive | None
     linear_block_speedup: Positive | None
     linear_fraction_of_gemm_ceiling: Positive | None
+    ceiling_violation: bool = False
+    """the realized speedup is above its ceiling: an error in the model's inputs (named in suspect and the flags)"""
+    suspect: str | None = None
+    """the input that bounds the row and that the measurement contradicts: peak, bandwidth or clock"""
     flags: list[str] = field(default_factory=list)
 
 
@@ -153,6 +162,10 @@ class DecodeKernelResult:
     """the roofline ceiling with the weights streamed from DRAM"""
     achieved_fraction: Positive | None
     spread: NonNegative | None = None
+    ceiling_violation: bool = False
+    """measured faster than its ceiling: an error in the model's inputs (named in suspect and the flags)"""
+    suspect: str | None = None
+    """the input that bounds the row and that the measurement contradicts: peak, bandwidth or clock"""
     flags: list[str] = field(default_factory=list)
 
 
@@ -177,7 +190,26 @@ class EncoderRun:
     compile_s: NonNegative | None = None
     non_gemm_mode: str = "fp32"
     """how the non-GEMM work ran: amp-bf16 under BF16 autocast, else fp32"""
+    ceiling_s: Positive | None = None
+    """the roofline ceiling of this encoder's forward on the measured platform"""
+    ceiling_violation: bool = False
+    """measured faster than its ceiling: an error in the model's inputs (named in suspect and the flags)"""
+    suspect: str | None = None
+    """the input that bounds the row and that the measurement contradicts: peak, bandwidth or clock"""
     flags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ProcessShare:
+    """Another process that ran while the canary's rounds did."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    comm: str
+    """its command name (``/proc/[pid]/stat``)"""
+    pid: int
+    cpus: NonNegative
+    """CPUs' worth of time it took over the sampled rounds (1.0: one CPU all the time)"""
 
 
 @dataclass(frozen=True)
@@ -189,7 +221,8 @@ class ContentionResult:
     canary: str
     """what the canary runs"""
     reference_s: Positive
-    """the canary's fastest time per GEMM (the start's, lowered by any faster sample)"""
+    """the canary's time per GEMM the rounds are compared with: the slower of this run's start and the
+    probe's (the probe's when the start itself was contended)"""
     slow_threshold: Positive
     """a round whose canary runs more than this many times the reference is contended"""
     cpu_share_drop: NonNegative
@@ -209,9 +242,35 @@ class ContentionResult:
     reruns: Annotated[int, Ge(0)]
     """timing rounds run again because they were contended"""
     unresolved: Annotated[int, Ge(0)]
-    """measurements that had to keep contended rounds after every re-run allowed"""
+    """rows of this report that had to keep contended rounds after every re-run allowed: the rows
+    flagged_rows counts (counted from the rows themselves, so the two always agree)"""
     flagged_rows: Annotated[int, Ge(0)]
     """rows of this report carrying a contention flag"""
+    cause: str | None = None
+    """what slowed the contended rounds: local (other processes on this machine), neighbours (the
+    hypervisor's other guests: steal, or a slowdown with nothing else running and the clock as probed);
+    null when no round was contended"""
+    advice: str = ""
+    """what to do about it, for that cause"""
+    top_processes: list[ProcessShare] = field(default_factory=list)
+    """the busiest other processes over the sampled rounds"""
+    worst_other_cpus: NonNegative | None = None
+    """CPUs' worth of time other processes took in the busiest round (null: /proc not readable)"""
+    probe_clock_hz: Positive | None = None
+    """the probe's add-chain clock of this host (null: no probe of this host)"""
+    lowest_clock_hz: Positive | None = None
+    """the lowest add-chain clock the canary measured after a round (null: not measured)"""
+    throttled_samples: Annotated[int, Ge(0)] = 0
+    """rounds whose cores ran below the probe's clock with nothing else running and no steal (frequency
+    throttling: noted, never flagged)"""
+    start_reference_s: Positive | None = None
+    """the canary at this run's start (median of its tries)"""
+    probe_reference_s: Positive | None = None
+    """the canary the probe of this host measured (null: none stored beside the probe file)"""
+    reference_source: str = ""
+    """which of the two reference_s is, and why"""
+    dispatch_contended: bool = False
+    """the dispatch overhead (not a row) had to keep contended rounds"""
 
     @property
     def clean(self) -> bool:

@@ -40,6 +40,9 @@ class ComputePath:
     requires: tuple[str, ...] = ()
     """ISA flags the path needs, as /proc/cpuinfo spells them"""
     note: str = ""
+    emulated: bool = False
+    """the host has no instructions for this dtype and the kernel converts or loops in software (BF16
+    without AVX512_BF16 or AMX): measured, but not a path the estimate prices a precision on"""
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,10 @@ class Platform:
         for dtype in REQUIRED_DTYPES:
             if not any(p.dtype == dtype for p in self.compute.values()):
                 raise ValueError(f"compute: no {dtype} path; add a [compute.<name>] table with dtype = '{dtype}'")
+            if not self.paths_for(dtype):
+                name = next(n for n, p in self.compute.items() if p.dtype == dtype)
+                raise ValueError(f"compute.{name}.emulated: every {dtype} path is emulated; {dtype} needs a native "
+                                 "path (the one the estimate prices it on): set emulated = false on the path that runs")
         theoretical, measured = self.dram.theoretical_gb_per_s, self.dram.measured_gb_per_s
         if not (theoretical.known or measured.known):
             raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
@@ -240,7 +247,12 @@ class Platform:
         return float(compute_peak(n, self.cores_per_socket.value, self.frequency_hz(path), c.ops_per_cycle.value))
 
     def paths_for(self, dtype: str) -> list[str]:
-        return [name for name, p in self.compute.items() if p.dtype == dtype]
+        """The native paths of ``dtype`` (an emulated one is never priced: BF16 without native BF16 is
+        autocast to FP32, as PyTorch runs it)."""
+        return [name for name, p in self.compute.items() if p.dtype == dtype and not p.emulated]
+
+    def emulated_paths(self, dtype: str) -> list[str]:
+        return [name for name, p in self.compute.items() if p.dtype == dtype and p.emulated]
 
 
 def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:

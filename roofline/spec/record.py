@@ -98,6 +98,9 @@ class Measurement:
     """its line in the record's source file"""
     spread: str = ""
     """the spread the source states (``± 0.10``, a standard deviation)"""
+    ceiling_violation: bool = False
+    """the validate report this figure comes from measured it faster than that run's own ceiling (its
+    probe's): counted by ``roofline accuracy`` as a violation whatever the record's platform predicts"""
 
     def __post_init__(self) -> None:
         coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)

@@ -93,6 +93,28 @@ class NonGemmMode(Vocab):
         return {"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[self.value]
 
 
+class SuspectInput(Vocab):
+    """The input of a ceiling that a measurement beating it contradicts."""
+
+    PEAK = "peak"
+    """the compute path's ops per cycle (a probe that measured a slower kernel than the one that ran)"""
+    BANDWIDTH = "bandwidth"
+    """the bandwidth of the memory level that bounds the row"""
+    CLOCK = "clock"
+    """the clock the peak is priced at (a datasheet's clock below what the cores ran at)"""
+
+
+class ContentionCause(Vocab):
+    """Why the contention canary saw a round run slow."""
+
+    LOCAL = "local"
+    """other processes on this machine took CPU time"""
+    NEIGHBOURS = "neighbours"
+    """the hypervisor's other guests: steal, or a slowdown with nothing else running and the clock as probed"""
+    THROTTLING = "throttling"
+    """the cores ran below the probe's clock with nothing else running and no steal: noted, not contention"""
+
+
 class FigureKind(Vocab):
     """What a measured figure of a record is."""
 
