@@ -67,12 +67,14 @@ def render_check(r: CheckResult, brief: bool = False) -> RenderableType:
                   _pct(1 - c.explained_gap) if c.explained_gap or c.unexplained else "-", "what the terms leave")
         sections.append(sec)
     if r.latency:
-        lt, sec = _table("Time per call: measured, the plain ceiling, and the realistic estimate (ceiling + terms)",
-                         ["what", "precision", "measured ms", "ceiling ms", "error", "realistic ms", "error "],
-                         left=("what", "precision"))
+        lt, sec = _table("Time per call: measured against the attainable ceiling and the bound, and the realistic "
+                         "estimate (ceiling + terms)",
+                         ["what", "precision", "measured ms", "attainable ms", "of att.", "bound ms", "of bound",
+                          "realistic ms", "error"], left=("what", "precision"))
         for row in r.latency:
-            lt.add_row(row.what, row.precision, ms(row.measured_s), ms(row.ceiling_s),
-                       f"{100 * row.ceiling_error:+.0f}%" + (" !" if row.ceiling_violation else ""),
+            lt.add_row(row.what, row.precision, ms(row.measured_s), ms(row.ceiling_s), _pct(row.of_attainable),
+                       (ms(row.bound_s) if row.bound_s else "-"),
+                       _pct(row.of_bound) + (" !" if row.ceiling_violation else ""),
                        ms(row.realistic_s), f"{100 * row.realistic_error:+.0f}%")
         sections.append(sec)
     if r.notes:

@@ -90,11 +90,18 @@ class LatencyRow:
     realistic_error: float
     """realistic_s / measured_s - 1"""
     ceiling_violation: bool = False
-    """measured faster than the ceiling: an error in the model's inputs (suspect names the one bounding it)"""
+    """measured faster than the bound: an error in the model's inputs (suspect names the one bounding it)"""
     suspect: str | None = None
     """peak, bandwidth or clock"""
     suspect_detail: str = ""
     """the suspect input with its value and source"""
+    bound_s: float | None = None
+    """the bound's time (the highest clock the datasheet allows, theoretical bandwidth); ``ceiling_s`` is the
+    attainable ceiling's"""
+    of_attainable: float | None = None
+    """ceiling_s / measured_s: the share of the attainable ceiling the run reached"""
+    of_bound: float | None = None
+    """bound_s / measured_s"""
 
 
 @dataclass(frozen=True)
