@@ -83,26 +83,27 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
     sections.append(section("Leave-one-platform-out error by stack and phase", phases,
                             ["median |error| per platform:", *per]))
     if r.plans:
-        t = table(["server run", "platform", "cores", "p99 bound", "measured", "plan", "error"],
-                  left=("server run", "platform"))
+        t = table(["server run", "platform", "cores", "p99 ms", "measured", "plan", "error"],
+                  left=("server run", "platform"), wrap=("server run", "platform"))
         for p in r.plans:
-            t.add_row(p.record, p.platform, str(p.instance_cores), f"{p.latency_bound_s * 1e3:g} ms",
+            t.add_row(p.record, p.platform, str(p.instance_cores), f"{p.latency_bound_s * 1e3:g}",
                       f"{p.measured_ratio:.3f}", f"{p.plan_ratio:.3f}", _pct(p.error))
         sections.append(section("MLPerf Server over Offline: measured and planned (roofline plan, leave-one-"
                                 "platform-out)", t))
-    t = table(["record", "platform", "phase", "what", "precision", "measured", "attainable", "bound", "tightness",
-               "realistic", "error"], left=("record", "platform", "phase", "what", "precision"),
-              wrap=("record", "what"))
-    for row in r.rows:
-        prec = row.precision + (f" vs {row.baseline}" if row.baseline else "")
-        what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
-        t.add_row(row.record, row.platform, row.phase, what, prec, _value(row.kind, row.measured),
-                  _value(row.kind, row.ceiling), Text(_value(row.kind, row.bound), style="bold red" if row.violation
-                                                      else ""),
-                  Text(_share(row.tightness), style="yellow" if row.suspect else ""),
-                  "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
-    sections.append(section("Every figure", t, ["error: predicted / measured - 1; tightness: measured performance over "
-                                                "the attainable ceiling's", *r.notes]))
+    for stack in dict.fromkeys(row.stack for row in r.rows):
+        t = table(["record", "platform", "figure", "measured", "attainable", "tight", "realistic", "error"],
+                  left=("record", "platform", "figure"), wrap=("record", "platform", "figure"))
+        for row in (x for x in r.rows if x.stack == stack):
+            what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
+            figure = f"{row.phase} {what} {row.precision}" + (f" vs {row.baseline}" if row.baseline else "")
+            t.add_row(row.record, row.platform, figure, _value(row.kind, row.measured),
+                      Text(_value(row.kind, row.ceiling), style="bold red" if row.violation else ""),
+                      Text(_share(row.tightness), style="yellow" if row.suspect else ""),
+                      "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
+        sections.append(section(f"Stack {stack}: every figure", t))
+    sections.append(section("Notes", None, ["error: predicted / measured - 1; tight: measured performance over the "
+                                            "attainable ceiling's (yellow: above twice it, suspect); red: above the bound",
+                                            *r.notes]))
     if r.excluded:
         reasons = Counter(e.reason for e in r.excluded)
         t = table(["records", "why not scored"], left=("why not scored",), wrap=("why not scored",))

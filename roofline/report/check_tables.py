@@ -12,8 +12,9 @@ from roofline.results.check import CheckResult
 from roofline.spec.calibration import Calibration
 
 
-def _table(title: str, cols: list[str], left: tuple[str, ...], notes=()) -> tuple[Table, Group]:
-    t = table(cols, left=left, wrap=("how",))
+def _table(title: str, cols: list[str], left: tuple[str, ...], notes=(), wrap: tuple[str, ...] = ("how",)
+           ) -> tuple[Table, Group]:
+    t = table(cols, left=left, wrap=wrap)
     return t, section(title, t, notes)
 
 
@@ -69,11 +70,13 @@ def render_check(r: CheckResult, brief: bool = False) -> RenderableType:
     if r.latency:
         lt, sec = _table("Time per call: measured against the attainable ceiling and the bound, and the realistic "
                          "estimate (ceiling + terms)",
-                         ["what", "precision", "measured ms", "attainable ms", "of att.", "bound ms", "of bound",
-                          "realistic ms", "error"], left=("what", "precision"))
+                         ["what", "precision", "measured", "attainable", "share", "of bound", "realistic",
+                          "error"], left=("what", "precision"), wrap=("what", "precision"),
+                         notes=["ms; share, of bound: the share of the attainable ceiling and of the bound the run reached"
+                                + ("; !: faster than the bound (the notes name the input to suspect)"
+                                   if any(row.ceiling_violation for row in r.latency) else "")])
         for row in r.latency:
             lt.add_row(row.what, row.precision, ms(row.measured_s), ms(row.ceiling_s), _pct(row.of_attainable),
-                       (ms(row.bound_s) if row.bound_s else "-"),
                        _pct(row.of_bound) + (" !" if row.ceiling_violation else ""),
                        ms(row.realistic_s), f"{100 * row.realistic_error:+.0f}%")
         sections.append(sec)

@@ -24,7 +24,7 @@ def workload_line(r: EstimateResult) -> str:
 
 def realistic_line(r: EstimateResult) -> str:
     """What the realistic figures are, and how far off they are expected to be."""
-    ceiling = "ceiling" if r.memory_model == "paper" else f"{r.ceiling} ceiling"
+    ceiling = "ceiling" if r.memory_model == "paper" else r.ceiling
     return f"a / b: {ceiling} / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
 
 

@@ -51,10 +51,8 @@ def realistic_basis(calibration: str | None, stack: str | None, accuracy) -> str
         return f"calibration {calibration}: this host's fitted efficiencies"
     if accuracy is not None:
         if accuracy.band != accuracy.median_abs_error:
-            return (f"+/-{accuracy.band:.0%}, the cross-stack leave-one-platform-out error: stack {stack} has "
-                    f"{accuracy.platforms} platform(s) only")
-        return (f"+/-{accuracy.median_abs_error:.0%}, leave-one-platform-out over {accuracy.figures} figures, "
-                f"stack {stack}")
+            return f"+/-{accuracy.band:.0%} cross-stack: {stack} is fitted on {accuracy.platforms} CPU(s)"
+        return f"+/-{accuracy.median_abs_error:.0%} on unseen CPUs, {accuracy.figures} figures, {stack}"
     if stack:
         return f"stack {stack}, no measured error band"
     return "no stack profile: the ceiling plus the roofline-priced overhead terms"
