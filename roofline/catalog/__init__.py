@@ -247,7 +247,7 @@ def load_model_file(path: Path) -> ModelSpec:
 
 
 def _hf_fields(raw: bytes, path: Path) -> dict:
-    from roofline.spec.hf_config import hf_config_to_fields
+    from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 
     name = path.parent.name if path.name == "config.json" else path.stem
     parts = path.parts
@@ -255,8 +255,8 @@ def _hf_fields(raw: bytes, path: Path) -> dict:
         name = parts[-4].removeprefix("models--").replace("--", "/")  # a Hugging Face cache snapshot
     try:
         return hf_config_to_fields(parse_json(raw, path), name=name, source=str(path))
-    except ValueError as e:
-        raise SpecError(str(path), getattr(e, "key", "model_type"), str(e)) from None
+    except ConfigError as e:
+        raise SpecError(str(path), e.key, e.reason) from None
 
 
 def load_model(ref: str) -> ModelSpec:

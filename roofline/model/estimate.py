@@ -67,6 +67,35 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
                             why="small elementwise work next to the projections")]
 
 
+def left_out(model: ModelSpec) -> list[LeftOut]:
+    """What the estimate leaves out, the model's own bias vectors named with their size."""
+    from roofline.model.footprint import bias_params, weight_params
+
+    out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
+    tensors, params = bias_params(model)
+    if params:
+        share = params / max(weight_params(model), 1)
+        out = [LeftOut(what=f"the model's bias vectors ({params:,} parameters in {tensors:,} tensors, {share:.2%} of "
+                            "the weights' parameters) and other GEMM epilogues",
+                       why="their reads and adds are assumed fused into the GEMM (oneDNN post-ops); their bytes are "
+                           "not in the weight reads"), *out[1:]]
+    return out
+
+
+def model_notes(model: ModelSpec, work: Workload) -> list[str]:
+    """What the estimate prices that a dense transformer would not have: a sliding window."""
+    if model.sliding_window is None:
+        return []
+    n, w = model.windowed_layers, model.sliding_window
+    where = "every layer" if n == model.num_hidden_layers else f"{n} of the {model.num_hidden_layers} layers"
+    binding = ""
+    if work.phase is Phase.DECODE and work.context > w:
+        binding = f": at context {work.context:,} they read {w:,} cached tokens each, not {work.context:,}"
+    elif work.phase is Phase.PREFILL and work.seq_len > w:
+        binding = f": a prompt of {work.seq_len:,} tokens scores each query against at most {w:,} keys there"
+    return [f"sliding-window attention in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
+
+
 def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:
     """Encoders: fp32, bf16 where the platform computes BF16 natively, int8-static.
     Decoders: bf16 (fp32 without native BF16), int8-weight-only, int4-weight-only, int8-dynamic."""
@@ -194,7 +223,6 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
                                       t.how, t.calibrated) for t in real.terms],
         ))
-    left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
         platform=_platform_result(res, platform_file),
@@ -204,10 +232,10 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             context=work.context if work.phase is Phase.DECODE else None,
         ),
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
-        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
+        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out(model),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
-        notes=q.source.notes(platform),
+        notes=q.source.notes(platform) + model_notes(model, work),
     )
 
 
