@@ -70,13 +70,17 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
         return validate(cls, parse(raw), path)
     key = hashlib.sha256(raw + f"\0{type_key(cls)}\0{__version__}\0{code_key()}\0{path}".encode(
         "utf-8", "surrogateescape")).hexdigest()
-    entry = cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json"
+    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json", lambda: validate(cls, parse(raw), path))
+
+
+def _cached(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
+    """The entry's object when it can be read back, else ``build()``, stored for next time."""
     try:
         with open(entry, encoding="utf-8") as f:
             return build_trusted(cls, json.load(f))
     except (OSError, ValueError, TypeError, KeyError):
         pass  # a miss, or an unreadable entry: validate afresh
-    obj = validate(cls, parse(raw), path)
+    obj = build()
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = entry.with_suffix(f".{os.getpid()}.tmp")
@@ -85,3 +89,19 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     except OSError:
         pass
     return obj
+
+
+def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str, Any]]) -> T:
+    """``cls`` from a file too large to hash (a GGUF file of many GB, whose header alone is read): cached by
+    the file's identity, its path, size, modification time, inode and device, instead of its bytes."""
+    if os.environ.get("ROOFLINE_NO_CACHE"):
+        return validate(cls, fields(), path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return validate(cls, fields(), path)  # fields() names the problem
+    identity = f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}"
+    key = hashlib.sha256(f"{identity}\0{type_key(cls)}\0{__version__}\0{code_key()}".encode(
+        "utf-8", "surrogateescape")).hexdigest()
+    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-file-{key[:40]}.json",
+                   lambda: validate(cls, fields(), path))
