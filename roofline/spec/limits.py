@@ -98,6 +98,9 @@ LIMITS: dict[str, Limit] = {
     "model.measured.*.non_gemm_speedup.*": Limit(1e-3, 1e4, "x", "a speedup outside 0.001-10,000 is a typo",
                                                  low_open=False),
     # ------------------------------------------------------------------ calibrations
+    "calibration.efficiency": Limit(1e-3, 1.5, "", "the roofline time over the measured: above 1.5 the ceiling's "
+                                    "inputs are wrong, below 0.001 (a thousand times slower) the measurement is",
+                                    low_open=False),
     "calibration.call_s": Limit(0, 10, "s", "a compiled call costs microseconds", low_open=False),
     "calibration.per_op_s": Limit(0, 10, "s", "an extern op costs microseconds", low_open=False),
 }
