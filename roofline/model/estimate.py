@@ -187,6 +187,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     instances = int(layout.total_instances)
     quantize_lm_head = q.options.quantize_lm_head
     precision_results: dict[str, PrecisionResult] = {}
+    needs: dict[str, str] = {}
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         path = res.path(r.compute_dtype)
@@ -196,6 +197,12 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         if model.family == "decoder" and not quantize_lm_head and r.quantized:
             notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
         t_step = float(step.step_time)
+        need, capacity, what = _memory(platform, model, work, e, res, q)
+        fits = None if capacity is None else need <= capacity
+        needs[r.name] = what
+        if fits is False:
+            notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM of the "
+                         f"{res.layout.sockets} socket(s) used (dram.capacity_gb): no figure here is reachable")
         precision_results[r.name] = PrecisionResult(
             name=r.name, description=r.description, compute_path=path.name, compute_dtype=path.dtype,
             native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
@@ -210,7 +217,9 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             realistic_step_time_s=real.realistic_s, instance_latency_s=t_step * instances,
             realistic_instance_latency_s=real.realistic_s * instances,
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
+            memory_bytes=need, fits_memory=fits,
         )
+    too_big = [n for n, pr in precision_results.items() if pr.fits_memory is False]
     base, base_real = ev.evaluated[0], ev.realistic[0]
     speedups = []
     for e, real, a in zip(ev.evaluated[1:], ev.realistic[1:], ev.amdahl):
@@ -235,11 +244,40 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out(model),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, stack=q.source.stack_name, realistic_accuracy=q.source.accuracy,
-        notes=q.source.notes(platform) + model_notes(model, work),
+        notes=q.source.notes(platform) + model_notes(model, work) + ([
+            f"{', '.join(too_big)}: the model and its KV cache do not fit {platform.name}'s DRAM ({too_big[0]} needs "
+            f"{needs[too_big[0]]}); these figures assume memory the platform does not have"] if too_big else []),
     )
 
 
 # ------------------------------------------------------------------------------- pieces
+
+
+def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, res: Resources,
+            q: EstimateQuery) -> tuple[float, float | None, str]:
+    """DRAM the step needs on the sockets used: one copy of the weights per socket (roofline footprint) and
+    every instance's KV cache (decode: its sequences' context; prefill: the prompts written), the DRAM they
+    have (None: the platform file gives no dram.capacity_gb), and the need in words."""
+    from roofline.model.footprint import footprint
+
+    sockets = int(res.layout.sockets)
+    try:
+        weights = footprint(model, e.recipe.name, group_size=q.options.group_size,
+                            quantize_lm_head=q.options.quantize_lm_head).total_bytes
+    except UserError:  # a recipe footprint does not price on its own: the GEMM weights the step reads
+        weights = float(e.step.weight_bytes)
+    kv = 0.0
+    if model.family == "decoder":
+        tokens = work.context + 1 if work.phase is Phase.DECODE else work.seq_len
+        e_kv = DTYPE_BYTES[q.options.kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
+        per_sequence = 2.0 * float(model.kv_tokens(tokens)) * model.kv_heads * model.head_size * e_kv
+        kv = float(res.layout.total_instances) * work.batch * per_sequence
+    need = weights * sockets + kv
+    what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (
+        f" + {kv / 1e9:,.4g} GB of KV cache)" if kv else ")")
+    cap = platform.dram.capacity_gb
+    return need, (cap.value * 1e9 * sockets if cap.known else None), what
+
 
 
 def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:

@@ -5,16 +5,14 @@ never over its datasheet numbers. Every value says which report it was fitted fr
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import LIMITS, check, check_schema_version, check_sourced
+from roofline.spec.platform import Platform, platform_fingerprint
 from roofline.spec.sourced import Sourced
 
-if TYPE_CHECKING:
-    from roofline.spec.platform import Platform
+__all__ = ["Calibration", "MeasuredHost", "platform_fingerprint"]
 
 #: the newest calibration file layout this version reads
 SCHEMA_VERSION = 1
@@ -24,19 +22,6 @@ SCHEMA_VERSION = 1
 MAX_EFFICIENCY = LIMITS["calibration.efficiency"].high
 #: an efficiency below this (a kernel a thousand times slower than its ceiling) is a broken measurement
 MIN_EFFICIENCY = LIMITS["calibration.efficiency"].low
-
-
-def platform_fingerprint(p: Platform) -> str:
-    """A platform's measured identity: the SHA-256 of every number and source it holds, its name, aliases,
-    description and notes left out (every probe is named ``host``; the same probe copied and renamed is the
-    same host)."""
-    import hashlib
-    import json
-
-    data = dataclasses.asdict(p)
-    for k in ("name", "aliases", "description", "notes"):
-        data.pop(k, None)
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _micro(name: str) -> str:
