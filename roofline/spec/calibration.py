@@ -46,8 +46,8 @@ class MeasuredHost:
     """:func:`platform_fingerprint` of that platform (its probe)"""
 
     def __post_init__(self) -> None:
-        check("platform.sockets", self.sockets, "host.sockets")
-        check("platform.cores_per_socket", self.cores_per_socket, "host.cores_per_socket")
+        check("platform.sockets", self.sockets, "sockets")
+        check("platform.cores_per_socket", self.cores_per_socket, "cores_per_socket")
 
     @classmethod
     def of(cls, p: Platform, cpu_model: str) -> MeasuredHost:

@@ -140,7 +140,7 @@ def _check_modelled(cfg: dict[str, Any]) -> None:
             odd = sorted({str(v) for v in value if _NON_ATTENTION_LAYER.search(str(v))})
             what = f"layers that are not attention ({', '.join(odd)})" if odd else None
         if what:
-            raise ConfigError(key, f"{what} are not modelled; roofline counts attention and MLP GEMMs only, and "
+            raise ConfigError(key, f"{what}: not modelled; roofline counts attention and MLP GEMMs only, and "
                                    "refuses this config rather than estimate it as a transformer of softmax attention")
 
 
