@@ -184,11 +184,14 @@ def report_platform(report, cpu, path: str):
     """The platform a validate report was measured on: ``cpu``, else the probe file it names."""
     from roofline.catalog import resolve
 
-    ref = cpu or report.platform.file
-    try:
-        platform = resolve.platform(ref)[0]
-    except UserError:
-        raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with --cpu") from None
+    if cpu is not None:
+        platform = resolve.platform(cpu)[0]
+    else:
+        try:
+            platform = resolve.platform(report.platform.file)[0]
+        except UserError:
+            raise UserError(f"{path}: its platform file {report.platform.file} is not here; give the probe with "
+                            "--cpu") from None
     if platform.name != report.platform.name:
         raise UserError(f"{path}: the report was measured on '{report.platform.name}', not '{platform.name}' "
                         f"(--cpu {cpu if isinstance(cpu, str) else platform.name})")

@@ -28,6 +28,29 @@ def _fmt(v: float) -> str:
     return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
+def _shown(v: Any) -> str:
+    """A value as an error message shows it: short, and an object by its type."""
+    if isinstance(v, (str, bytes, int, float, bool, list, tuple, dict, set)) or v is None:
+        text = repr(v)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return f"a {type(v).__name__}"
+
+
+def _whole(v: Any) -> int | None:
+    """``v`` as an int when it is a whole number of any integer type (numpy's too), never a bool."""
+    import numbers
+
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        return None
+    return int(v)
+
+
+def _is_real(v: Any) -> bool:
+    import numbers
+
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
 def _range(text: Any, lo: float, hi: float, what: str) -> ValueError:
     return ValueError(f"{text} is out of range: {what + ', ' if what else ''}{_fmt(lo)} to {_fmt(hi)}")
 
@@ -59,10 +82,10 @@ class Int(_Value):
                 n = int(v)
             except ValueError:
                 raise ValueError(f"'{v}' is not a whole number") from None
-        elif isinstance(v, int) and not isinstance(v, bool):
-            n = v
+        elif _whole(v) is not None:
+            n = _whole(v)
         else:
-            raise ValueError(f"{v!r} is not a whole number")
+            raise ValueError(f"{_shown(v)} is not a whole number")
         if not self.lo <= n <= self.hi:
             raise _range(v, self.lo, self.hi, self.what)
         return n
@@ -85,10 +108,13 @@ class Float(_Value):
                 x = float(v)
             except ValueError:
                 raise ValueError(f"'{v}' is not a number") from None
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            x = float(v)
+        elif _is_real(v):
+            try:
+                x = float(v)
+            except OverflowError:  # an integer past the largest float
+                raise _range(_shown(v), self.lo, self.hi, self.what) from None
         else:
-            raise ValueError(f"{v!r} is not a number")
+            raise ValueError(f"{_shown(v)} is not a number")
         if not math.isfinite(x):
             raise ValueError(f"'{v}' is not a finite number")
         if not self.lo <= x <= self.hi:
@@ -130,7 +156,7 @@ class Choice(_Value):
 
     def __call__(self, v: Any) -> Any:
         if not isinstance(v, str) or v not in self.choices:
-            raise ValueError(f"invalid choice: {v!r} (choose from {', '.join(self.choices)})")
+            raise ValueError(f"invalid choice: {_shown(v)} (choose from {', '.join(self.choices)})")
         return v if isinstance(self.words, tuple) else self.words(v)
 
 
@@ -145,8 +171,10 @@ class Text(_Value):
         import os
 
         if isinstance(v, os.PathLike):
-            return os.fspath(v)
-        raise ValueError(f"{v!r}: give a string")
+            path = os.fspath(v)
+            if isinstance(path, str):
+                return path
+        raise ValueError(f"{_shown(v)}: give a string")
 
 
 class Axis(_Value):
@@ -167,11 +195,11 @@ class Axis(_Value):
             if not v:
                 raise ValueError(f"{v!r} holds no value")
             return [v]
-        if isinstance(v, int) and not isinstance(v, bool):
+        if _whole(v) is not None:
             n = one(v)
             return [range(n, n + 1)]
         if not isinstance(v, str):
-            raise ValueError(f"{v!r}: give whole numbers or start:stop[:step]")
+            raise ValueError(f"{_shown(v)}: give whole numbers or start:stop[:step]")
         out = []
         for item in (t.strip() for t in v.split(",")):
             if not item:
@@ -202,7 +230,7 @@ class Axis(_Value):
 
 def _switch(v: Any) -> bool:
     if not isinstance(v, bool):
-        raise ValueError(f"{v!r}: give True or False")
+        raise ValueError(f"{_shown(v)}: give True or False")
     return v
 
 
@@ -266,12 +294,20 @@ class Arg:
         if self.objects and _is_object(v):
             return v  # a Platform, ModelSpec, Calibration or StackProfile: checked by its loader
         if self.nargs == "*":
-            return [self.value(x) for x in ([v] if isinstance(v, str) else list(v))]
+            import os
+
+            if isinstance(v, (str, os.PathLike)):
+                v = [v]
+            elif not isinstance(v, (list, tuple)):
+                raise ValueError(f"{_shown(v)}: give a list of paths (or one path)")
+            return [self.value(x) for x in v]
         if not self.many:
             if isinstance(v, (list, tuple)):
                 raise ValueError(f"takes one value, not {len(v)}")
             return self.value(v)
         out: list = []
+        if isinstance(v, (set, frozenset, dict)):
+            raise ValueError(f"{_shown(v)}: give a list (in order) or a comma-separated string")
         for item in list(v) if isinstance(v, (list, tuple)) else [v]:
             if self.objects and _is_object(item):
                 out.append(item)
@@ -521,8 +557,9 @@ CALIBRATE = Command("calibrate", (
     Arg("records", "fit a software-stack profile instead, from measurement records (files or folders; default: the "
         "built-in records)", nargs="*", metavar="PATH"),
     Arg("stack", "with --records: the stack whose profile to fit (default torch-inductor)", default="torch-inductor"),
-    Arg("cpu", "the measured platform of the reports (default: the file the first report names)"),
-    Arg("model", "check that the reports are for this model"),
+    Arg("cpu", "the measured platform of the reports (default: the file the first report names)",
+        objects=("platform",)),
+    Arg("model", "check that the reports are for this model", objects=("model",)),
 ))
 
 ACCURACY = Command("accuracy", (

@@ -7,9 +7,22 @@ message and exits with code 2, never a traceback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 EXIT_USER_ERROR = 2
+
+#: C0 and C1 control characters (ESC, BEL, CR, ...) and DEL, never written to a terminal as they are, and lone
+#: surrogates (a file name's undecodable bytes), which no terminal encoding can write
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(text: str, keep_newlines: bool = True) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``), so that a string read from a
+    file (a name, a source, a path) can reach a terminal without moving the cursor, changing its title or
+    colours; tabs stay, and newlines unless ``keep_newlines`` is False."""
+    out = _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return out if keep_newlines else out.replace("\n", "\\n")
 
 
 class UserError(Exception):
@@ -18,7 +31,7 @@ class UserError(Exception):
     exit_code = EXIT_USER_ERROR
 
     def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.split()))
+        super().__init__(printable(" ".join(message.split())))
 
 
 class SpecError(UserError):

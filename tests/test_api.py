@@ -107,6 +107,52 @@ def test_bad_input_raises_user_error(call, fragment):
     assert fragment in str(e.value)
 
 
+def _spec(kind: str):
+    from roofline.catalog import load_model, load_platform
+
+    return load_model("bert-base") if kind == "model" else load_platform("icx")
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda: roofline.estimate(model={"a": 1}, cpu="icx"), "model: {'a': 1}: give a string"),
+    (lambda: roofline.estimate(model="bert-base", cpu=_spec("model")), "--cpu: a ModelSpec is not a Platform"),
+    (lambda: roofline.estimate(model=_spec("platform"), cpu="icx"), "--model: a Platform is not a ModelSpec"),
+    (lambda: roofline.estimate(model=object(), cpu="icx"), "an object is not a ModelSpec"),
+    (lambda: roofline.estimate(model="bert-base", cpu=["icx"]), "cpu: takes one value, not 1"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", batch=[1, 2]), "batch: takes one value, not 2"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", batch=2.0), "batch: 2.0 is not a whole number"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", precision=[5]), "precision: 5: give a string"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", calibration=_spec("model")),
+     "a ModelSpec is not a Calibration"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", stack=_spec("platform")),
+     "a Platform is not a StackProfile"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", gemm_speedup=10 ** 400), "gemm_speedup: "),
+    (lambda: roofline.plan(model="bert-base", cpu={"icx"}), "give a list (in order)"),
+    (lambda: roofline.plan(model="bert-base", cpu=[_spec("model")]), "a ModelSpec is not a Platform"),
+    (lambda: roofline.accuracy(records=5), "records: 5: give a list of paths"),
+    (lambda: roofline.accuracy(records={"a": 1}), "records: {'a': 1}: give a list of paths"),
+    (lambda: roofline.api.calibrate(report=5), "report: 5: give a list of paths"),
+    (lambda: roofline.api.calibrate(report=[str(REPO / "validation/results/zen4-2vcpu-bert-base.json")],
+                                    cpu=_spec("model")), "a ModelSpec is not a Platform"),
+    (lambda: roofline.api.sweep(model=["bert-base", 3], cpu="icx"), "model: 3: give a string"),
+    (lambda: roofline.estimate(model="bert-base", cpu="icx", stack=_spec("model").__class__),
+     "--stack: a type is not a StackProfile"),
+])
+def test_wrong_typed_arguments_are_user_errors_naming_the_argument(call, fragment):
+    import roofline.api  # noqa: F401
+
+    with pytest.raises(UserError) as e:
+        call()
+    assert fragment in str(e.value)
+
+
+def test_integers_of_any_integer_type_are_whole_numbers():
+    np = pytest.importorskip("numpy")
+    a = roofline.estimate(model="bert-base", cpu="icx", batch=np.int64(2), seq_len=np.int32(128))
+    b = roofline.estimate(model="bert-base", cpu="icx", batch=2, seq_len=128)
+    assert a.to_json() == b.to_json()
+
+
 def test_import_roofline_is_light():
     code = ("import sys, roofline; print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('numpy', 'pydantic', 'rich', 'torch') or m.startswith('roofline.')))")

@@ -112,3 +112,61 @@ def test_median_breakdown_outvotes_a_slow_profile():
     m = median_breakdown(runs)
     assert (m.linear_s, m.attention_s, m.other_s) == (1.2, 0.1, 0.2)
     assert m.gemm_ops == {"mm": 1.2, "qlinear": 0.0}
+
+
+# ------------------------------------------------------------------ a calibration is bound to its measured host
+
+
+def _gnr_probe(tmp_path):
+    """Granite Rapids numbers in a file named like every probe: 'host'."""
+    text = (REPO / "platforms" / "gnr.toml").read_text()
+    lines = ['name = "host"' if line.startswith("name = ") else line for line in text.splitlines()
+             if not line.startswith("aliases = ")]
+    path = tmp_path / "host.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_shipped_calibration_applies_to_its_host_by_identity_not_name(tmp_path):
+    from roofline.catalog import load_calibration, load_platform
+
+    cal = load_calibration("zen4-2vcpu")
+    assert cal.platform == "host" and cal.host is not None
+    assert cal.host.differences(load_platform("zen4-2vcpu")) == []  # the catalog entry of that VM
+    assert cal.host.differences(load_platform_file(str(RESULTS / "zen4-2vcpu-probe.toml"))) == []  # its probe
+    ok = run_cli("estimate", "--model", "bert-large", "--cpu", "zen4-2vcpu", "--calibration", "zen4-2vcpu", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["notes"] == [], ok.stderr
+    gnr = run_cli("estimate", "--model", "bert-large", "--cpu", str(_gnr_probe(tmp_path)), "--calibration", "zen4-2vcpu")
+    assert gnr.returncode == 2 and gnr.stderr.count("\n") == 1, gnr.stderr
+    assert "fitted on platform 'host', not on 'host'" in gnr.stderr and "2 x 128 cores, not 1 x 2" in gnr.stderr
+
+
+def test_a_calibration_without_a_host_named_host_says_why(tmp_path):
+    text = (REPO / "platforms" / "calibration" / "zen4-2vcpu.toml").read_text()
+    head, rest = text.split("[host]", 1)
+    old = tmp_path / "old.toml"
+    old.write_text(head + "[gemm_efficiency]" + rest.split("[gemm_efficiency]", 1)[1])
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "zen4-2vcpu", "--calibration", str(old))
+    assert proc.returncode == 2 and "names no measured host" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0.0009", "1.6", "0"])
+def test_an_efficiency_outside_its_range_is_refused(tmp_path, value):
+    text = (REPO / "platforms" / "calibration" / "zen4-2vcpu.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('"fp32" = { value = 0.962,', f'"fp32" = {{ value = {value},', 1))
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "zen4-2vcpu", "--calibration", str(bad))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "gemm_efficiency.fp32" in proc.stderr and "0.001 to 1.5" in proc.stderr, proc.stderr
+
+
+def test_calibrate_writes_the_measured_host(tmp_path, host):
+    from roofline.catalog import load_calibration
+    from roofline.spec.calibration import platform_fingerprint
+
+    out = tmp_path / "c.toml"
+    proc = run_cli("calibrate", BASE, "--cpu", str(RESULTS / "zen4-2vcpu-probe.toml"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    cal = load_calibration(str(out))
+    assert (cal.host.cpu_model, cal.host.sockets, cal.host.cores_per_socket) == ("AMD EPYC", 1, 2)
+    assert cal.host.probe_sha256 == platform_fingerprint(host) and cal.host.isa == host.isa

@@ -123,6 +123,8 @@ def snapshot(folder: Path) -> dict[str, tuple]:
             st_ = os.lstat(p)
             if stat.S_ISLNK(st_.st_mode):
                 out[rel] = ("link", os.readlink(p))
+            elif stat.S_ISFIFO(st_.st_mode):  # never opened: reading a FIFO without a writer would hang
+                out[rel] = ("fifo", stat.S_IMODE(st_.st_mode))
             elif stat.S_ISDIR(st_.st_mode):
                 out[rel] = ("dir", stat.S_IMODE(st_.st_mode))
             else:
@@ -173,6 +175,9 @@ def write_case_file(folder: Path, spec: dict) -> None:
         return
     if "symlink" in spec:
         path.symlink_to(spec["symlink"])
+        return
+    if spec.get("fifo"):
+        os.mkfifo(path)
         return
     if "text" in spec:
         data = spec["text"].encode()

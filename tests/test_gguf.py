@@ -258,3 +258,68 @@ def test_llama_cpp_engine_flags_are_checked():
     proc = run_cli("validate", "--engine", "llama.cpp", "--model", "qwen3-0.6b", "--precision", "int8-dynamic",
                    "--cpu", str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------ hostile headers
+
+
+from gguf_files import write_gguf  # noqa: E402
+
+
+@pytest.mark.parametrize("metadata,fragment", [
+    ({"llama.embedding_length": "4096"}, "llama.embedding_length: must be a whole number, got '4096'"),
+    ({"llama.block_count": 10 ** 9}, "llama.block_count: 1,000,000,000 layers is outside the possible range"),
+    ({"llama.expert_count": 10 ** 12, "llama.expert_used_count": 2}, "llama.expert_count: 1,000,000,000,000 experts"),
+    ({"llama.feed_forward_length": 1.5}, "llama.feed_forward_length: must be a whole number"),
+    ({"llama.attention.head_count_kv": True}, "llama.attention.head_count_kv: must be a whole number"),
+    ({"llama.context_length": -5}, "llama.context_length: must be a positive whole number"),
+    ({"llama.attention.head_count": [4]}, "1 per-layer values for 2 layers"),
+])
+def test_header_values_are_typed_and_bounded(tmp_path, metadata, fragment):
+    path = write_gguf(tmp_path / "m.gguf", metadata=metadata)
+    proc = run_cli("models", "show", str(path), timeout=30)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and fragment in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("metadata,fragment", [
+    ({"llama.block_count": 3}, "llama.block_count: 3, but the file stores tensors of 2 blocks"),
+    ({"llama.embedding_length": 128}, "llama.embedding_length: 128, but the file's token_embd.weight stores 64 rows"),
+    ({"llama.feed_forward_length": 256}, "blk.0.ffn_up.weight stores 128 MLP rows"),
+    ({"llama.attention.head_count": 8}, "llama.attention.head_count"),
+])
+def test_header_fields_must_agree_with_the_stored_tensors(tmp_path, metadata, fragment):
+    """The tensors are the weights: a header that says otherwise is refused, naming the key and the tensor."""
+    path = write_gguf(tmp_path / "m.gguf", metadata=metadata)
+    proc = run_cli("estimate", "--model", str(path), "--cpu", "icx", "--phase", "decode", timeout=30)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and fragment in proc.stderr, proc.stderr
+
+
+def test_a_truncated_or_foreign_file_is_one_line(tmp_path):
+    good = write_gguf(tmp_path / "m.gguf")
+    raw = good.read_bytes()
+    for name, data in (("cut.gguf", raw[:200]), ("data-cut.gguf", raw[:-64]), ("magic.gguf", b"GGUX" + raw[4:]),
+                       ("version.gguf", raw[:4] + (9).to_bytes(4, "little") + raw[8:])):
+        (tmp_path / name).write_bytes(data)
+        proc = run_cli("models", "show", str(tmp_path / name), timeout=30)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, (name, proc.stderr)
+
+
+def test_a_large_vocabulary_is_counted_fast_and_the_header_is_cached(tmp_path, monkeypatch):
+    """A 262,144-token vocabulary (Gemma 3's size): gguf's GGUFReader decodes every string (seconds, hundreds
+    of MB); this reader steps over them, and a second read comes from the spec cache without opening the file."""
+    import time
+
+    from roofline.catalog import gguf_file
+
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ROOFLINE_NO_CACHE", raising=False)
+    path = write_gguf(tmp_path / "big.gguf", tokens=262_144)
+    start = time.perf_counter()
+    m = gguf_file.load_gguf_model(path.resolve())
+    assert time.perf_counter() - start < 5
+    assert m.vocab_size == 262_144
+    monkeypatch.setattr(gguf_file, "read_gguf_fields", lambda p: pytest.fail("read again"))
+    assert gguf_file.load_gguf_model(path.resolve()) == m
+    path.touch()  # a changed file (its modification time) is read again
+    with pytest.raises(pytest.fail.Exception):
+        gguf_file.load_gguf_model(path.resolve())

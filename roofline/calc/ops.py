@@ -50,7 +50,8 @@ def _f(x: ArrayLike) -> np.ndarray:
 
 
 def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, kv_heads: int, head_dim: int,
-              layers: int, causal: bool, cached: bool, softmax_ops: float) -> Op:
+              layers: int, causal: bool, cached: bool, softmax_ops: float, window: float | None = None,
+              window_layers: int = 0) -> Op:
     """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
 
     - flops: ``4 B h q k d`` on the matmul path (scores and context) and ``softmax_ops x B h q k``
@@ -59,15 +60,32 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     - moved: Q in and the context out, ``2 B q h d``; K and V, ``2 B k kv d`` (grouped-query attention
       reads ``kv`` heads) — fresh activations from the QKV projection (encoder, prefill), or the KV
       cache (``cached``: decode), whose working set is the whole cache of all layers.
+
+    Sliding-window attention (``window`` tokens, in ``window_layers`` of the ``layers``): a query of such a
+    layer sees at most the last ``w`` keys, so a decode step scores and reads ``min(k, w)`` cached keys
+    (the layer's cache holds no more), and a causal prefill of ``s`` tokens scores ``s w - w^2 / 2`` pairs
+    instead of ``s^2 / 2`` once ``s > w`` (it still reads every fresh K and V once).
     """
     b, q, k = _f(batch), _f(q_len), _f(k_len)
+    full = layers - (window_layers if window is not None else 0)
     scores = b * heads * q * k * (0.5 if causal else 1.0)
-    flops = layers * (4.0 * scores * head_dim + softmax_ops * scores)
+    kv_rows = 2.0 * b * k * kv_heads * head_dim
+    flops = full * (4.0 * scores * head_dim + softmax_ops * scores)
+    kv_cached = full * kv_rows
+    if window is not None and window_layers:
+        w = float(window)
+        if cached:
+            s_w = b * heads * q * np.minimum(k, w)
+        elif causal:
+            s_w = b * heads * np.where(k <= w, 0.5 * q * k, q * w - 0.5 * w * w)
+        else:
+            s_w = b * heads * q * np.minimum(k, w)
+        flops = flops + window_layers * (4.0 * s_w * head_dim + softmax_ops * s_w)
+        kv_cached = kv_cached + window_layers * 2.0 * b * np.minimum(k, w) * kv_heads * head_dim
     qo = 2.0 * b * q * heads * head_dim
-    kv = 2.0 * b * k * kv_heads * head_dim
     if cached:
-        return Op("attention", flops, True, layers * qo, qo, layers * kv, layers * kv)
-    return Op("attention", flops, True, layers * (qo + kv), qo + kv)
+        return Op("attention", flops, True, layers * qo, qo, kv_cached, kv_cached)
+    return Op("attention", flops, True, layers * (qo + kv_rows), qo + kv_rows)
 
 
 def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, name: str = "norm") -> Op:

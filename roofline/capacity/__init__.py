@@ -19,13 +19,16 @@ The best layout and the fleet: :mod:`roofline.capacity.fleet`.
 
 from __future__ import annotations
 
-from roofline.capacity.decoder import plan_continuous_batching
+import dataclasses
+
+from roofline.capacity.decoder import dram_per_socket, plan_continuous_batching
 from roofline.capacity.encoder import plan_dynamic_batching
+from roofline.capacity.fleet import cost_per_million
 from roofline.capacity.options import PlanOptions, resolve
 from roofline.capacity.service_times import layouts
-from roofline.results.plan import Lengths, PlanResult, Simulation
+from roofline.results.plan import CpuPlan, Lengths, Memory, PlanResult, Simulation
 from roofline.spec.model import ModelSpec
-from roofline.spec.platform import Platform
+from roofline.spec.platform import Platform, platform_fingerprint
 from roofline.spec.vocab import Phase, Scenario
 
 __all__ = ["PlanOptions", "layouts", "plan"]
@@ -34,12 +37,64 @@ CONFIDENCE = ("95% interval from the spread of the independent replications' p99
               "pooled p99; sampling error only, not the bias a finite warm-up leaves near saturation")
 
 
+def _weights_fit(p: Platform, c: CpuPlan, model: ModelSpec, precision: str, o) -> CpuPlan:
+    """``c``, or ``c`` marked as serving nothing when one copy of the weights is more than a socket's DRAM
+    (``--memory-gb``, else the platform file's ``dram.capacity_gb``; neither: not checked)."""
+    from roofline.errors import UserError
+    from roofline.model.footprint import footprint
+
+    try:
+        dram, source = dram_per_socket(p, o.memory_gb)
+    except UserError:
+        return c
+    weights = footprint(model, precision).total_bytes
+    if weights <= dram:
+        return c
+    why = (f"the weights, {weights / 1e9:,.4g} GB, do not fit the {dram / 1e9:,.4g} GB of DRAM per socket ({source}): "
+           "no layout runs")
+    return dataclasses.replace(c, meets=False, best_reason=why, servers_needed=None, cost_per_million_requests=None,
+                               cost_per_million_tokens=None, notes=[*c.notes, why],
+                               memory=Memory(dram_bytes_per_socket=dram, source=source, weight_bytes=weights,
+                                             kv_bytes_per_token=0.0, tokens_per_sequence=0.0))
+
+
+def _distinct(platforms: list[Platform]) -> tuple[list[Platform], list[int]]:
+    """The distinct platforms (by name and every number: ``--cpu gnr,gnr`` is one), and where each given one is."""
+    keys: dict[tuple[str, str], int] = {}
+    distinct, where = [], []
+    for p in platforms:
+        k = (p.name, platform_fingerprint(p))
+        if k not in keys:
+            keys[k] = len(distinct)
+            distinct.append(p)
+        where.append(keys[k])
+    return distinct, where
+
+
+def _priced(c: CpuPlan, price: float | None, o: PlanOptions) -> CpuPlan:
+    """A distinct CPU's plan at the price given for this occurrence of it."""
+    if price == c.price_per_hour:
+        return c
+    b = c.best
+    return dataclasses.replace(
+        c, price_per_hour=price,
+        cost_per_million_requests=cost_per_million(price, b.rps_per_server, o.utilization) if c.meets else None,
+        cost_per_million_tokens=(cost_per_million(price, b.tokens_per_s_per_server or 0.0, o.utilization)
+                                 if c.meets and c.cost_per_million_tokens is not None else None))
+
+
 def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: PlanOptions) -> PlanResult:
     o = resolve(model, options, len(platforms))
+    distinct, where = _distinct(platforms)  # each distinct CPU simulated once, listed as often as given
+    first = [where.index(j) for j in range(len(distinct))]
+    o_distinct = dataclasses.replace(o, prices=[o.prices[i] for i in first]) if o.prices else o
     # a calibration is one host's: another CPU is refused (unless --calibration-any-platform, then said)
-    fitted = [n for p in platforms for n in o.source.notes(p)]
+    fitted = list(dict.fromkeys(n for p in distinct for n in o.source.notes(p)))
     decode = o.phase is Phase.DECODE
-    cpus = (plan_continuous_batching if decode else plan_dynamic_batching)(platforms, model, precision, o)
+    cpus = (plan_continuous_batching if decode else plan_dynamic_batching)(distinct, model, precision, o_distinct)
+    if not decode:  # a decoder's plan caps its KV cache by the DRAM already; here the weights alone must fit
+        cpus = [_weights_fit(p, c, model, precision, o) for p, c in zip(distinct, cpus)]
+    cpus = [_priced(cpus[j], o.prices[i] if o.prices else None, o) for i, j in enumerate(where)]
     s = o.sampling
     method = ("continuous batching of each instance's running sequences (random dispatch to the instances), "
               if decode else "one FCFS queue feeding the server's instances, dynamic batching, ")

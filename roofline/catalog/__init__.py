@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import parse_json, parse_toml
-from roofline.errors import SpecError, UnknownNameError, UserError
+from roofline.files.reading import parse_json, parse_toml, regular_file_problem, resolved
+from roofline.errors import SpecError, UnknownNameError, UserError, printable
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 
@@ -48,18 +49,43 @@ def _looks_like_path(ref: str) -> bool:
     return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or Path(ref).is_file()
 
 
-def _catalog_files(kind: str) -> list[Path]:
+def _catalog_files(kind: str) -> tuple[list[Path], list[tuple[Path, str]]]:
     files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
     for d in search_dirs(kind):
-        files.extend(_folder_files(d))
-    return files
+        found, odd = _folder_files(d)
+        files.extend(found)
+        skipped.extend(odd)
+    return files, skipped
 
 
-def _folder_files(d: Path) -> list[Path]:
+def _folder_files(d: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The ``*.toml`` files of a catalog folder that are regular files (or links to one), and the other
+    entries with why they are skipped (a FIFO, a device, a directory, a symlink loop): never opened, so a
+    FIFO cannot hang a lookup."""
     try:
-        return sorted(d.glob("*.toml")) if d.is_dir() else []
+        names = sorted(d.glob("*.toml")) if d.is_dir() else []
     except OSError:
-        return []
+        return [], []
+    files, skipped = [], []
+    for f in names:
+        problem = regular_file_problem(f)
+        if problem is None:
+            files.append(f)
+        else:
+            skipped.append((f, problem))
+    return files, skipped
+
+
+_WARNED: set[Path] = set()
+
+
+def warn_skipped(path: Path, why: str) -> None:
+    """One line on stderr, once per file and process: a catalog folder's entry that is not a spec file."""
+    if path in _WARNED:
+        return
+    _WARNED.add(path)
+    sys.stderr.write(printable(f"roofline: warning: skipped {path}: {why}", keep_newlines=False) + "\n")
 
 
 # ---------------------------------------------------------------- lookup
@@ -89,7 +115,7 @@ def find_file(kind: str, ref: str) -> Path:
     for d in search_dirs(kind):
         direct = d / f"{ref}.toml"
         if "/" not in ref and os.sep not in ref and direct.is_file():  # fast path: the file is named after the entry
-            return direct.resolve()
+            return resolved(direct)
         index, _ = _folder_index(kind, d)
         for name, path in index.items():
             if name.lower() == ref.lower():
@@ -98,15 +124,19 @@ def find_file(kind: str, ref: str) -> Path:
             known.setdefault(name, path)
     path = Path(ref).expanduser()
     if path.is_file():
-        return path.resolve()
+        return resolved(path)
     if kind == "models" and path.is_dir():
-        config = path.resolve() / "config.json"  # the folder resolved, not the file: a cache snapshot's
-        if not config.is_file():               # config.json links to a blob, and the name is the folder's
+        config = resolved(path) / "config.json"  # the folder resolved, not the file: a cache snapshot's
+        problem = regular_file_problem(config)    # config.json links to a blob, and the name is the folder's
+        if problem is not None:
             raise SpecError(ref, "", "the folder holds no config.json; give a folder with a Hugging Face "
-                                     "config.json, or the file itself")
+                                     "config.json, or the file itself" if not os.path.lexists(config)
+                            else f"its config.json: {problem}")
         return config
     if kind == "models" and _REPO_ID.match(ref):
         return _hf_cached_config(ref)
+    if os.path.lexists(path):  # there, but not a file or folder this reads: a FIFO, a device, a symlink loop
+        raise SpecError(ref, "", regular_file_problem(path) or "not a file")
     if os.sep in ref or "/" in ref:
         raise SpecError(ref, "", f"no such {kind[:-1]} file" + (" or folder" if kind == "models" else ""))
     hint = ("or give a path to a platform .toml" if kind == "platforms"
@@ -124,14 +154,18 @@ def _folder_index(kind: str, d: Path) -> tuple[dict[str, Path], list[tuple[Path,
     out: dict[str, Path] = {}
     skipped: list[tuple[Path, str]] = []
     load = load_platform_file if kind == "platforms" else load_model_file
-    for f in _folder_files(d):
+    files, odd = _folder_files(d)
+    for f, why in odd:
+        warn_skipped(f, why)
+    skipped.extend(odd)
+    for f in files:
         try:
-            entry = load(f.resolve())
+            entry = load(resolved(f))
         except UserError as e:
             skipped.append((f, str(e)))
             continue
         for n in entry.all_names:
-            out.setdefault(n, f.resolve())
+            out.setdefault(n, resolved(f))
     return out, skipped
 
 
@@ -159,7 +193,7 @@ def _hf_cached_config(repo_id: str) -> Path:
             found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache)
         except (ValueError, OSError):  # an id the hub would refuse; an unreadable cache
             found = None
-    if isinstance(found, str) and Path(found).is_file():
+    if isinstance(found, str) and regular_file_problem(found) is None:
         return Path(found).absolute()
     raise UserError(
         f"model '{repo_id}' is not in the catalog (roofline models), not a local file or folder, and not in the "
@@ -188,10 +222,11 @@ def catalog_listing(kind: str) -> tuple[list, list[tuple[Path, str]]]:
     """Every entry of the catalog folders (the first of each name: user folders win), and the files
     skipped because they could not be read or validated, with why."""
     load = load_platform_file if kind == "platforms" else load_model_file
-    items, skipped = [], []
-    for f in _catalog_files(kind):
+    items = []
+    files, skipped = _catalog_files(kind)
+    for f in files:
         try:
-            items.append(load(f.resolve()))
+            items.append(load(resolved(f)))
         except UserError as e:
             skipped.append((f, str(e)))
     return _unique(items), skipped
@@ -212,7 +247,7 @@ def load_model_file(path: Path) -> ModelSpec:
 
 
 def _hf_fields(raw: bytes, path: Path) -> dict:
-    from roofline.spec.hf_config import hf_config_to_fields
+    from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 
     name = path.parent.name if path.name == "config.json" else path.stem
     parts = path.parts
@@ -220,8 +255,8 @@ def _hf_fields(raw: bytes, path: Path) -> dict:
         name = parts[-4].removeprefix("models--").replace("--", "/")  # a Hugging Face cache snapshot
     try:
         return hf_config_to_fields(parse_json(raw, path), name=name, source=str(path))
-    except ValueError as e:
-        raise SpecError(str(path), getattr(e, "key", "model_type"), str(e)) from None
+    except ConfigError as e:
+        raise SpecError(str(path), e.key, e.reason) from None
 
 
 def load_model(ref: str) -> ModelSpec:
@@ -243,7 +278,7 @@ def load_calibration(ref: str):
     if not _looks_like_path(ref):
         for d in search_dirs("platforms"):
             candidate = d / "calibration" / f"{ref}.toml"
-            if candidate.is_file():
+            if regular_file_problem(candidate) is None:
                 ref = str(candidate)
                 break
         else:
@@ -267,15 +302,15 @@ def _host_probe() -> Path:
     if not path.is_file():
         raise SpecError("host", "", f"no probe of this machine yet ({path}): run `roofline probe` "
                         "(needs the validate extra: pip install 'roofline[validate]')")
-    return path.resolve()
-
+    return resolved(path)
 
 
 def _existing(ref: str, kind: str) -> Path:
     path = Path(ref).expanduser()
-    if not path.is_file():
-        raise SpecError(ref, "", f"no such {kind} file")
-    return path.resolve()
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise SpecError(ref, "", f"no such {kind} file" if not os.path.lexists(path) else problem)
+    return resolved(path)
 
 
 def _unique(items: list) -> list:
@@ -287,3 +322,51 @@ def _unique(items: list) -> list:
             seen.add(it.name)
             out.append(it)
     return out
+
+
+# ---------------------------------------------------------------- a command's input files
+
+
+def input_files(args, kinds: dict[str, str]) -> list[tuple[str, str, os.stat_result]]:
+    """The files a command's arguments name and that exist: ``(argument, the name as given, the file's
+    status)``, catalog names looked up as the command will (``--model bert-large``: its TOML). Never raises:
+    a name that resolves to nothing names no file (the command says why when it runs)."""
+    out = []
+    for name, kind in kinds.items():
+        value = getattr(args, name, None)
+        values = value if isinstance(value, list) else [value]
+        if name == "records" and value == []:
+            values = [str(builtin_dir("records"))]
+        for v in values:
+            if not isinstance(v, str) or not v:
+                continue
+            refs = [r.strip() for r in v.split(",") if r.strip()] if kind in ("models", "platforms") else [v]
+            for ref in refs:
+                for p in _input_paths(kind, ref):
+                    try:
+                        out.append((name, ref, os.stat(p)))
+                    except (OSError, ValueError):
+                        continue
+    return out
+
+
+def _input_paths(kind: str, ref: str) -> list[Path]:
+    path = Path(ref).expanduser()
+    try:
+        if path.is_dir():
+            if kind == "models":
+                return [path / "config.json"]
+            return sorted(path.glob("*.toml")) if kind == "records" else []
+        if regular_file_problem(path) is None:
+            return [path]
+        if kind in ("models", "platforms"):
+            return [find_file(kind, ref)]
+        if kind == "calibration":
+            return [d / "calibration" / f"{ref}.toml" for d in search_dirs("platforms")]
+        if kind == "stack" and ref.lower() != "none":
+            from roofline.catalog.stacks import stack_path
+
+            return [stack_path(ref)]
+    except (UserError, OSError, ValueError):
+        pass
+    return []

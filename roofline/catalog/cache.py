@@ -7,14 +7,17 @@ stored, already validated, under ``$ROOFLINE_CACHE_DIR`` (default
 SHA-256 of everything the result depends on: the file's bytes, its path (a
 Hugging Face ``config.json`` takes its model name and source from the path, so
 two identical files in ``modelA/`` and ``modelB/`` are two different models),
-the spec type and the roofline version. Any change to one of them misses the
-cache and validates again; a cache that cannot be read or written is skipped
+the spec type (its name and its fields), the roofline version and the code that reads and checks spec
+files (the size and modification time of every module of ``roofline/spec`` and ``roofline/catalog``: an
+edited checkout of the same version never reads an entry another wrote). Any change to one of them misses
+the cache and validates again; a cache that cannot be read or written is skipped
 silently (it is only a cache).
 ``ROOFLINE_NO_CACHE=1`` turns it off.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,6 +39,28 @@ def cache_dir() -> Path:
     return Path(base) / "roofline"
 
 
+@functools.cache
+def code_key() -> str:
+    """The reading code's identity: every spec and catalog module's name, size and modification time."""
+    package = Path(__file__).resolve().parents[1]
+    parts = []
+    for folder in ("spec", "catalog"):
+        for f in sorted((package / folder).glob("*.py")):
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            parts.append(f"{folder}/{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def type_key(cls: type) -> str:
+    """The spec type as a cache key: its name and its fields with their types (a field added or changed by
+    another checkout of the same version never reads an entry written without it)."""
+    fields = getattr(cls, "__dataclass_fields__", {})
+    return f"{cls.__module__}.{cls.__qualname__}(" + ";".join(f"{n}:{f.type}" for n, f in fields.items()) + ")"
+
+
 def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, Any]]) -> T:
     """``cls`` from the file at ``path``: from the cache when the same bytes were validated before."""
     from roofline.files.reading import read_bytes
@@ -43,15 +68,19 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     raw = read_bytes(path)
     if os.environ.get("ROOFLINE_NO_CACHE"):
         return validate(cls, parse(raw), path)
-    key = hashlib.sha256(raw + f"\0{cls.__module__}.{cls.__qualname__}\0{__version__}\0{path}".encode(
+    key = hashlib.sha256(raw + f"\0{type_key(cls)}\0{__version__}\0{code_key()}\0{path}".encode(
         "utf-8", "surrogateescape")).hexdigest()
-    entry = cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json"
+    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json", lambda: validate(cls, parse(raw), path))
+
+
+def _cached(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
+    """The entry's object when it can be read back, else ``build()``, stored for next time."""
     try:
         with open(entry, encoding="utf-8") as f:
             return build_trusted(cls, json.load(f))
     except (OSError, ValueError, TypeError, KeyError):
         pass  # a miss, or an unreadable entry: validate afresh
-    obj = validate(cls, parse(raw), path)
+    obj = build()
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = entry.with_suffix(f".{os.getpid()}.tmp")
@@ -60,3 +89,19 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     except OSError:
         pass
     return obj
+
+
+def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str, Any]]) -> T:
+    """``cls`` from a file too large to hash (a GGUF file of many GB, whose header alone is read): cached by
+    the file's identity, its path, size, modification time, inode and device, instead of its bytes."""
+    if os.environ.get("ROOFLINE_NO_CACHE"):
+        return validate(cls, fields(), path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return validate(cls, fields(), path)  # fields() names the problem
+    identity = f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}"
+    key = hashlib.sha256(f"{identity}\0{type_key(cls)}\0{__version__}\0{code_key()}".encode(
+        "utf-8", "surrogateescape")).hexdigest()
+    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-file-{key[:40]}.json",
+                   lambda: validate(cls, fields(), path))

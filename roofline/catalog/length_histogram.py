@@ -23,9 +23,8 @@ import re
 from pathlib import Path
 
 from roofline.errors import UserError
+from roofline.files.reading import MAX_BYTES, read_bytes
 
-#: a histogram of lengths has at most this many bytes (a million bins of a few characters)
-MAX_BYTES = 16 << 20
 _SPLIT = re.compile(r"\s*,\s*|\s+")
 
 
@@ -33,16 +32,7 @@ def read_length_histogram(path: str | Path, flag: str = "--seq-len-histogram",
                           max_length: int | None = None) -> tuple[list[int], list[float]]:
     """``(lengths, weights)`` from a histogram file (see the module docstring)."""
     label = f"{flag} {path}"
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise UserError(f"{label}: is a directory; give a file of 'length weight' lines")
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise UserError(f"{label}: {size:,} bytes; a length histogram has at most {MAX_BYTES:,}")
-        raw = p.read_bytes()
-    except OSError as e:
-        raise UserError(f"{label}: cannot read ({e.strerror or e})") from None
+    raw = read_bytes(Path(path), label, MAX_BYTES)  # a regular file of at most 16 MiB: a million bins
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

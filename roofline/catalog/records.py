@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline.catalog import builtin_dir
+from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import parse_toml, read_bytes
+from roofline.files.reading import load_json, parse_toml, read_bytes, regular_file_problem, resolved
 from roofline.errors import SpecError
 from roofline.spec.record import Measurement, Record
 
@@ -38,22 +38,28 @@ def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
     for p in [str(records_dir())] if not paths else paths:
         path = Path(p).expanduser()
         if path.is_dir():
-            files += sorted(path.rglob("*.toml"))
-        elif path.is_file():
+            for f in sorted(path.rglob("*.toml")):
+                problem = regular_file_problem(f)
+                if problem is None:
+                    files.append(f)
+                else:  # a FIFO or a device in a records folder is never opened
+                    warn_skipped(f, problem)
+        elif regular_file_problem(path) is None:
             files.append(path)
         else:
-            raise SpecError(p, "", "no such record file or folder")
+            raise SpecError(p, "", "no such record file or folder" if not os.path.lexists(path)
+                            else regular_file_problem(path))
     if not files:
         raise SpecError(", ".join(paths or [str(records_dir())]), "", "no record files (*.toml) there")
-    return [load_record(f.resolve()) for f in files]
+    return [load_record(resolved(f)) for f in files]
 
 
 def load_record(path: Path) -> LoadedRecord:
     record = load_validated(Record, path, lambda raw: parse_toml(raw, path))
     dispatch = None
     if record.report:
-        report_path = (path.parent / record.report).resolve()
-        if not report_path.is_file():
+        report_path = resolved(path.parent / record.report)
+        if regular_file_problem(report_path) is not None:
             raise SpecError(str(path), "report", f"{record.report} (relative to the record's folder): no such "
                             f"file ({report_path}); give the validate report's path from this record's folder")
         measurements, dispatch = _report_figures(report_path, record)
@@ -72,10 +78,7 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
     from roofline.catalog.validate import validate
     from roofline.results.validate import ValidateResult
 
-    try:
-        data = json.loads(read_bytes(path).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SpecError(str(path), "", f"not a validate report: {e}") from None
+    data = load_json(read_bytes(path), path)
     if isinstance(data, dict) and data.get("engine") == "llama.cpp":
         return _llamacpp_figures(path, data, record), None
     report = validate(ValidateResult, data, path)

@@ -12,7 +12,9 @@ from roofline.spec.stack import StackProfile
 
 
 def _wrong(what: str, ref: object, want: str) -> UserError:
-    return UserError(f"{what}: a {type(ref).__name__} is not {want}; give a name, a path or a {want}")
+    name = type(ref).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return UserError(f"{what}: {article} {name} is not a {want}; give a name, a path or a {want}")
 
 
 def platform(ref, what: str = "--cpu") -> tuple[Platform, str]:

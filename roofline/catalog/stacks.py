@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from roofline.catalog import search_dirs
 from roofline.catalog.cache import load_validated
 from roofline.errors import SpecError, UnknownNameError
-from roofline.files.reading import parse_toml
+from roofline.files.reading import parse_toml, regular_file_problem, resolved
 from roofline.spec.stack import StackProfile
 
 
@@ -15,14 +16,15 @@ def stack_path(ref: str) -> Path:
     """A stack profile by name (in ``stacks/`` beside the platform catalogs) or by path."""
     p = Path(ref).expanduser()
     if ref.endswith(".toml") or p.is_file():
-        if not p.is_file():
-            raise SpecError(ref, "", "no such stack profile file")
-        return p.resolve()
+        problem = regular_file_problem(p)
+        if problem is not None:
+            raise SpecError(ref, "", "no such stack profile file" if not os.path.lexists(p) else problem)
+        return resolved(p)
     known = []
     for d in search_dirs("platforms"):
         candidate = d / "stacks" / f"{ref}.toml"
-        if candidate.is_file():
-            return candidate.resolve()
+        if regular_file_problem(candidate) is None:
+            return resolved(candidate)
         known += [f.stem for f in (d / "stacks").glob("*.toml")] if (d / "stacks").is_dir() else []
     raise UnknownNameError("stack", ref, known, "or give a profile's path; `roofline calibrate --records` fits one")
 

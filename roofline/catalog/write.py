@@ -76,6 +76,8 @@ def calibration_toml(c, header: str = "") -> str:
         v = getattr(c, name)
         if v is not None:
             lines.append(f"{name} = {_inline(v)}")
+    if c.host is not None:
+        lines += _table(c.host, "host")
     for group in ("gemm_efficiency", "kernel_efficiency", "kernel_quantization_efficiency", "non_gemm_efficiency"):
         if not getattr(c, group):
             continue

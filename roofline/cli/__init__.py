@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from roofline.version import __version__
-from roofline.errors import EXIT_USER_ERROR, UserError
+from roofline.errors import EXIT_USER_ERROR, UserError, printable
 
 DESCRIPTION = """\
 How fast can a transformer run on a server CPU in a given precision, what
@@ -73,13 +73,59 @@ def program_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output path that cannot be written before any work is done."""
-    for value in (getattr(args, "json", None), getattr(args, "output", None), getattr(args, "plot", None)):
-        if value is not None and value != "-":
-            from roofline.files.writing import check_target
+#: the arguments that name files a command reads, with the catalog kind a name of theirs is looked up in
+INPUT_ARGS = {"model": "models", "cpu": "platforms", "report": "report", "records": "records",
+              "calibration": "calibration", "stack": "stack", "seq_len_histogram": "file", "measured": "file"}
+OUTPUT_FLAGS = {"json": "--json", "output": "-o", "plot": "--plot"}
 
-            check_target(value, force=getattr(args, "force", False))
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written, or that is one of the command's own inputs (the same
+    file by another path, a link or a hard link), before any work is done."""
+    from roofline.files.writing import check_target
+
+    inputs = None
+    for attr, flag in OUTPUT_FLAGS.items():
+        value = getattr(args, attr, None)
+        if value is None or value == "-":
+            continue
+        target = check_target(value, force=getattr(args, "force", False))
+        if target.existing is None or target.special:
+            continue
+        if inputs is None:
+            from roofline.catalog import input_files
+
+            inputs = input_files(args, INPUT_ARGS)
+        st = target.existing
+        for name, ref, ist in inputs:
+            if (ist.st_dev, ist.st_ino) == (st.st_dev, st.st_ino):
+                label = "the report" if name == "report" and args.command == "calibrate" else \
+                    f"--{name.replace('_', '-')}"
+                raise UserError(f"{flag} {value}: is also an input of this command ({label} {ref}); writing it "
+                                "would replace what is being read: give another output file")
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that an output being written is removed as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _quiet_stdout() -> None:
+    """Point the standard output at /dev/null after it failed (a full disk, a closed pipe), so that the
+    interpreter's last flush at exit does not fail again with a traceback-like message."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's StringIO)
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,14 +141,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = command_module(name)
     args = module.parser(name).parse_args(module.argv(argv[1:]) if hasattr(module, "argv") else argv[1:])
     args.command = name
+    import signal
+    import threading
+
+    handler = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        handler = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         _check_outputs(args)
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
+        sys.stdout.flush()  # a full disk shows here, inside the command, not at the interpreter's exit
+        return code
     except UserError as e:
         sys.stderr.write(f"roofline {name}: error: {e}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        return 143
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+    except OSError as e:  # the standard output cannot take the answer: /dev/full, an I/O error
+        _quiet_stdout()
+        what = f"{e.filename}: cannot write" if e.filename else "cannot write the standard output"
+        sys.stderr.write(printable(f"roofline {name}: error: {what} ({e.strerror or e})", keep_newlines=False) + "\n")
+        return EXIT_USER_ERROR
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)

@@ -8,7 +8,7 @@ import sys
 from roofline import arguments as A
 from roofline.cli import flags
 from roofline.cli.emit import emit
-from roofline.errors import UserError
+from roofline.errors import UserError, printable
 
 EXAMPLES = {"platforms": ["roofline platforms", "roofline platforms show gnr"],
             "models": ["roofline models", "roofline models show bert-large"]}
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return emit(item, args, lambda: render(item, brief=args.brief))
     items, skipped = catalog_listing(kind)
     for path, why in skipped:  # one line each, on stderr: the listing itself stays clean JSON or tables
-        sys.stderr.write(f"roofline {kind}: warning: skipped {path}: {why.removeprefix(str(path) + ': ')}\n")
+        line = f"roofline {kind}: warning: skipped {path}: {why.removeprefix(printable(str(path)) + ': ')}"
+        sys.stderr.write(printable(line, keep_newlines=False) + "\n")
     render = tables.platform_list if kind == "platforms" else tables.model_list
     return emit(items, args, lambda: render(items, brief=args.brief))

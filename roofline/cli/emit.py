@@ -28,11 +28,38 @@ def terminal_columns() -> int | None:
     return width if width > 0 else None
 
 
+class _Printable:
+    """A renderable as rich draws it, every control character of its text escaped (strings from files reach
+    the terminal as text: a name holding ESC cannot move the cursor or retitle the window)."""
+
+    def __init__(self, renderable) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+
+        from roofline.errors import printable
+
+        for seg in console.render(self.renderable, options):
+            if seg.control or seg.text.isprintable():
+                yield seg
+            else:
+                yield Segment(printable(seg.text), seg.style)
+
+
+def _console(**kw):
+    """rich's Console with markup and emoji codes off: no string from a file is ever read as markup
+    (``[/sys/devices/...]`` in a platform's source is text)."""
+    from rich.console import Console
+
+    return Console(markup=False, emoji=False, **kw)
+
+
 def print_rich(renderable) -> None:
     """Print through rich. On a terminal, as rich draws it; into a file or a pipe, plain text without the
     spaces rich pads lines with, at COLUMNS wide (100 when COLUMNS is unset or not a positive number). A
     headline (:mod:`roofline.report.headline` items) goes out as the same text without loading rich
-    where that text is exact."""
+    where that text is exact. Strings are never markup, and their control characters are escaped."""
     if isinstance(renderable, list):
         from roofline.report.headline import plain_text, to_rich
 
@@ -43,14 +70,13 @@ def print_rich(renderable) -> None:
         from rich.console import Group
 
         renderable = Group(*to_rich(renderable))
-    from rich.console import Console
-
+    renderable = _Printable(renderable)
     if sys.stdout.isatty():
         import shutil
 
-        Console(width=terminal_columns() or shutil.get_terminal_size().columns).print(renderable)
+        _console(width=terminal_columns() or shutil.get_terminal_size().columns).print(renderable)
         return
-    console = Console(width=terminal_columns() or 100, color_system=None)
+    console = _console(width=terminal_columns() or 100, color_system=None)
     with console.capture() as capture:
         console.print(renderable)
     sys.stdout.write("\n".join(line.rstrip() for line in capture.get().split("\n")))

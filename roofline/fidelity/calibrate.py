@@ -25,7 +25,7 @@ from roofline.errors import UserError
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import UNFITTED, Efficiency, TermName, dispatch_s
 from roofline.results.validate import ValidateResult
-from roofline.spec.calibration import MAX_EFFICIENCY, Calibration
+from roofline.spec.calibration import MAX_EFFICIENCY, MIN_EFFICIENCY, Calibration, MeasuredHost
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.precision import variant_recipe
@@ -45,7 +45,7 @@ class Samples:
     per_op_s: list[float] = field(default_factory=list)
 
     def add_efficiency(self, values: list[float], value: float) -> None:
-        if 0 < value <= MAX_EFFICIENCY:  # else the ceiling's inputs are off: nothing to fit
+        if MIN_EFFICIENCY <= value <= MAX_EFFICIENCY:  # else the ceiling's inputs or the timing are off
             values.append(value)
 
     def merge(self, other: "Samples") -> None:
@@ -133,9 +133,10 @@ def kernel_fit(reports: list[ValidateResult], platform: Platform, dispatch: Effi
         coef = np.linalg.lstsq(x[:, cols], np.ones(len(a)), rcond=None)[0]
         if len(cols) == 2 and coef[1] <= 0:
             cols, coef = [0], np.linalg.lstsq(x[:, [0]], np.ones(len(a)), rcond=None)[0]
-        if not 1 / MAX_EFFICIENCY <= coef[0]:
-            continue  # kernels far above their ceiling: the ceiling's inputs are wrong, nothing to calibrate
-        eta_q = 1 / coef[1] if len(cols) == 2 and coef[1] >= 1 / MAX_EFFICIENCY else None
+        if not 1 / MAX_EFFICIENCY <= coef[0] <= 1 / MIN_EFFICIENCY:
+            continue  # kernels far above their ceiling (or a thousand times below): nothing to calibrate
+        eta_q = (1 / coef[1] if len(cols) == 2 and 1 / MAX_EFFICIENCY <= coef[1] <= 1 / MIN_EFFICIENCY
+                 else None)
         out[precision] = KernelFit(1 / coef[0], eta_q, len(a))
     return out
 
@@ -159,7 +160,7 @@ def fit_calibration(reports: list[tuple[ValidateResult, ModelSpec, str]], platfo
                         "(a report from roofline validate without --skip-end-to-end)")
     r0 = reports[0][0]
     partial = Calibration(
-        platform=r0.platform.name, gemm_efficiency=gemm,
+        platform=r0.platform.name, host=MeasuredHost.of(platform, r0.host.cpu_model), gemm_efficiency=gemm,
         non_gemm_efficiency={k: fitted(v, f"modelled {k.split('-')[0]} roofline over the encoder's measured "
                                           f"{k.split('-')[0]} time") for k, v in samples.non_gemm.items() if v},
         quantization_efficiency=fitted(samples.quantization, "the modelled dynamic quantization time over the "

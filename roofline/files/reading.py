@@ -1,16 +1,37 @@
-"""Reading spec files (TOML, JSON) into plain data, with one-line errors.
+"""Reading the files a command is given (TOML, JSON, a GGUF header, a histogram, a report, a record,
+a calibration, a stack profile) into plain data, with one-line errors: the one boundary for untrusted
+input.
 
-Spec files are data: they are parsed, never executed.
+Every read goes through :func:`open_regular` / :func:`read_bytes`:
+
+- only a regular file is read: a FIFO, a device (``/dev/zero``), a socket or a directory is refused
+  before a byte is read (the file is opened non-blocking, so a FIFO without a writer cannot hang the
+  command, and its type is checked on the open descriptor);
+- the size is capped while reading, not from ``st_size`` (which a special or growing file does not
+  give truthfully): at most ``max_bytes`` are read, and a longer file is refused;
+- a symlink loop, a missing file, a permission problem are one line naming the file;
+- spec files are data: they are parsed, never executed.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from roofline.errors import SpecError
+
+#: the most bytes a spec file, a config.json, a report, a record or a histogram may hold: the largest
+#: real ones are a few MB (a validate report of many shapes), so 16 MiB is room, not a limit anyone meets
+MAX_BYTES = 16 << 20
+
+_CHUNK = 1 << 20
 
 
 def _tomllib():
@@ -22,12 +43,82 @@ def _tomllib():
     return tomllib
 
 
-def read_bytes(path: Path, label: str | None = None) -> bytes:
-    """The file's bytes; an unreadable file is a SpecError naming ``label`` (default: the path)."""
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _why(e: OSError) -> str:
+    if e.errno == errno.ELOOP:
+        return "cannot read: a symlink loop (the link points back at itself)"
+    return f"cannot read: {e.strerror or e}"
+
+
+def regular_file_problem(path: Path | str) -> str | None:
+    """Why ``path`` cannot be read as a regular file (it is missing, a FIFO, a device, a symlink loop, ...), or
+    None when it can. Follows symlinks (a link to a regular file is one) without opening anything."""
     try:
-        return Path(path).read_bytes()
+        st = os.stat(path)
     except OSError as e:
-        raise SpecError(label or str(path), "", f"cannot read: {e.strerror or e}") from None
+        return _why(e)
+    except ValueError:  # a NUL byte in the name
+        return "cannot read: the name holds a NUL byte"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{file_kind(st.st_mode)}, not a regular file; give a file"
+    return None
+
+
+@contextmanager
+def open_regular(path: Path | str, label: str | None = None) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading in binary, when it is a regular file; else a one-line SpecError naming
+    ``label`` (default: the path)."""
+    where = label or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise SpecError(where, "", _why(e)) from None
+    except ValueError:
+        raise SpecError(where, "", "cannot read: the name holds a NUL byte") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SpecError(where, "", f"{file_kind(st.st_mode)}, not a regular file; give a file")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
+
+
+def read_bytes(path: Path | str, label: str | None = None, max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes, at most ``max_bytes`` (counted while reading); an unreadable, special or larger file
+    is a SpecError naming ``label`` (default: the path)."""
+    where = label or str(path)
+    with open_regular(path, label) as f:
+        parts, total = [], 0
+        try:
+            while True:
+                chunk = f.read(min(_CHUNK, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                total += len(chunk)
+                if total > max_bytes:
+                    raise SpecError(where, "", f"larger than {max_bytes:,} bytes, more than any file of its kind "
+                                               "holds; give the right file")
+        except OSError as e:
+            raise SpecError(where, "", _why(e)) from None
+    return b"".join(parts)
 
 
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
@@ -72,3 +163,12 @@ def _short(e: Exception) -> str:
 
 def read_toml(path: Path) -> dict[str, Any]:
     return parse_toml(read_bytes(path), path)
+
+
+def resolved(path: Path | str) -> Path:
+    """``path`` with its symlinks resolved where they resolve; a symlink loop or a missing part leaves the
+    rest as given (reading it then names the problem), never an exception."""
+    try:
+        return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    except (OSError, ValueError, RuntimeError):
+        return Path(path)

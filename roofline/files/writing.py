@@ -93,8 +93,9 @@ def replacing(given: str | os.PathLike, *, force: bool = False) -> Iterator[Path
     import tempfile
 
     path = target.path
+    prefix, suffix = temporary_affixes(path)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     except OSError as e:
         raise UserError(f"{target.given}: cannot write in {path.parent} ({e.strerror or e})") from None
     os.close(fd)
@@ -106,6 +107,29 @@ def replacing(given: str | os.PathLike, *, force: bool = False) -> Iterator[Path
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+#: the random part mkstemp puts between the prefix and the suffix
+_RANDOM_CHARS = 8
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def temporary_affixes(path: Path) -> tuple[str, str]:
+    """The prefix and suffix of the temporary file beside ``path``: ``.<name>.`` and ``.tmp<suffix>`` (the
+    same suffix, for tools that infer the format from the name), the name shortened so that the whole
+    temporary name fits the folder's file-name limit (a legal 250-byte name must be writable)."""
+    suffix = f".tmp{path.suffix}" if len(os.fsencode(path.suffix)) <= 16 else ".tmp"
+    room = _name_max(path.parent) - len(os.fsencode(suffix)) - _RANDOM_CHARS - 2  # the leading and the last dot
+    name = path.name
+    while name and len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}.", suffix
 
 
 def _take_over_metadata(tmp: Path, existing: os.stat_result | None) -> None:

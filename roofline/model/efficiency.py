@@ -75,11 +75,21 @@ class EfficiencySource:
         """A calibration applies to the platform it was fitted on: another platform is refused, unless
         ``any_platform``, and then the returned notes say so."""
         c = self.calibration
-        if c is None or c.platform.lower() in {n.lower() for n in platform.all_names}:
+        if c is None:
             return []
+        if c.host is not None:  # the measured host's identity decides, never a name (every probe is 'host')
+            differs = c.host.differences(platform)
+            if not differs:
+                return []
+            why = f"the measured host was {c.host.describe()}; '{platform.name}' has {'; '.join(differs)}"
+        elif c.platform.lower() != "host" and c.platform.lower() in {n.lower() for n in platform.all_names}:
+            return []
+        else:
+            why = ("the file names no measured host (written by an older roofline), and a name alone does not say "
+                   "which machine: every probe is named 'host'")
         label = f"--calibration {self.calibration_name}" if self.calibration_name else "the calibration"
         if not self.any_platform:
-            raise UserError(f"{label}: fitted on platform '{c.platform}', not on '{platform.name}'; calibrate "
+            raise UserError(f"{label}: fitted on platform '{c.platform}', not on '{platform.name}': {why}; calibrate "
                             f"this platform (roofline validate, then roofline calibrate), or give "
                             "--calibration-any-platform to apply it anyway")
         return [f"{label} was fitted on '{c.platform}' and is applied to '{platform.name}' "

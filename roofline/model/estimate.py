@@ -67,6 +67,35 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
                             why="small elementwise work next to the projections")]
 
 
+def left_out(model: ModelSpec) -> list[LeftOut]:
+    """What the estimate leaves out, the model's own bias vectors named with their size."""
+    from roofline.model.footprint import bias_params, weight_params
+
+    out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
+    tensors, params = bias_params(model)
+    if params:
+        share = params / max(weight_params(model), 1)
+        out = [LeftOut(what=f"the model's bias vectors ({params:,} parameters in {tensors:,} tensors, {share:.2%} of "
+                            "the weights' parameters) and other GEMM epilogues",
+                       why="their reads and adds are assumed fused into the GEMM (oneDNN post-ops); their bytes are "
+                           "not in the weight reads"), *out[1:]]
+    return out
+
+
+def model_notes(model: ModelSpec, work: Workload) -> list[str]:
+    """What the estimate prices that a dense transformer would not have: a sliding window."""
+    if model.sliding_window is None:
+        return []
+    n, w = model.windowed_layers, model.sliding_window
+    where = "every layer" if n == model.num_hidden_layers else f"{n} of the {model.num_hidden_layers} layers"
+    binding = ""
+    if work.phase is Phase.DECODE and work.context > w:
+        binding = f": at context {work.context:,} they read {w:,} cached tokens each, not {work.context:,}"
+    elif work.phase is Phase.PREFILL and work.seq_len > w:
+        binding = f": a prompt of {work.seq_len:,} tokens scores each query against at most {w:,} keys there"
+    return [f"sliding-window attention in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
+
+
 def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:
     """Encoders: fp32, bf16 where the platform computes BF16 natively, int8-static.
     Decoders: bf16 (fp32 without native BF16), int8-weight-only, int4-weight-only, int8-dynamic.
@@ -160,6 +189,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     quantize_lm_head = q.options.quantize_lm_head
     precision_results: dict[str, PrecisionResult] = {}
     bound = _bound_step_times(platform, ev, q)
+    needs: dict[str, str] = {}
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         path = res.path(r.compute_dtype)
@@ -169,6 +199,12 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         if model.family == "decoder" and not quantize_lm_head and r.quantized:
             notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
         t_step = float(step.step_time)
+        need, capacity, what = _memory(platform, model, work, e, res, q)
+        fits = None if capacity is None else need <= capacity
+        needs[r.name] = what
+        if fits is False:
+            notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM of the "
+                         f"{res.layout.sockets} socket(s) used (dram.capacity_gb): no figure here is reachable")
         precision_results[r.name] = PrecisionResult(
             name=r.name, description=r.description, compute_path=path.name, compute_dtype=path.dtype,
             native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
@@ -185,7 +221,9 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
             bound_step_time_s=bound.get(e.name), bound_throughput_per_s=work.batch / bound[e.name] if e.name in bound
             else None,
+            memory_bytes=need, fits_memory=fits,
         )
+    too_big = [n for n, pr in precision_results.items() if pr.fits_memory is False]
     base, base_real = ev.evaluated[0], ev.realistic[0]
     speedups = []
     for e, real, a in zip(ev.evaluated[1:], ev.realistic[1:], ev.amdahl):
@@ -198,7 +236,6 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
                                       t.how, t.calibrated) for t in real.terms],
         ))
-    left_out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     return EstimateResult(
         tool=f"roofline {__version__}",
         platform=_platform_result(res, platform_file),
@@ -208,10 +245,13 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             context=work.context if work.phase is Phase.DECODE else None,
         ),
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
-        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out,
+        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out(model),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
-        realistic_accuracy=q.source.accuracy, notes=q.source.notes(platform) + _emulated_notes(platform, q),
+        realistic_accuracy=q.source.accuracy,
+        notes=q.source.notes(platform) + _emulated_notes(platform, q) + model_notes(model, work) + ([
+            f"{', '.join(too_big)}: the model and its KV cache do not fit {platform.name}'s DRAM ({too_big[0]} needs "
+            f"{needs[too_big[0]]}); these figures assume memory the platform does not have"] if too_big else []),
     )
 
 
@@ -241,6 +281,33 @@ def _bound_step_times(platform: Platform, ev: Evaluation, q: EstimateQuery) -> d
                         ceiling=dataclasses.replace(q.ceiling, ceiling=Ceiling.BOUND, bandwidth=None),
                         options=dataclasses.replace(q.options, realistic=False))
     return {e.name: float(e.step.step_time) for e in steps}
+
+
+def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, res: Resources,
+            q: EstimateQuery) -> tuple[float, float | None, str]:
+    """DRAM the step needs on the sockets used: one copy of the weights per socket (roofline footprint) and
+    every instance's KV cache (decode: its sequences' context; prefill: the prompts written), the DRAM they
+    have (None: the platform file gives no dram.capacity_gb), and the need in words."""
+    from roofline.model.footprint import footprint
+
+    sockets = int(res.layout.sockets)
+    try:
+        weights = footprint(model, e.recipe.name, group_size=q.options.group_size,
+                            quantize_lm_head=q.options.quantize_lm_head).total_bytes
+    except UserError:  # a recipe footprint does not price on its own: the GEMM weights the step reads
+        weights = float(e.step.weight_bytes)
+    kv = 0.0
+    if model.family == "decoder":
+        tokens = work.context + 1 if work.phase is Phase.DECODE else work.seq_len
+        e_kv = DTYPE_BYTES[q.options.kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
+        per_sequence = 2.0 * float(model.kv_tokens(tokens)) * model.kv_heads * model.head_size * e_kv
+        kv = float(res.layout.total_instances) * work.batch * per_sequence
+    need = weights * sockets + kv
+    what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (
+        f" + {kv / 1e9:,.4g} GB of KV cache)" if kv else ")")
+    cap = platform.dram.capacity_gb
+    return need, (cap.value * 1e9 * sockets if cap.known else None), what
+
 
 
 def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:

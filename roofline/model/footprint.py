@@ -89,10 +89,11 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
     """((norm tensors, norm params), (bias tensors, bias params))."""
     h, layers = m.hidden_size, m.num_hidden_layers
     q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
-    if m.family == "encoder":  # LayerNorm weight + bias: 2 per layer and one after the embeddings
-        norm_tensors, norm_params = 2 * (2 * layers + 1), 2 * h * (2 * layers + 1)
-    else:  # RMSNorm weight: 2 per layer and a final one, plus per-head q/k norms
-        norm_tensors, norm_params = 2 * layers + 1, h * (2 * layers + 1)
+    # per layer (2, Gemma 2: 4) and one more: after the embeddings (encoders) or the final one (decoders);
+    # a LayerNorm has a weight and a bias, an RMSNorm a weight; decoders may add per-head q/k norms
+    norms, per_norm = m.norms_per_layer * layers + 1, 2 if m.layer_norm else 1
+    norm_tensors, norm_params = per_norm * norms, per_norm * h * norms
+    if m.family == "decoder":
         if m.qk_norm:
             norm_tensors += 2 * layers
             norm_params += 2 * layers * m.head_size
@@ -106,6 +107,16 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         bias_tensors += dense * (up + 1)
         bias_params += dense * (up * m.intermediate_size + h)
     return (norm_tensors, norm_params), (bias_tensors, bias_params)
+
+
+def bias_params(m: ModelSpec) -> tuple[int, int]:
+    """(bias tensors, bias parameters) of the projections."""
+    return _vector_params(m)[1]
+
+
+def weight_params(m: ModelSpec) -> int:
+    """Parameters of the weight matrices (every expert counted), without norms and biases."""
+    return sum(t.rows * t.cols * t.count for ts in _groups(m, False).values() for t in ts)
 
 
 def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None, group_size: int | None = None,

@@ -102,9 +102,10 @@ class Workload:
         return counts
 
     def kv_cache_elements(self) -> float:
-        """Cached K and V entries read by one decode step (all layers, all sequences)."""
+        """Cached K and V entries read by one decode step (all layers, all sequences; a windowed layer's
+        at most its window)."""
         m = self.model
-        return 2.0 * m.num_hidden_layers * self.batch * m.kv_heads * m.head_size * self.context
+        return 2.0 * float(m.kv_tokens(self.context)) * self.batch * m.kv_heads * m.head_size
 
 
 def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
@@ -116,15 +117,16 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
     decode = phase is Phase.DECODE
     tokens = batch if decode else batch * np.asarray(seq_len, dtype=float)
     encoder = m.family == "encoder"
-    norm_ops = cost("layer_norm_ops_per_element" if encoder else "rms_norm_ops_per_element")
+    norm_ops = cost("layer_norm_ops_per_element" if m.layer_norm else "rms_norm_ops_per_element")
     attention = op.attention(
         batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
         heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
-        causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"))
+        causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
+        window=m.sliding_window, window_layers=m.windowed_layers)
     out = [
         attention,
-        op.norm(tokens=tokens, hidden=m.hidden_size, calls=2 * layers + (0 if encoder else 1), ops_per_element=norm_ops,
-                name="layer_norm" if encoder else "rms_norm"),
+        op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
+                ops_per_element=norm_ops, name="layer_norm" if m.layer_norm else "rms_norm"),
         # the MLP activation runs on the width each token goes through (k experts + shared in MoE layers)
         op.activation(tokens=tokens, intermediate=m.mlp_intermediate_per_token, layers=layers, gated=m.gated_mlp,
                       ops_per_element=cost("silu_gated_ops_per_element" if m.gated_mlp else "gelu_ops_per_element")),
@@ -139,8 +141,7 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
 
 #: the modelling constants the non-GEMM operations use, by model family (for an estimate's inputs)
 def op_cost_names(model: ModelSpec) -> list[str]:
-    encoder = model.family == "encoder"
-    return ["layer_norm_ops_per_element" if encoder else "rms_norm_ops_per_element",
+    return ["layer_norm_ops_per_element" if model.layer_norm else "rms_norm_ops_per_element",
             "silu_gated_ops_per_element" if model.gated_mlp else "gelu_ops_per_element",
             "softmax_ops_per_score", "residual_add_ops_per_element"]
 

@@ -35,7 +35,9 @@ Item = Line | Grid
 
 
 def _text(cell: str | Line) -> str:
-    return cell.text if isinstance(cell, Line) else cell
+    from roofline.errors import printable
+
+    return printable(cell.text if isinstance(cell, Line) else cell)
 
 
 def plain_text(items: Sequence[Item], width: int) -> str | None:
@@ -43,7 +45,7 @@ def plain_text(items: Sequence[Item], width: int) -> str | None:
     lines: list[str] = []
     for item in items:
         if isinstance(item, Line):
-            lines += item.text.split("\n")
+            lines += _text(item).split("\n")
             continue
         cells = [item.columns] + [[_text(c) for c in row] for row in item.rows]
         widths = [max(len(row[j]) for row in cells) for j in range(len(item.columns))]

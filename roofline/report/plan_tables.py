@@ -104,6 +104,8 @@ def _summary(r: PlanResult) -> Group:
             fits = any(x.max_concurrent_sequences for x in c.layouts) or not decode
             what = (f"none meets it; fastest {b.instances_per_socket} x {b.instance_cores} x {c.sockets}" if fits
                     else "no layout fits the KV cache")
+            if c.memory is not None and c.memory.weight_bytes > c.memory.dram_bytes_per_socket:
+                what = "the weights do not fit its DRAM"
             row = [c.cpu, what] + ["-"] * (len(cols) - 2)
             if server and not decode:  # the fastest layout's lone request: the p99 no load gets under
                 row[cols.index("p99 ms")] = f"> {ms(b.bare_p99_s)}" if b.bare_p99_s else "-"
@@ -155,7 +157,10 @@ def headline(r: PlanResult) -> list[RenderableType]:
     for c in r.cpus:
         b = c.best
         if not c.meets:
-            g.add_row(c.cpu, "none meets the SLO", "-", "-", "-")
+            weights_too_big = c.memory is not None and c.memory.weight_bytes > c.memory.dram_bytes_per_socket
+            no_kv = decode and not any(x.max_concurrent_sequences for x in c.layouts)
+            g.add_row(c.cpu, "the weights do not fit its DRAM" if weights_too_big else
+                      "no layout fits the KV cache" if no_kv else "none meets the SLO", "-", "-", "-")
             continue
         cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
         g.add_row(c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}",

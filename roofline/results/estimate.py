@@ -172,7 +172,8 @@ class DecodeResult:
     weight_bytes: float
     """weights (and their scales) streamed per step"""
     kv_cache_bytes: float
-    """KV cache read per step: 2 x layers x batch x kv_heads x head_dim x context x element size"""
+    """KV cache read per step by one instance: 2 x layers x batch x kv_heads x head_dim x context x element size
+    (a sliding-window layer: at most its window of the context)"""
     kv_dtype: str
     compute_bound_batch: int | None
     """smallest batch at which the step's GEMMs together are compute-bound (null: not up to 65536)"""
@@ -231,6 +232,12 @@ class PrecisionResult:
     faster; null in the paper memory model"""
     bound_throughput_per_s: float | None = None
     """sequences per second at the bound"""
+    memory_bytes: float = 0.0
+    """DRAM the step needs on the sockets used: a copy of the whole model per socket (roofline footprint) plus
+    every instance's KV cache (decode: at its context; prefill: the prompts')"""
+    fits_memory: bool | None = None
+    """memory_bytes fits the DRAM of the sockets used (dram.capacity_gb x sockets); null: the platform file gives
+    no capacity. False: no figure of this precision is reachable on this platform"""
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ class TokenTable:
         s = scenario if self.n_scenarios > 1 else 0
         g = self.tokens
         if g.size == 1:
-            return self.times_s[s, np.zeros_like(tokens)]
+            return self.times_s[s, np.zeros(np.shape(tokens), dtype=np.intp)]
         i = np.searchsorted(g, tokens, side="left").clip(1, g.size - 1)
         w = (tokens - g[i - 1]) / (g[i] - g[i - 1])
         return self.times_s[s, i - 1] * (1.0 - w) + self.times_s[s, i] * w
@@ -349,6 +349,12 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     cum = np.concatenate([np.zeros((reps, 1), dtype=np.int64), np.cumsum(ln, axis=1)], axis=1).ravel()
     tok_b = cum[stream_b + size_b] - cum[stream_b]
     mb = (local_b >= warm[row_b]) & (local_b < (warm + meas)[row_b])  # batches whose first request is measured
+    w0, w1 = warm[row_b], (warm + meas)[row_b]
+    overlap = np.maximum(0, np.minimum(local_b + size_b, w1) - np.maximum(local_b, w0))
+    # a row whose measured requests all ride in batches headed before the window (a wait far longer than the
+    # window's span): its batches are the ones holding measured requests, else its batch figures are 0 / 0
+    headless = np.bincount(row_b[mb], minlength=n_rows) == 0
+    mb |= headless[row_b] & (overlap > 0)
     rows_h = row_b[mb]
     nb = np.bincount(rows_h, minlength=n_rows).astype(float)
     sreq = np.bincount(rows_h, weights=size_b[mb], minlength=n_rows)
@@ -356,8 +362,6 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     busy = np.bincount(rows_h, weights=(end_b - disp_b)[mb], minlength=n_rows)  # the row's unit
 
     # per measured request: its batch's end (and dispatch) less its arrival
-    w0, w1 = warm[row_b], (warm + meas)[row_b]
-    overlap = np.maximum(0, np.minimum(local_b + size_b, w1) - np.maximum(local_b, w0))
     first_b = np.searchsorted(row_b, np.arange(n_rows + 1))
     uo = u + frame * np.arange(reps)[:, None]
     shape3 = (n_s, n_g, reps)

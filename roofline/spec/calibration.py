@@ -8,15 +8,72 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
-from roofline.spec.limits import check_schema_version, check_sourced
+from roofline.spec.limits import LIMITS, check, check_schema_version, check_sourced
+from roofline.spec.platform import Platform, platform_fingerprint
 from roofline.spec.sourced import Sourced
+
+__all__ = ["Calibration", "MeasuredHost", "platform_fingerprint"]
 
 #: the newest calibration file layout this version reads
 SCHEMA_VERSION = 1
 
 
 #: an efficiency above this (measured far faster than the roofline) means wrong ceiling inputs, not a fit
-MAX_EFFICIENCY = 1.5
+MAX_EFFICIENCY = LIMITS["calibration.efficiency"].high
+#: an efficiency below this (a kernel a thousand times slower than its ceiling) is a broken measurement
+MIN_EFFICIENCY = LIMITS["calibration.efficiency"].low
+
+
+def _micro(name: str) -> str:
+    return " ".join(name.lower().replace("(", " ").replace(")", " ").split())
+
+
+@dataclass(frozen=True)
+class MeasuredHost:
+    """The host a calibration was measured on, by what it is, not by its file's name (every probe is named
+    ``host``): a platform with the same probe, or the same cores, ISA and microarchitecture, is that host."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    cpu_model: str
+    """as the reports' host section gives it (``/proc/cpuinfo`` model name)"""
+    microarchitecture: str
+    sockets: int
+    cores_per_socket: int
+    isa: tuple[str, ...]
+    """the ISA flags of the platform the reports were fitted over (as /proc/cpuinfo spells them)"""
+    probe_sha256: str = ""
+    """:func:`platform_fingerprint` of that platform (its probe)"""
+
+    def __post_init__(self) -> None:
+        check("platform.sockets", self.sockets, "sockets")
+        check("platform.cores_per_socket", self.cores_per_socket, "cores_per_socket")
+
+    @classmethod
+    def of(cls, p: Platform, cpu_model: str) -> MeasuredHost:
+        return cls(cpu_model=cpu_model, microarchitecture=p.microarchitecture, sockets=int(p.sockets.value),
+                   cores_per_socket=int(p.cores_per_socket.value), isa=tuple(p.isa),
+                   probe_sha256=platform_fingerprint(p))
+
+    def differences(self, p: Platform) -> list[str]:
+        """What differs between this host and platform ``p`` (nothing: ``p`` is this host)."""
+        if self.probe_sha256 and self.probe_sha256 == platform_fingerprint(p):
+            return []
+        out = []
+        cores = (int(p.sockets.value), int(p.cores_per_socket.value))
+        if cores != (self.sockets, self.cores_per_socket):
+            out.append(f"{cores[0]} x {cores[1]} cores, not {self.sockets} x {self.cores_per_socket}")
+        mine, theirs = _micro(self.microarchitecture), _micro(p.microarchitecture)
+        if not (mine.startswith(theirs) or theirs.startswith(mine)):
+            out.append(f"microarchitecture {p.microarchitecture}, not {self.microarchitecture}")
+        if set(p.isa) != set(self.isa):
+            extra, missing = sorted(set(p.isa) - set(self.isa)), sorted(set(self.isa) - set(p.isa))
+            out.append("ISA " + "; ".join(x for x in (f"with {', '.join(extra)}" if extra else "",
+                                                      f"without {', '.join(missing)}" if missing else "") if x))
+        return out
+
+    def describe(self) -> str:
+        return f"{self.cpu_model} ({self.microarchitecture}), {self.sockets} x {self.cores_per_socket} cores"
 
 
 @dataclass(frozen=True)
@@ -41,18 +98,18 @@ class Calibration:
     """one call of a compiled graph"""
     per_op_s: Sourced | None = None
     """each extern op (GEMM) inside a compiled graph"""
+    host: MeasuredHost | None = None
+    """the measured host: what the calibration applies to (a file without it matches by platform name)"""
     schema_version: int = 1
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
         for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency", "kernel_quantization_efficiency"):
-            values = getattr(self, group)
-            for k, v in values.items():
-                if not v.known or not 0 < v.value <= MAX_EFFICIENCY:
-                    raise ValueError(f"{group}.{k}: an efficiency in (0, 1.5], got {v.value}")
-        if self.quantization_efficiency is not None and not 0 < (self.quantization_efficiency.value or 0) <= MAX_EFFICIENCY:
-            raise ValueError(f"quantization_efficiency: an efficiency in (0, 1.5], got {self.quantization_efficiency.value}")
+            for k, v in getattr(self, group).items():
+                _efficiency(f"{group}.{k}", v)
+        if self.quantization_efficiency is not None:
+            _efficiency("quantization_efficiency", self.quantization_efficiency)
         for name in ("call_s", "per_op_s"):
             v = getattr(self, name)
             if v is not None and not (v.known and v.value >= 0):
@@ -79,3 +136,9 @@ class Calibration:
         """Efficiency of a non-GEMM part in a mode, e.g. ``attention-fp32``; 1 when not calibrated."""
         s = self.non_gemm_efficiency.get(key)
         return s.value if s is not None else 1.0
+
+
+def _efficiency(name: str, v: Sourced) -> None:
+    if not v.known:
+        raise ValueError(f"{name}: an efficiency must be known ({v.unknown})")
+    check("calibration.efficiency", v.value, name)

@@ -1,8 +1,15 @@
 """Read a Hugging Face ``config.json`` into :class:`ModelSpec` fields.
 
 Only architecture hyper-parameters are read; nothing in the file is executed.
-BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral style
+BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral / Gemma / StarCoder2 style
 decoders are understood.
+
+Every key read here has a JSON type (:data:`KEY_TYPES`) and, when it is a number, a range
+(:mod:`roofline.spec.limits`); both are checked before anything uses the value, so that a layer count
+of ``1e9`` is refused before a loop over the layers, and ``"mlp_only_layers": 5`` is a one-line
+error, not a ``TypeError``. What the model cannot price is refused naming the key, never silently
+approximated: an MLP whose shape the model type does not say (gated or not), linear-attention and
+state-space layers, a sliding window whose layers are not known.
 """
 
 from __future__ import annotations
@@ -10,12 +17,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from roofline.spec import limits
+
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
 MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"}
 
 ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert", "ernie", "mpnet"}
-DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2",
-                 *MOE_TYPES}
+
+#: decoders by the shape of their MLP: gated (SiLU or GELU of a gate times an up projection, then down:
+#: Llama, Mistral, Qwen, Gemma's GeGLU, Phi-3's fused gate_up, DeepSeek-MoE's experts) or plain (up, the
+#: activation, down: StarCoder2's c_fc/c_proj). The activation alone does not tell: Gemma's
+#: gelu_pytorch_tanh is gated, StarCoder2's is not.
+GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2",
+                  "deepseek", *MOE_TYPES}
+PLAIN_DECODERS = {"starcoder2"}
+DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
 # DistilBERT spells the usual keys its own way.
 _ALIASES = {
@@ -26,16 +42,32 @@ _ALIASES = {
     "activation": "hidden_act",
 }
 
+INT, LIST_INT, LIST_STR = int, "list of whole numbers", "list of strings"
 
-#: the JSON type of every key read here (after the DistilBERT aliases); anything else is refused, since
-#: a lax reading would take ``"mlp_bias": "false"`` as True and ``"hidden_size": true`` as 1
-_KEY_TYPES: dict[str, type] = {
-    "model_type": str, "architectures": list, "is_decoder": bool, "hidden_act": str,
-    "hidden_size": int, "intermediate_size": int, "num_hidden_layers": int, "num_attention_heads": int,
-    "num_key_value_heads": int, "head_dim": int, "vocab_size": int, "max_position_embeddings": int,
-    "type_vocab_size": int, "tie_word_embeddings": bool, "attention_bias": bool, "mlp_bias": bool,
+#: the JSON type of every key read here (after the DistilBERT aliases); anything else is refused, since a
+#: lax reading would take ``"mlp_bias": "false"`` as True, ``"hidden_size": true`` as 1 and ``"mlp_only_layers":
+#: 5`` as a list
+KEY_TYPES: dict[str, Any] = {
+    "model_type": str, "architectures": LIST_STR, "is_decoder": bool, "hidden_act": str, "norm_type": str,
+    "hidden_size": INT, "intermediate_size": INT, "num_hidden_layers": INT, "num_attention_heads": INT,
+    "num_key_value_heads": INT, "head_dim": INT, "vocab_size": INT, "max_position_embeddings": INT,
+    "type_vocab_size": INT, "tie_word_embeddings": bool, "attention_bias": bool, "mlp_bias": bool,
+    "use_bias": bool,
+    # mixture of experts
+    "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
+    "moe_intermediate_size": INT, "shared_expert_intermediate_size": INT, "n_shared_experts": INT,
+    "decoder_sparse_step": INT, "mlp_only_layers": LIST_INT, "first_k_dense_replace": INT, "moe_layer_freq": INT,
+    # sliding-window attention
+    "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
-_TYPE_WORDS = {str: "a string", list: "a list of strings", bool: "true or false", int: "a whole number"}
+_TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or false", INT: "a whole number",
+               LIST_INT: "a list of whole numbers"}
+
+#: the range of a config.json key that is not a ModelSpec field of the same name
+_LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "model.num_experts",
+               "decoder_sparse_step": "config.decoder_sparse_step", "first_k_dense_replace":
+               "config.first_k_dense_replace", "moe_layer_freq": "config.moe_layer_freq",
+               "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers"}
 
 #: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
 _UNMODELLED_KEYS = {
@@ -46,48 +78,77 @@ _UNMODELLED_KEYS = {
     "attn_layer_offset": "hybrid Mamba/SSM layers (Jamba)",
     "attn_layer_indices": "hybrid Mamba/SSM layers",
     "ssm_cfg": "state-space (Mamba) layers",
+    "full_attention_interval": "linear-attention layers (Gated DeltaNet, as in Qwen3-Next: three of every four "
+                               "layers keep a recurrent state instead of a KV cache)",
+    "sliding_window_pattern": "interleaved local and global attention whose pattern this tool does not read (Gemma 3)",
+    "attention_chunk_size": "chunked local attention (Llama 4)",
 }
-_SSM_PREFIXES = ("mamba_", "ssm_")
+_SSM_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_", "linear_conv_")
 _NON_ATTENTION_LAYER = re.compile(r"mamba|ssm|linear|conv|recurrent|rnn|delta", re.I)
+#: the kinds of layer a ``layer_types`` list may name
+_LAYER_TYPES = {"full_attention", "sliding_attention"}
 
 
 class ConfigError(ValueError):
     """A config.json problem, with the key it is about."""
 
     def __init__(self, key: str, reason: str) -> None:
-        self.key = key
-        super().__init__(reason)
+        self.key, self.reason = key, reason
+        super().__init__(f"{key}: {reason}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is(want: Any, value: Any) -> bool:
+    if want is LIST_STR:
+        return type(value) is list and all(type(v) is str for v in value)
+    if want is LIST_INT:
+        return type(value) is list and all(type(v) is int for v in value)
+    return type(value) is want
 
 
 def _check_types(cfg: dict[str, Any]) -> None:
+    """Every key read here has its JSON type, and every number its range (before anything loops over it)."""
     for key, value in cfg.items():
-        want = _KEY_TYPES.get(_ALIASES.get(key, key))
+        name = _ALIASES.get(key, key)
+        want = KEY_TYPES.get(name)
         if want is None or value is None:
             continue
-        ok = type(value) is want and (want is not list or all(type(v) is str for v in value))
-        if not ok:
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise ConfigError(key, f"must be {_TYPE_WORDS[want]}, got {shown}")
+        if not _is(want, value):
+            raise ConfigError(key, f"must be {_TYPE_WORDS[want]}, got {_shown(value)}")
+        limit = _LIMIT_KEYS.get(name, f"model.{name}")
+        if want is INT and limit in limits.LIMITS:
+            if value < 1 <= limits.LIMITS[limit].low:
+                raise ConfigError(key, f"must be a positive whole number, got {value}")
+            try:
+                limits.check(limit, value, key)
+            except ValueError as e:
+                raise ConfigError(key, str(e).split(": ", 1)[1]) from None
 
 
 def _check_modelled(cfg: dict[str, Any]) -> None:
     for key, value in cfg.items():
-        if value is None:
+        if value is None or value is False:
             continue
-        what = _UNMODELLED_KEYS.get(key) or ("hybrid Mamba/SSM layers" if key.startswith(_SSM_PREFIXES) else None)
+        what = _UNMODELLED_KEYS.get(key)
+        if what is None and key.startswith(_SSM_PREFIXES):
+            what = "linear-attention layers" if key.startswith("linear_") else "hybrid Mamba/SSM layers"
         if what is None and key in ("layer_types", "block_types") and isinstance(value, list):
             odd = sorted({str(v) for v in value if _NON_ATTENTION_LAYER.search(str(v))})
             what = f"layers that are not attention ({', '.join(odd)})" if odd else None
         if what:
-            raise ConfigError(key, f"{what} are not modelled; roofline counts dense attention and MLP GEMMs "
-                                   "only, and refuses this config rather than estimate it as a dense transformer")
+            raise ConfigError(key, f"{what}: not modelled; roofline counts attention and MLP GEMMs only, and "
+                                   "refuses this config rather than estimate it as a transformer of softmax attention")
 
 
 def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str, Any]:
     """Map a config.json dict to ModelSpec fields (validation happens in ModelSpec).
 
-    Raises :class:`ConfigError` (naming the key) for a value of the wrong JSON type and for
-    architectures that are not modelled."""
+    Raises :class:`ConfigError` (naming the key) for a value of the wrong JSON type or outside its range,
+    and for architectures that are not modelled."""
     _check_types(cfg)
     _check_modelled(cfg)
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
@@ -98,10 +159,9 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     elif model_type in ENCODER_TYPES or model_type == "":
         family = "encoder"
     else:
-        raise ValueError(
-            f"model_type '{model_type}' is not a known encoder or decoder "
-            f"(known: {', '.join(sorted(ENCODER_TYPES | DECODER_TYPES))})"
-        )
+        raise ConfigError("model_type",
+                          f"'{model_type}' is not a known encoder or decoder "
+                          f"(known: {', '.join(sorted(ENCODER_TYPES | DECODER_TYPES))})")
     fields: dict[str, Any] = {
         "name": name,
         "description": f"{model_type or 'transformer'} from {source}",
@@ -115,16 +175,101 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     ):
         if cfg.get(key) is not None:
             fields[key] = cfg[key]
-    if family == "decoder":
-        act = str(cfg.get("hidden_act", "silu"))
-        fields["gated_mlp"] = act in {"silu", "swiglu", "gelu_pytorch_tanh"} or model_type in DECODER_TYPES
-        fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe"}
-        fields["attention_bias"] = bool(cfg.get("attention_bias", model_type == "qwen2"))
-        if model_type == "qwen2":
-            fields["o_proj_bias"] = False
-        fields["mlp_bias"] = bool(cfg.get("mlp_bias", False))
-        fields.update(moe_fields(cfg, model_type))
+    if family == "encoder":
+        return fields
+    layers = cfg.get("num_hidden_layers") or 0
+    moe = moe_fields(cfg, model_type)  # an expert key this tool does not read is the more telling refusal
+    fields["gated_mlp"] = _gated(cfg, model_type)
+    fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe"}
+    bias = cfg.get("use_bias")  # StarCoder2: every projection and the MLP carry a bias
+    qwen2 = model_type in ("qwen2", "qwen2_moe")  # q/k/v biases, none on the output projection
+    fields["attention_bias"] = bool(_first(cfg.get("attention_bias"), bias, qwen2))
+    if qwen2:
+        fields["o_proj_bias"] = False
+    fields["mlp_bias"] = bool(_first(cfg.get("mlp_bias"), bias, False))
+    norm = cfg.get("norm_type")
+    if norm is not None:
+        if norm not in ("layer_norm", "rms_norm"):
+            raise ConfigError("norm_type", f"'{norm}' is not a norm this tool prices (layer_norm, rms_norm)")
+        fields["norm"] = "layer" if norm == "layer_norm" else "rms"
+    elif model_type == "starcoder2":
+        fields["norm"] = "layer"
+    if model_type == "gemma2":  # a norm after attention and after the MLP as well as before each
+        fields["norms_per_layer"] = 4
+    fields.update(moe)
+    fields.update(sliding_window_fields(cfg, model_type, layers))
     return fields
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _gated(cfg: dict[str, Any], model_type: str) -> bool:
+    """A decoder's MLP shape, by its model type; refused (naming hidden_act) where the type does not say."""
+    if model_type in GATED_DECODERS:
+        return True
+    if model_type in PLAIN_DECODERS:
+        return False
+    act = cfg.get("hidden_act", "not given")
+    raise ConfigError("hidden_act", f"'{act}' in a '{model_type or 'unnamed'}' decoder: whether its MLP is gated "
+                      "(a gate and an up projection, as Llama's and Gemma's) or plain (up, activation, down, as "
+                      "StarCoder2's) is not known for this model_type, and the activation does not say; known decoder "
+                      f"types: {', '.join(sorted(DECODER_TYPES))} (or write a model .toml with gated_mlp)")
+
+
+# ------------------------------------------------------------------ sliding-window attention
+
+#: model types whose ``sliding_window`` applies to every layer
+_WINDOW_EVERY_LAYER = {"mistral", "mixtral", "starcoder2", "phi3"}
+#: model types whose ``sliding_window`` applies only with ``use_sliding_window``, to the layers from
+#: ``max_window_layers`` on (transformers' Qwen2 attention)
+_WINDOW_FROM_LAYER = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+
+
+def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> dict[str, Any]:
+    """``sliding_window`` and ``sliding_window_layers`` of ModelSpec:
+
+    - ``layer_types`` (newer transformers): the layers named ``sliding_attention`` have the window;
+    - Mistral, Mixtral, StarCoder2, Phi-3: every layer;
+    - Gemma 2: the even layers (transformers' ``is_sliding = not layer_idx % 2``), the odd ones global;
+    - Qwen2/3 (and their MoE): only when ``use_sliding_window``, the layers from ``max_window_layers`` on.
+
+    A window on another model type is refused, naming the key: which of its layers it applies to is not known.
+    """
+    window = cfg.get("sliding_window") or None
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != layers:
+            raise ConfigError("layer_types", f"{len(types)} entries for {layers} layers (num_hidden_layers)")
+        odd = sorted(set(types) - _LAYER_TYPES)
+        if odd:
+            raise ConfigError("layer_types", f"{', '.join(map(repr, odd[:3]))}: not a kind of layer this tool prices "
+                              f"(known: {', '.join(sorted(_LAYER_TYPES))})")
+        sliding = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+        if not sliding:
+            return {}
+        if window is None:
+            raise ConfigError("sliding_window", "layer_types names sliding_attention layers but the config gives no "
+                                                "sliding_window")
+        return {"sliding_window": window, "sliding_window_layers": None if len(sliding) == layers else sliding}
+    if window is None:
+        return {}
+    if model_type in _WINDOW_FROM_LAYER:
+        if not cfg.get("use_sliding_window"):
+            return {}  # the window is off (use_sliding_window false, the default)
+        first = cfg.get("max_window_layers")
+        first = layers if first is None else first
+        if first >= layers:
+            return {}
+        return {"sliding_window": window, "sliding_window_layers": None if first == 0 else tuple(range(first, layers))}
+    if model_type == "gemma2":
+        return {"sliding_window": window, "sliding_window_layers": tuple(range(0, layers, 2))}
+    if model_type in _WINDOW_EVERY_LAYER:
+        return {"sliding_window": window}
+    raise ConfigError("sliding_window", f"{window} in a '{model_type or 'unnamed'}' config: which layers attend "
+                      "through the window is not known for this model type (give layer_types, or write a model "
+                      ".toml with sliding_window and sliding_window_layers)")
 
 
 # ------------------------------------------------------------------ mixture of experts
@@ -153,7 +298,7 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
       first_k_dense_replace`` and ``i % moe_layer_freq == 0``. Dense layers use ``intermediate_size``.
 
     A key that names experts but is none of these is refused (one line naming it) rather than
-    silently modelled as a dense MLP.
+    silently modelled as a dense MLP. The keys' types and ranges were checked before (``_check_types``).
     """
     _refuse_unknown_moe_keys(cfg)
     experts = next((cfg[k] for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
@@ -161,7 +306,7 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         return {}
     top_k = cfg.get("num_experts_per_tok")
     if top_k is None:
-        raise ValueError("num_experts_per_tok: a mixture of experts needs its top-k (num_experts_per_tok)")
+        raise ConfigError("num_experts_per_tok", "a mixture of experts needs its top-k (num_experts_per_tok)")
     layers = int(cfg.get("num_hidden_layers") or 0)
     out: dict[str, Any] = {"num_experts": experts, "num_experts_per_tok": top_k}
     if cfg.get("moe_intermediate_size") is not None:
@@ -170,14 +315,18 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         out["shared_expert_intermediate_size"] = cfg["shared_expert_intermediate_size"]
         out["shared_expert_gate"] = model_type == "qwen2_moe"
     elif cfg.get("n_shared_experts"):
-        width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size")
-        out["shared_expert_intermediate_size"] = int(cfg["n_shared_experts"]) * int(width)
-    out["dense_layers"] = tuple(i for i in range(layers) if not _is_moe_layer(cfg, i))
+        width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size") or 0
+        out["shared_expert_intermediate_size"] = cfg["n_shared_experts"] * width
+    dense_only = set(cfg.get("mlp_only_layers") or ())
+    outside = sorted(i for i in dense_only if not 0 <= i < layers)
+    if outside:
+        raise ConfigError("mlp_only_layers", f"layer {outside[0]} is not a layer of the {layers} (num_hidden_layers)")
+    out["dense_layers"] = tuple(i for i in range(layers) if not _is_moe_layer(cfg, dense_only, i))
     return out
 
 
-def _is_moe_layer(cfg: dict[str, Any], i: int) -> bool:
-    if i in (cfg.get("mlp_only_layers") or []):
+def _is_moe_layer(cfg: dict[str, Any], dense_only: set[int], i: int) -> bool:
+    if i in dense_only:
         return False
     step = cfg.get("decoder_sparse_step") or 1
     if (i + 1) % step:
@@ -187,12 +336,13 @@ def _is_moe_layer(cfg: dict[str, Any], i: int) -> bool:
     return i >= first_dense and i % freq == 0
 
 
-def _refuse_unknown_moe_keys(cfg: dict[str, Any], where: str = "") -> None:
+def _refuse_unknown_moe_keys(cfg: dict[str, Any], where: str = "", depth: int = 0) -> None:
     for key, value in cfg.items():
         if isinstance(value, dict):
-            _refuse_unknown_moe_keys(value, f"{where}{key}.")
+            if depth < 8:  # sub-configs (ffn_config, text_config) a few levels deep; deeper is no real config
+                _refuse_unknown_moe_keys(value, f"{where}{key}.", depth + 1)
             continue
         low = key.lower()
         if ("expert" in low or low.startswith("moe_")) and key not in MOE_KEYS and value not in (None, 0, False, [], ""):
-            raise ValueError(f"{where}{key}: a mixture-of-experts key this tool does not model "
-                             f"(known: {', '.join(sorted(MOE_KEYS))})")
+            raise ConfigError(f"{where}{key}", "a mixture-of-experts key this tool does not model "
+                              f"(known: {', '.join(sorted(MOE_KEYS))})")

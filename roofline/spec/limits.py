@@ -80,6 +80,21 @@ LIMITS: dict[str, Limit] = {
     "model.max_position_embeddings": Limit(1, 1 << 27, "positions", "134M positions is beyond any model",
                                            low_open=False),
     "model.type_vocab_size": Limit(0, 1 << 24, "", "beyond any tokenizer", low_open=False),
+    "model.num_experts": Limit(1, 65536, "experts", "the largest mixtures route over a few hundred experts",
+                               low_open=False),
+    "model.num_experts_per_tok": Limit(1, 65536, "experts", "a token goes to a few experts", low_open=False),
+    "model.moe_intermediate_size": Limit(1, 1 << 22, "", "beyond any transformer's MLP", low_open=False),
+    "model.shared_expert_intermediate_size": Limit(0, 1 << 22, "", "beyond any transformer's MLP",
+                                                   low_open=False),
+    "model.sliding_window": Limit(1, 1 << 27, "tokens", "the longest sequence a model may have", low_open=False),
+    "model.norms_per_layer": Limit(1, 8, "norms", "a transformer block has 2 to 4 norms", low_open=False),
+    # config.json keys that shape the layers without being a ModelSpec field: checked before any loop uses them
+    "config.decoder_sparse_step": Limit(1, 10_000, "layers", "at most one MoE layer in every layer",
+                                        low_open=False),
+    "config.first_k_dense_replace": Limit(0, 10_000, "layers", "beyond any transformer", low_open=False),
+    "config.moe_layer_freq": Limit(1, 10_000, "layers", "beyond any transformer", low_open=False),
+    "config.n_shared_experts": Limit(0, 65536, "experts", "a few shared experts at most", low_open=False),
+    "config.max_window_layers": Limit(0, 10_000, "layers", "beyond any transformer", low_open=False),
     "model.measured.*.batch": Limit(1, 1_000_000, "sequences", "the largest batch a flag accepts",
                                     low_open=False),
     "model.measured.*.seq_len": Limit(1, 1 << 27, "tokens", "the longest sequence a model may have",
@@ -87,6 +102,9 @@ LIMITS: dict[str, Limit] = {
     "model.measured.*.non_gemm_speedup.*": Limit(1e-3, 1e4, "x", "a speedup outside 0.001-10,000 is a typo",
                                                  low_open=False),
     # ------------------------------------------------------------------ calibrations
+    "calibration.efficiency": Limit(1e-3, 1.5, "", "the roofline time over the measured: above 1.5 the ceiling's "
+                                    "inputs are wrong, below 0.001 (a thousand times slower) the measurement is",
+                                    low_open=False),
     "calibration.call_s": Limit(0, 10, "s", "a compiled call costs microseconds", low_open=False),
     "calibration.per_op_s": Limit(0, 10, "s", "an extern op costs microseconds", low_open=False),
 }

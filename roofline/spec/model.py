@@ -21,6 +21,11 @@ SCHEMA_VERSION = 1
 #: requantize), as vendor-tuned stacks run quantized encoders.
 
 
+def _short_list(values) -> str:
+    items = list(values)
+    return str(items) if len(items) <= 8 else f"[{', '.join(map(str, items[:8]))}, ... ({len(items)} in all)]"
+
+
 @dataclass(frozen=True)
 class MeasuredBaseline:
     """Measured Amdahl inputs for one (platform, baseline precision, workload)."""
@@ -102,6 +107,17 @@ class ModelSpec:
     o_proj_bias: bool | None = None
     """bias on the attention output projection; default: attention_bias (Qwen2 has q/k/v biases only)"""
     mlp_bias: bool = True
+    norm: Literal["layer", "rms"] | None = None
+    """LayerNorm (weight and bias) or RMSNorm (weight); default: LayerNorm for encoders, RMSNorm for decoders
+    (StarCoder2 is a decoder with LayerNorm)"""
+    norms_per_layer: int = 2
+    """norms in each block: 2 (before attention and before the MLP); Gemma 2 has 4 (also after each)"""
+    sliding_window: int | None = None
+    """sliding-window attention: a windowed layer attends to at most this many past tokens, so its KV cache
+    holds and a decode step reads at most this many (Mistral-7B-v0.1 and StarCoder2: 4096); None: none"""
+    sliding_window_layers: tuple[int, ...] | None = None
+    """the layers with the window; None: every layer (Mistral); Gemma 2: the even layers, the odd ones attend
+    over the whole context"""
     num_experts: int | None = None
     """mixture of experts: routed experts per MoE layer (config.json ``num_local_experts``,
     ``num_experts`` or ``n_routed_experts``); None: a dense model"""
@@ -138,6 +154,7 @@ class ModelSpec:
                 check(f"model.{f.name}", v)
         if self.type_vocab_size < 0:
             raise ValueError(f"type_vocab_size: must be 0 or more, got {self.type_vocab_size}")
+        self._check_window()
         if self.head_dim is None and self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size: {self.hidden_size} is not a multiple of num_attention_heads "
@@ -148,6 +165,20 @@ class ModelSpec:
                 f"num_key_value_heads: {self.kv_heads} must divide num_attention_heads {self.num_attention_heads}"
             )
         self._check_moe()
+
+    def _check_window(self) -> None:
+        if self.sliding_window is None:
+            if self.sliding_window_layers is not None:
+                raise ValueError("sliding_window_layers: only with a sliding_window")
+            return
+        if self.family != "decoder":
+            raise ValueError("sliding_window: modelled for decoders (causal attention) only")
+        layers = self.sliding_window_layers
+        if layers is not None:
+            n = self.num_hidden_layers
+            if any(not 0 <= i < n for i in layers) or len(set(layers)) != len(layers):
+                raise ValueError(f"sliding_window_layers: distinct layer indices in [0, {n}), got "
+                                 f"{_short_list(layers)}")
 
     def _check_moe(self) -> None:
         if (self.num_experts is None) != (self.num_experts_per_tok is None):
@@ -173,9 +204,33 @@ class ModelSpec:
             raise ValueError("shared_expert_gate: needs a shared expert (shared_expert_intermediate_size)")
         layers = self.num_hidden_layers
         if any(not 0 <= i < layers for i in self.dense_layers) or len(set(self.dense_layers)) != len(self.dense_layers):
-            raise ValueError(f"dense_layers: distinct layer indices in [0, {layers}), got {list(self.dense_layers)}")
+            raise ValueError(f"dense_layers: distinct layer indices in [0, {layers}), got {_short_list(self.dense_layers)}")
         if len(self.dense_layers) == layers:
             raise ValueError("dense_layers: every layer is dense; drop num_experts for a dense model")
+
+    @property
+    def windowed_layers(self) -> int:
+        """Layers whose attention is windowed (0 without a sliding window)."""
+        if self.sliding_window is None:
+            return 0
+        return self.num_hidden_layers if self.sliding_window_layers is None else len(self.sliding_window_layers)
+
+    @property
+    def layer_norm(self) -> bool:
+        """LayerNorm (weight and bias), else RMSNorm (a weight)."""
+        return (self.norm or ("layer" if self.family == "encoder" else "rms")) == "layer"
+
+    def kv_tokens(self, context):
+        """Cached tokens of one sequence summed over the layers at ``context`` tokens of context (an array
+        broadcasts): ``context`` in a full-attention layer, ``min(context, window)`` in a windowed one."""
+        import numpy as np
+
+        c = np.asarray(context, dtype=float)
+        windowed = self.windowed_layers
+        out = (self.num_hidden_layers - windowed) * c
+        if windowed:
+            out = out + windowed * np.minimum(c, float(self.sliding_window))
+        return out
 
     @property
     def all_names(self) -> tuple[str, ...]:

@@ -255,6 +255,20 @@ class Platform:
         return [name for name, p in self.compute.items() if p.dtype == dtype and p.emulated]
 
 
+def platform_fingerprint(p: Platform) -> str:
+    """A platform's measured identity: the SHA-256 of every number and source it holds, its name, aliases,
+    description and notes left out (every probe is named ``host``; the same probe copied and renamed is the
+    same host)."""
+    import dataclasses
+    import hashlib
+    import json
+
+    data = dataclasses.asdict(p)
+    for k in ("name", "aliases", "description", "notes"):
+        data.pop(k, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:
     if not s.known:
         raise ValueError(f"{field_name}: must be known ({s.unknown})")
