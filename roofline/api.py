@@ -70,6 +70,19 @@ def _gguf(a: Values) -> bool:
         str(p).lower() in RECIPE_TYPES or str(p).lower() in MIX_NAMES for p in precisions)
 
 
+def with_channels(platform, a: Values):
+    """The platform on ``--memory-channels`` channels per socket (its bandwidths scaled), when given."""
+    from roofline.spec.platform import with_memory_channels
+
+    n = a.get("memory_channels")
+    if n is None:
+        return platform
+    try:
+        return with_memory_channels(platform, n)
+    except ValueError as e:
+        raise UserError(f"--memory-channels {n}: {str(e).removeprefix('memory channels: ')}") from None
+
+
 def _require(command: str, a: Values, *names: str, alternative: str = "") -> None:
     missing = [f"--{n.replace('_', '-')}" for n in names if a.get(n) is None]
     if missing:
@@ -99,6 +112,7 @@ def estimate_inputs(a: Values):
 
     _require("estimate", a, "model", "cpu")
     platform, platform_file = resolve.platform(a.cpu)
+    platform = with_channels(platform, a)
     spec = resolve.model(a.model)
     query = EstimateQuery(
         precisions=a.precision, baseline=a.baseline,
@@ -296,7 +310,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
 
     a = checked(A.PLAN, {"model": model, "cpu": cpu, **flags})
     _require("plan", a, "model", "cpu")
-    platforms = resolve.platforms(a.cpu)
+    platforms = [with_channels(p, a) for p in resolve.platforms(a.cpu)]
     spec = resolve.model(a.model)
     ms = lambda v: None if v is None else v / 1e3  # noqa: E731
     options = PlanOptions(

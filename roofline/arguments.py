@@ -436,7 +436,9 @@ GEMM_SPEEDUP = Arg("gemm_speedup", "override the GEMM speedup s (0.001 to 10,000
 NON_GEMM_SPEEDUP = Arg("non_gemm_speedup", "override the non-GEMM speedup s_non (0.001 to 10,000)", A_SPEEDUP)
 
 WORKLOAD = (BATCH_ARG, SEQ_LEN, PHASE, CONTEXT_ARG, BANDWIDTH)
-LAYOUT = (MEMORY_MODEL, CEILING, CORES_ARG, INSTANCE_CORES)
+MEMORY_CHANNELS = Arg("memory_channels", "memory channels populated per socket, 1 to 64, when fewer than the platform "
+                      "file's dram.channels_per_socket (its DRAM bandwidths scale by the ratio)", Int(1, 64))
+LAYOUT = (MEMORY_MODEL, CEILING, CORES_ARG, INSTANCE_CORES, MEMORY_CHANNELS)
 EFFICIENCIES = (CALIBRATION, ANY_PLATFORM, STACK)
 OVERRIDES = (F_GEMM, GEMM_SPEEDUP, NON_GEMM_SPEEDUP)
 
@@ -501,7 +503,7 @@ PLAN = Command("plan", (
     KV_DTYPE.but(group=_DECODERS),
     PHASE.but(help="forward (encoders, the default), decode (decoders, the default: continuous batching) or prefill (a "
               "decoder's prompts alone, batched like an encoder's requests)"),
-    BANDWIDTH, MEMORY_MODEL, CEILING, CORES_ARG,
+    BANDWIDTH, MEMORY_MODEL, CEILING, CORES_ARG, MEMORY_CHANNELS,
     INSTANCE_CORES.but(help="plan this one layout of cores per instance, 1 to 4,096 (default: 1, 2, 4, ... up to the "
                        "socket, and the best of them)"),
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the measured host's "
