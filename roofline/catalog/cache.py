@@ -70,10 +70,10 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
         return validate(cls, parse(raw), path)
     key = hashlib.sha256(raw + f"\0{type_key(cls)}\0{__version__}\0{code_key()}\0{path}".encode(
         "utf-8", "surrogateescape")).hexdigest()
-    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json", lambda: validate(cls, parse(raw), path))
+    return cached_object(cls, cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json", lambda: validate(cls, parse(raw), path))
 
 
-def _cached(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
+def cached_object(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
     """The entry's object when it can be read back, else ``build()``, stored for next time."""
     try:
         with open(entry, encoding="utf-8") as f:
@@ -103,5 +103,5 @@ def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str,
     identity = f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}"
     key = hashlib.sha256(f"{identity}\0{type_key(cls)}\0{__version__}\0{code_key()}".encode(
         "utf-8", "surrogateescape")).hexdigest()
-    return _cached(cls, cache_dir() / "specs" / f"{cls.__name__}-file-{key[:40]}.json",
+    return cached_object(cls, cache_dir() / "specs" / f"{cls.__name__}-file-{key[:40]}.json",
                    lambda: validate(cls, fields(), path))

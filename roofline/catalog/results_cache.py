@@ -13,15 +13,13 @@ the roofline version and the result type. It lives under the spec cache's folder
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from roofline.catalog import builtin_dir, search_dirs
-from roofline.catalog.cache import cache_dir
-from roofline.catalog.validate import build_trusted, to_plain
+from roofline.catalog.cache import cache_dir, cached_object
 from roofline.version import __version__
 
 T = TypeVar("T")
@@ -55,18 +53,4 @@ def cached(cls: type[T], kind: str, inputs: Iterable[Path], compute: Callable[[]
     """``compute()``, or the result stored under the same inputs' key."""
     if os.environ.get("ROOFLINE_NO_CACHE"):
         return compute()
-    entry = cache_dir() / "results" / f"{kind}-{inputs_key(kind, inputs)[:40]}.json"
-    try:
-        with open(entry, encoding="utf-8") as f:
-            return build_trusted(cls, json.load(f))
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    result = compute()
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(to_plain(result)), encoding="utf-8")
-        os.replace(tmp, entry)
-    except OSError:
-        pass
-    return result
+    return cached_object(cls, cache_dir() / "results" / f"{kind}-{inputs_key(kind, inputs)[:40]}.json", compute)
