@@ -180,23 +180,25 @@ def shaped(eta: np.ndarray, m: np.ndarray, work_half: float, scale: np.ndarray |
 
 def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
     """The compute path class a recipe's GEMMs run on under a stack (``<dtype>-<isa class>``; a GGUF block
-    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel), and the ratio of that
-    path's peak to the ceiling's (1 unless a path rule sends the stack to a slower path)."""
+    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel), and the ratio of the rate
+    the stack gets to the ceiling's path peak (1 unless a path rule sends the stack to a slower path, or caps
+    its ops per cycle)."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
     kind = recipe.block.name if recipe.block is not None and " " not in recipe.block.name else p.dtype
-    cls = f"{kind}-{p.isa_class}"
     rule = stack.path_rule(res.platform.vendor, p.dtype) if stack else None
-    if rule is None or rule.isa_class == p.isa_class:
-        return cls, 1.0
-    cls = f"{kind}-{rule.isa_class}"
-    slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
-    if not slower:
+    if rule is None:
         return f"{kind}-{p.isa_class}", 1.0
-    lay = res.layout
-    factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)
-                          / np.asarray(choice.peak)))
-    return cls, min(factor, 1.0)
+    name, used, factor = choice.name, p, 1.0
+    slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
+    if rule.isa_class and rule.isa_class != p.isa_class and slower:
+        name, used = slower[0], res.platform.compute[slower[0]]
+        lay = res.layout
+        factor = float(np.max(path_peak(res.platform, name, lay.sockets, lay.active_cores, res.clock)
+                              / np.asarray(choice.peak)))
+    if rule.max_ops_per_cycle is not None:
+        factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.value)
+    return f"{kind}-{used.isa_class}", min(factor, 1.0)
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:

@@ -22,15 +22,20 @@ SCHEMA_VERSION = 1
 @dataclass(frozen=True)
 class PathRule:
     """The stack runs ``dtype`` GEMMs on ``vendor``'s CPUs on the ``isa_class`` path, whatever faster path
-    the CPU has (e.g. MKL's FP32 GEMMs on AMD: the AVX2 kernels)."""
+    the CPU has (e.g. MKL's FP32 GEMMs on AMD: the AVX2 kernels), and (``max_ops_per_cycle``) at most that
+    rate per core: kernels written for narrower vectors than the path's (llama.cpp's 256-bit dot products on
+    a full-width AVX-512 core reach half its zmm rate)."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
 
     vendor: str
-    """matched case-insensitively against the platform's vendor (AMD matches AuthenticAMD)"""
+    """matched case-insensitively against the platform's vendor (AMD matches AuthenticAMD; empty: every vendor)"""
     dtype: str
-    isa_class: str
-    evidence: str
+    isa_class: str = ""
+    """the path the stack runs (empty: the ceiling's own)"""
+    evidence: str = ""
+    max_ops_per_cycle: float | None = None
+    """the most ops per cycle per core the stack's kernels issue on that path"""
 
 
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
