@@ -328,10 +328,12 @@ def _request_lengths(a: Values, model):
 
 def sweep_grid(a: Values):
     """The checked sweep arguments as its grid, every name, axis and model limit checked before anything is
-    evaluated: ``(models, platforms, precisions, batches, seq_lens)``."""
+    evaluated: ``(models, platforms, precisions, batches, seq_lens)``, the two axes as
+    :class:`~roofline.model.sweep.AxisValues`."""
     import math
 
     from roofline.catalog import resolve
+    from roofline.model.sweep import AxisValues
     from roofline.model.workload import make_workload
     from roofline.spec.precision import get_recipe
 
@@ -346,24 +348,34 @@ def sweep_grid(a: Values):
         get_recipe(p)
     models = [resolve.model(m) for m in a.model]
     platforms = [resolve.platform(c)[0] for c in a.cpu]
-    axis = lambda v, default: list(dict.fromkeys(x for r in v for x in r)) if v else [default]  # noqa: E731
-    batches, seqs = axis(a.batch, 1), axis(a.seq_len, 256)
+    batches, seqs = AxisValues(a.batch or [1]), AxisValues(a.seq_len or [256])
     for m in models:  # every model's limits (positions, phase, context), on the largest point
-        make_workload(m, a.phase, max(batches), max(seqs), a.context)
+        make_workload(m, a.phase, batches.max(), seqs.max(), a.context)
     return models, platforms, precisions, batches, seqs
 
 
+def grid_words(models, platforms, precisions, batches, seqs) -> str:
+    """``2 models x 1 CPU x 2 precisions x 2 batches x 1 sequence length``"""
+    axes = [(len(models), "model", "models"), (len(platforms), "CPU", "CPUs"),
+            (len(precisions), "precision", "precisions"), (len(batches), "batch", "batches"),
+            (len(seqs), "sequence length", "sequence lengths")]
+    return " x ".join(f"{n} {one if n == 1 else many}" for n, one, many in axes)
+
+
 def sweep(model: Any = None, cpu: Any = None, **flags: Any):
-    """``roofline sweep``: the grid of models x CPUs x precisions x batch x sequence, one
-    :class:`~roofline.model.sweep.Plane` per (model, CPU, precision), lazily.
+    """``roofline sweep``: the grid of models x CPUs x precisions x batch x sequence as a
+    :class:`~roofline.results.sweep.SweepTable` of numpy columns (the CSV's, units in the names), evaluated
+    block by block when it is read: ``len(t)``, ``t["step_time_s"]``, ``t.to_pandas()``, ``t.to_arrow()``,
+    ``t.write("grid.parquet")``.
 
     Arguments: precision, batch, seq_len (lists, or ``start:stop[:step]`` strings), phase, context, bandwidth,
     memory_model, cores, instance_cores."""
     from roofline.model.build import CeilingSpec, LayoutSpec
-    from roofline.model.sweep import sweep as model_sweep
+    from roofline.model.sweep import sweep_table
 
     a = checked(A.SWEEP, {"model": model, "cpu": cpu, **flags})
     models, platforms, precisions, batches, seqs = sweep_grid(a)
-    return model_sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
-                       ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
+    return sweep_table(platforms, models, precisions, batches, seqs,
+                       grid=grid_words(models, platforms, precisions, batches, seqs), phase=a.phase,
+                       context=a.context, ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth),
                        layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))

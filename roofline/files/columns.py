@@ -1,0 +1,561 @@
+"""Tables of numpy columns written as CSV, JSON lines or Parquet, a whole column at a time.
+
+A table streams as :class:`Block` s (runs of rows, every column an array of the block's length, a
+:class:`Words` column of codes into its words, or a :class:`Constant`), described once by its
+:class:`Schema` (each column's name and kind). Text is made column by column in numpy, never row by
+row:
+
+- a float is written as Python's ``repr`` writes it (the shortest of 15, 16 or 17 significant digits
+  that reads back as the same float; positional from 1e-4 to 1e16, else ``1.5e-05``), so every value
+  reads back exactly; its digits come from the float times a power of ten in long double (64-bit
+  mantissa) arithmetic, and the few values whose digits that arithmetic cannot decide take ``repr``
+  itself;
+- an integer as its decimal digits, a bool as ``True``/``False`` (CSV) or ``true``/``false`` (JSON), a
+  missing value (a :class:`Constant` of None) as an empty CSV field or ``null``;
+- each field is laid out in a NUL-padded byte matrix, the fields side by side with their separators,
+  and the NULs dropped in one pass.
+
+Files are written through :func:`roofline.files.writing.replacing`: whole or not at all. Parquet takes
+pyarrow (the ``parquet`` extra), imported only when a Parquet file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+import numpy as np
+
+from roofline.errors import UserError
+
+Kind = Literal["text", "int", "float", "bool"]
+FORMATS = ("csv", "jsonl", "parquet")
+SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
+
+
+@dataclass(frozen=True)
+class Words:
+    """A text column as codes into its words (dictionary-encoded)."""
+
+    codes: np.ndarray
+    words: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def to_numpy(self) -> np.ndarray:
+        return np.asarray(self.words, dtype=object)[self.codes]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One value for every row of a block (None: missing)."""
+
+    value: Any
+
+
+Column = np.ndarray | Words | Constant
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of rows."""
+
+    length: int
+    columns: dict[str, Column]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Each column's name and kind, in order."""
+
+    columns: tuple[tuple[str, Kind], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.columns)
+
+
+#: blocks are gathered into runs of at least this many rows before they are written (fewer, larger calls)
+WRITE_ROWS = 1 << 16
+
+
+def merge(schema: Schema, blocks: Sequence[Block]) -> Block:
+    """Consecutive blocks as one: a column constant across them stays a constant, text becomes
+    :class:`Words`, the rest arrays."""
+    if len(blocks) == 1:
+        return blocks[0]
+    n = sum(b.length for b in blocks)
+    out: dict[str, Column] = {}
+    for name, kind in schema.columns:
+        cols = [b.columns[name] for b in blocks]
+        if all(isinstance(c, Constant) for c in cols) and len({repr(c.value) for c in cols}) == 1:
+            out[name] = cols[0]
+        elif kind == "text":
+            words: dict[str, int] = {}
+            codes = []
+            for c, b in zip(cols, blocks):
+                if isinstance(c, Constant):
+                    codes.append(np.full(b.length, words.setdefault(str(c.value), len(words)), np.int64))
+                elif isinstance(c, Words):
+                    remap = np.array([words.setdefault(w, len(words)) for w in c.words], np.int64)
+                    codes.append(remap[c.codes])
+                else:
+                    codes.append(np.array([words.setdefault(str(v), len(words)) for v in c.tolist()], np.int64))
+            out[name] = Words(np.concatenate(codes), tuple(words))
+        elif any(isinstance(c, Constant) and c.value is None for c in cols):
+            raise ValueError(f"{name}: a missing value beside present ones cannot be merged")
+        else:
+            out[name] = np.concatenate([column_values(c, b.length, kind) for c, b in zip(cols, blocks)])
+    return Block(n, out)
+
+
+def coalesced(schema: Schema, blocks: Iterable[Block], rows: int | None = None) -> Iterator[Block]:
+    """``blocks`` merged into runs of at least ``rows`` rows (default :data:`WRITE_ROWS`; a run ends early
+    where a column goes from missing to present)."""
+    rows = WRITE_ROWS if rows is None else rows
+    run: list[Block] = []
+    held = 0
+    missing: tuple[bool, ...] | None = None
+    for block in blocks:
+        if not block.length:
+            continue
+        gaps = tuple(isinstance(c, Constant) and c.value is None for c in block.columns.values())
+        if run and gaps != missing:
+            yield merge(schema, run)
+            run, held = [], 0
+        run.append(block)
+        missing = gaps
+        held += block.length
+        if held >= rows:
+            yield merge(schema, run)
+            run, held = [], 0
+    if run:
+        yield merge(schema, run)
+
+
+def column_values(col: Column, length: int, kind: Kind) -> np.ndarray:
+    """A column as a plain numpy array (text as objects, a missing int or float as NaN)."""
+    if isinstance(col, Words):
+        return col.to_numpy()
+    if isinstance(col, Constant):
+        if col.value is None:
+            return np.full(length, np.nan)
+        dtype = {"text": object, "int": np.int64, "float": np.float64, "bool": bool}[kind]
+        return np.full(length, col.value, dtype=dtype)
+    return col
+
+
+# ------------------------------------------------------------------------------- digits
+
+_LD = np.longdouble
+#: long double carries a 64-bit (x87) or wider mantissa: the float digits below are decided in it
+EXACT_LONG_DOUBLE = np.finfo(_LD).nmant >= 63
+_P10_OFFSET = 420
+_P10: np.ndarray | None = None
+_PAIRS4 = np.frombuffer(b"".join(b"%04d" % i for i in range(10000)), dtype="<u4")
+#: a digit count's decision is sure when the candidate lies this far inside the rounding interval
+_SURE, _MAYBE = 1 - 2.0**-7, 1 + 2.0**-7
+#: below the smallest normal float fewer digits suffice than 15: repr writes those
+_TINY = np.finfo(np.float64).tiny
+WIDTH = 24
+"""the longest float text: a sign, 17 digits, a point and ``e-308``, or ``-0.0000`` and 17 digits"""
+
+
+def _p10() -> np.ndarray:
+    global _P10
+    if _P10 is None:
+        _P10 = np.array([_LD(10) ** k for k in range(-_P10_OFFSET, _P10_OFFSET + 1)], dtype=_LD)
+    return _P10
+
+
+def _digit_matrix(m: np.ndarray) -> np.ndarray:
+    """The 17 decimal digits (ASCII, leading zeros kept) of each whole number ``0 <= m < 1e17``."""
+    n = len(m)
+    buf = np.empty((n, 5), "<u4")
+    top, rest = np.divmod(m, 10**16)
+    hi, lo = np.divmod(rest, 10**8)
+    hi, lo = hi.astype(np.int32), lo.astype(np.int32)
+    a, b = np.divmod(hi, 10000)
+    c, d = np.divmod(lo, 10000)
+    buf[:, 0] = (top.astype(np.uint32) + 48) << 24
+    buf[:, 1], buf[:, 2], buf[:, 3], buf[:, 4] = _PAIRS4[a], _PAIRS4[b], _PAIRS4[c], _PAIRS4[d]
+    return buf.view(np.uint8)[:, 3:]
+
+
+def _scaled(a_ld: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``a x 10^k`` in long double: one rounding where ``10^|k|`` is exact (``|k| <= 27``)."""
+    p10 = _p10()
+    y = a_ld * p10[_P10_OFFSET + np.maximum(k, 0)]
+    down = k < 0
+    if down.any():
+        y[down] = a_ld[down] / p10[_P10_OFFSET - k[down]]
+    return y
+
+
+def _pow10(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``x x 10^k`` in float64, in two steps so that neither overflows."""
+    half = k // 2
+    return x * 10.0 ** half * 10.0 ** (k - half)
+
+
+def _candidate(a_ld: np.ndarray, e: np.ndarray, d: int, below: np.ndarray, above: np.ndarray):
+    """``d`` significant digits of each ``a``: ``(m, sure, maybe)``, m the digits as a whole number, ``sure``
+    where ``m x 10^(e-d+1)`` is the nearest such number and reads back as ``a`` beyond doubt, ``maybe`` where
+    it might."""
+    k = d - 1 - e
+    y = _scaled(a_ld, k)
+    m = np.rint(y)
+    signed = (m - y).astype(np.float64)  # m - a x 10^k, up to the error of y
+    off = np.abs(signed)
+    # y is within y 2^-64 of a x 10^k (2^-63 where 10^|k| is not exact): nearer a half-integer than twice
+    # that, the rounding could go either way
+    tie = 0.5 - off < m.astype(np.float64) * np.where(np.abs(k) <= 27, 2.0**-63, 2.0**-62)
+    scaled_tol = _pow10(np.where(signed > 0, above, below), k)
+    return m, (off < scaled_tol * _SURE) & ~tie, (off < scaled_tol * _MAYBE) | tie
+
+
+def _shortest(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For positive normal floats: ``(digits, e, undecided)``: the shortest digits that read back as each
+    value, as a 17-digit whole number (trailing zeros added), and its decimal exponent; ``undecided``:
+    where long double arithmetic could not tell (those take ``repr``)."""
+    a_ld = a.astype(_LD)
+    e = np.floor(np.log10(a)).astype(np.int64)
+    y = _scaled(a_ld, 16 - e)
+    e += (y >= 1e17).astype(np.int64) - (y < 1e16).astype(np.int64)  # log10 a hair off at a power of ten
+    lower = a - np.nextafter(a, 0.0)
+    with np.errstate(over="ignore"):
+        upper = np.nextafter(a, np.inf) - a
+    upper[~np.isfinite(upper)] = lower[~np.isfinite(upper)]  # beyond the largest float: half an ulp to infinity
+    below, above = lower / 2, upper / 2  # a candidate within this of a (below it, above it) reads back as a
+    n = len(a)
+    digits = np.zeros(n, np.int64)
+    undecided = np.zeros(n, bool)
+    todo = np.arange(n)
+    for d in (15, 16, 17):
+        if not len(todo):
+            break
+        m, sure, maybe = _candidate(a_ld[todo], e[todo], d, below[todo], above[todo])
+        if d == 17:  # 17 digits always read back: what is not sure, repr decides
+            maybe |= True
+        undecided[todo[maybe & ~sure]] = True
+        done = todo[sure]
+        digits[done] = m[sure].astype(np.int64) * 10 ** (17 - d)
+        todo = todo[~maybe]
+    carried = digits >= 10**17  # rounded up to the next power of ten (9.99...e4 -> 1.0e5)
+    digits[carried] //= 10
+    e[carried] += 1
+    return digits, e, undecided
+
+
+# ------------------------------------------------------------------------------- layout
+
+
+def _layout(rows: np.ndarray, out: np.ndarray, digits: np.ndarray, template: bytes, first: int = 0) -> None:
+    """Fill ``out[rows]`` with ``template``, its ``\x01`` places taking the rows' digits from column ``first``
+    on, in order (each run of places a slice)."""
+    t = np.frombuffer(template, np.uint8)
+    block = np.empty((len(rows), len(t)), np.uint8)
+    block[:] = t
+    places = np.flatnonzero(t == 1)
+    if len(places):
+        sub = digits[rows]
+        breaks = np.flatnonzero(np.diff(places) != 1) + 1
+        src = first
+        for run in np.split(places, breaks):
+            block[:, run[0]:run[-1] + 1] = sub[:, src:src + len(run)]
+            src += len(run)
+    out[rows, :len(t)] = block
+
+
+def _float_template(negative: bool, e: int, nd: int) -> bytes:
+    """Python's repr layout of digits ``d0 d1 ... d(nd-1)`` x 10^e (``\x01``: a digit's place)."""
+    sign = b"-" if negative else b""
+    if e < -4 or e >= 16:
+        body = b"\x01" + (b"." + b"\x01" * (nd - 1) if nd > 1 else b"")
+        text = body + b"e" + (b"-" if e < 0 else b"+") + b"%02d" % abs(e)
+    elif e < 0:
+        text = b"0." + b"0" * (-e - 1) + b"\x01" * nd
+    else:
+        whole = min(nd, e + 1)
+        text = b"\x01" * whole + b"0" * (e + 1 - whole) + b"." + (b"\x01" * (nd - whole) if nd > whole else b"0")
+    return sign + text
+
+
+def _groups(key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """``(key, rows)`` for each distinct key (a few, usually)."""
+    counts = np.bincount(key)
+    present = np.flatnonzero(counts)
+    if len(present) <= 48:
+        for k in present:
+            yield int(k), np.flatnonzero(key == k)
+        return
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for rows in np.split(order, bounds):
+        yield int(key[rows[0]]), rows
+
+
+def float_text(x: np.ndarray) -> np.ndarray:
+    """Each float as ``repr`` writes it, one NUL-padded row of bytes per value."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = len(x)
+    out = np.zeros((n, WIDTH), np.uint8)
+    if not n:
+        return out
+    finite = np.isfinite(x)
+    regular = finite & (x != 0)
+    a = np.abs(np.where(regular, x, 1.0))
+    if EXACT_LONG_DOUBLE:
+        digits, e, undecided = _shortest(a)
+    else:  # pragma: no cover (a long double no wider than a double: repr decides every value)
+        digits, e, undecided = np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, bool)
+    # at a power of two the float's rounding interval is lopsided, and the shortest digits may lie beyond the
+    # nearer neighbour: repr writes those too, as it does below the smallest normal float
+    special = ~regular | undecided | (a < _TINY) | (np.frexp(a)[0] == 0.5)
+    matrix = _digit_matrix(digits)
+    nz = matrix != 48
+    nd = 17 - np.argmax(nz[:, ::-1], axis=1)
+    key = (np.signbit(x).astype(np.int64) << 15) | ((e + 400) << 5) | nd
+    key[special] = 0
+    for k, rows in _groups(key):
+        if k == 0:
+            continue
+        _layout(rows, out, matrix, _float_template(bool(k >> 15), ((k >> 5) & 1023) - 400, k & 31))
+    for i in np.flatnonzero(special):
+        text = repr(float(x[i])).encode()
+        out[i, :len(text)] = np.frombuffer(text, np.uint8)
+    return out
+
+
+def int_text(x: np.ndarray) -> np.ndarray:
+    """Each whole number's decimal digits, one NUL-padded row of bytes per value."""
+    x = np.asarray(x, dtype=np.int64).ravel()
+    n = len(x)
+    out = np.zeros((n, 20), np.uint8)
+    if not n:
+        return out
+    big = (x <= -(10**17)) | (x >= 10**17)
+    a = np.abs(np.where(big, 0, x))
+    matrix = _digit_matrix(a)
+    nz = matrix != 48
+    nd = 17 - np.where(nz.any(axis=1), np.argmax(nz, axis=1), 16)  # 0 is one digit
+    key = ((x < 0).astype(np.int64) << 5) | nd
+    key[big] = 0
+    for k, rows in _groups(key):
+        if k == 0:
+            continue
+        digits = k & 31
+        _layout(rows, out, matrix, (b"-" if k >> 5 else b"") + b"\x01" * digits, 17 - digits)
+    for i in np.flatnonzero(big):
+        text = str(int(x[i])).encode()
+        out[i, :len(text)] = np.frombuffer(text, np.uint8)
+    return out
+
+
+def _fixed(texts: Sequence[bytes]) -> np.ndarray:
+    """Byte strings as NUL-padded rows."""
+    width = max([len(t) for t in texts] + [1])
+    out = np.zeros((len(texts), width), np.uint8)
+    for i, t in enumerate(texts):
+        if b"\0" in t:
+            raise UserError(f"{t!r}: a value with a NUL character cannot be written as text")
+        out[i, :len(t)] = np.frombuffer(t, np.uint8)
+    return out
+
+
+def _csv_word(word: str) -> bytes:
+    if any(c in word for c in ',"\r\n'):
+        return ('"' + word.replace('"', '""') + '"').encode()
+    return word.encode()
+
+
+FormatName = Literal["csv", "jsonl"]
+
+
+def _scalar_text(value: Any, kind: Kind, fmt: FormatName) -> bytes:
+    if value is None:
+        return b"null" if fmt == "jsonl" else b""
+    if kind == "text":
+        return json.dumps(str(value)).encode() if fmt == "jsonl" else _csv_word(str(value))
+    if kind == "bool":
+        return (b"true" if value else b"false") if fmt == "jsonl" else (b"True" if value else b"False")
+    if kind == "float":
+        value = float(value)
+        if fmt == "jsonl" and not np.isfinite(value):
+            raise UserError(f"a value of {value!r}: JSON has no infinity or NaN; write CSV or Parquet")
+        return repr(value).encode()
+    return str(int(value)).encode()
+
+
+def field_text(col: Column, kind: Kind, fmt: FormatName) -> np.ndarray:
+    """One column's text: a NUL-padded byte row per value (one row for a constant)."""
+    if isinstance(col, Constant):
+        return _fixed([_scalar_text(col.value, kind, fmt)])
+    if isinstance(col, Words):
+        table = _fixed([_scalar_text(w, "text", fmt) for w in col.words])
+        return table[col.codes]
+    if kind == "float":
+        if fmt == "jsonl" and not np.isfinite(col).all():
+            bad = col[~np.isfinite(col)][0]
+            raise UserError(f"a value of {float(bad)!r}: JSON has no infinity or NaN; write CSV or Parquet")
+        return float_text(col)
+    if kind == "bool":
+        return _fixed([b"true", b"false"] if fmt == "jsonl" else [b"True", b"False"])[(~col.astype(bool)).astype(int)]
+    if kind == "int":
+        return int_text(col)
+    return _fixed([_scalar_text(v, kind, fmt) for v in col.tolist()])
+
+
+def _trim(field: np.ndarray) -> np.ndarray:
+    """The field without its all-NUL columns on the right."""
+    used = np.flatnonzero(field.any(axis=0))
+    return field[:, :used[-1] + 1] if len(used) else field[:, :0]
+
+
+def rows_text(schema: Schema, block: Block, fmt: FormatName) -> bytes:
+    """The block's rows as CSV lines or JSON objects, one per line."""
+    n = block.length
+    pieces: list[np.ndarray] = []  # each (n, w) or (1, w)
+    for i, (name, kind) in enumerate(schema.columns):
+        if fmt == "jsonl":
+            pieces.append(_fixed([(b"{" if i == 0 else b", ") + json.dumps(name).encode() + b": "]))
+        elif i:
+            pieces.append(_fixed([b","]))
+        pieces.append(_trim(field_text(block.columns[name], kind, fmt)))
+    pieces.append(_fixed([b"}\n" if fmt == "jsonl" else b"\n"]))
+    widths = [p.shape[1] for p in pieces]
+    matrix = np.zeros((n, sum(widths)), np.uint8)
+    at = 0
+    for p, w in zip(pieces, widths):
+        matrix[:, at:at + w] = p
+        at += w
+    flat = matrix.ravel()
+    return flat[flat != 0].tobytes()
+
+
+def header_text(schema: Schema) -> bytes:
+    return (",".join(_csv_word(n).decode() for n in schema.names) + "\n").encode()
+
+
+# ------------------------------------------------------------------------------- files
+
+
+def table_format(path: str | None, fmt: str | None, flag: str = "-o") -> str:
+    """The format to write: ``fmt`` if given (it must agree with the file's suffix), else the suffix's; no
+    suffix: CSV. A suffix this writer does not write is refused."""
+    import os
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UserError(f"--format {fmt}: one of {', '.join(FORMATS)}")
+    suffix = os.path.splitext(path)[1].lower() if path and path != "-" else ""
+    if suffix and suffix not in SUFFIXES:
+        raise UserError(f"{flag} {path}: writes {', '.join(SUFFIXES)}, not {suffix} files; name the file with one of "
+                        "those suffixes")
+    by_suffix = SUFFIXES.get(suffix)
+    if fmt and by_suffix and fmt != by_suffix:
+        raise UserError(f"{flag} {path} --format {fmt}: the file's suffix says {by_suffix}; drop --format or rename "
+                        "the file")
+    chosen = fmt or by_suffix or "csv"
+    if chosen == "parquet":
+        if not path or path == "-":
+            raise UserError("--format parquet: Parquet is binary; give a file (-o FILE.parquet)")
+        _pyarrow()
+    return chosen
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise UserError("Parquet needs pyarrow: pip install 'roofline[parquet]'") from None
+    return pyarrow
+
+
+def stream_text(out: IO[bytes], schema: Schema, blocks: Iterable[Block], fmt: FormatName) -> int:
+    """Write every block to a binary stream; returns the rows written."""
+    if fmt == "csv":
+        out.write(header_text(schema))
+    rows = 0
+    for block in coalesced(schema, blocks):
+        out.write(rows_text(schema, block, fmt))
+        rows += block.length
+    return rows
+
+
+def arrow_batch(schema: Schema, block: Block):
+    """A block as a pyarrow RecordBatch (text as plain strings)."""
+    pa = _pyarrow()
+    arrays = []
+    types = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    for name, kind in schema.columns:
+        col = block.columns[name]
+        if isinstance(col, Constant):
+            arr = pa.nulls(block.length, types[kind]) if col.value is None else \
+                pa.repeat(pa.scalar(col.value, types[kind]), block.length)
+        elif isinstance(col, Words):
+            arr = pa.DictionaryArray.from_arrays(pa.array(col.codes.astype(np.int32)),
+                                                 pa.array(list(col.words), pa.string())).dictionary_decode()
+        else:
+            arr = pa.array(col, types[kind])
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, names=list(schema.names))
+
+
+def arrow_schema(schema: Schema):
+    pa = _pyarrow()
+    types = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    return pa.schema([(n, types[k]) for n, k in schema.columns])
+
+
+def write_table(given: str, schema: Schema, blocks: Iterable[Block], fmt: str, *, force: bool = False) -> int:
+    """Write the table to ``given`` (``-``: stdout; CSV or JSON lines there) in ``fmt``, whole or not at all;
+    returns the rows written."""
+    from roofline.files.writing import replacing
+
+    if given == "-":
+        if fmt == "parquet":
+            raise UserError("--format parquet: Parquet is binary; give a file (-o FILE.parquet)")
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:  # a text stream (a test's capture): decode
+            return _write_decoded(sys.stdout, schema, blocks, fmt)  # type: ignore[arg-type]
+        sys.stdout.flush()
+        rows = stream_text(stream, schema, blocks, fmt)  # type: ignore[arg-type]
+        stream.flush()
+        return rows
+    with replacing(given, force=force) as path:
+        try:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                rows = 0
+                with pq.ParquetWriter(str(path), arrow_schema(schema)) as writer:
+                    for block in coalesced(schema, blocks):
+                        writer.write_batch(arrow_batch(schema, block))
+                        rows += block.length
+                return rows
+            with open(path, "wb") as f:
+                return stream_text(f, schema, blocks, fmt)  # type: ignore[arg-type]
+        except BrokenPipeError:
+            raise
+        except OSError as e:  # a full disk, an I/O error: the target is left as it was
+            raise UserError(f"{given}: cannot write ({e.strerror or e})") from None
+
+
+def _write_decoded(out: IO[str], schema: Schema, blocks: Iterable[Block], fmt: str) -> int:
+    class Decoding:
+        def write(self, data: bytes) -> None:
+            out.write(data.decode("utf-8"))
+
+    return stream_text(Decoding(), schema, blocks, fmt)  # type: ignore[arg-type]
+
+
+def checked_blocks(blocks: Iterable[Block], check: Callable[[], None]) -> Iterator[Block]:
+    """``blocks``, calling ``check`` before each (an interrupt noted between blocks is raised there)."""
+    for block in blocks:
+        check()
+        yield block
