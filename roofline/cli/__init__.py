@@ -41,9 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "a grid of models x CPUs x precisions x batch x sequence, one row per point (CSV or JSON "
               "lines)"),
     "plot": ("plot", "the log-log roofline chart of a model's GEMMs on a CPU (SVG or PNG; the plot extra)"),
-    "check": ("check", "measured speedups beside their ceilings, the gap split into named overhead terms"),
+    "check": ("check", "measured speedups or rates (typed, or --from a llama-bench or MLPerf file) beside their "
+              "ceilings, the gap split into named overhead terms"),
     "calibrate": ("calibrate", "fit a platform's kernel efficiencies and dispatch costs from validate reports"),
     "accuracy": ("accuracy", "every measurement record against the ceiling and the realistic estimate"),
+    "records": ("records", "write a llama-bench result or an MLPerf summary as a measurement record (records add)"),
     "platforms": ("catalog", "list the platforms catalog, or show one entry (platforms show NAME)"),
     "models": ("catalog", "list the models catalog, or show one entry (models show NAME)"),
     "probe": ("probe", "measure this host (bandwidths, GEMM peaks) and write it as a platform spec"),
