@@ -14,7 +14,8 @@ DESCRIPTION = ("Write a measurement file as a measurement record (validation/rec
                "--model when the file names the model only by a path) or written as assumed, each field with a "
                "comment saying which. roofline accuracy --records reads it; roofline calibrate --records fits on it.")
 EXAMPLES = ["roofline records add tests/fixtures/llama-bench/zen5-2vcpu-llama-3.2-1b.json \\",
-            "    --cpu tests/fixtures/llama-bench/zen5-2vcpu-probe.toml --model llama-3.2-1b",
+            "    --cpu tests/fixtures/llama-bench/zen5-2vcpu-probe.toml \\",
+            "    --model llama-3.2-1b",
             "roofline records add mlperf_log_summary.txt --system systems/SYSTEM.json \\",
             "    -o validation/records/mlperf-my-system-bert99-offline.toml"]
 
