@@ -21,7 +21,8 @@ DESCRIPTION = ("Evaluate a grid with the vectorised core and write one row per p
                "Parquet with the parquet extra). Lists are comma-separated; integer axes also take start:stop[:step] "
                "(stop included).")
 EXAMPLES = ["roofline sweep --model bert-base --cpu icx,spr --batch 1:64 -o grid.csv",
-            "roofline sweep --model bert-base,bert-large --cpu spr --seq-len 32:512:32 -o grid.parquet"]
+            "roofline sweep --model bert-base,bert-large --cpu spr --seq-len 32:512:32 \\",
+            "    -o grid.parquet"]
 
 
 def parser(name: str) -> argparse.ArgumentParser:
