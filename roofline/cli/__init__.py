@@ -77,7 +77,8 @@ def program_parser() -> argparse.ArgumentParser:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before any work is done."""
-    for value in (getattr(args, "json", None), getattr(args, "output", None), getattr(args, "plot", None)):
+    for value in (getattr(args, "json", None), getattr(args, "output", None), getattr(args, "plot", None),
+                  getattr(args, "html", None)):
         if value is not None and value != "-":
             from roofline.files.writing import check_target
 
@@ -97,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = command_module(name)
     args = module.parser(name).parse_args(module.argv(argv[1:]) if hasattr(module, "argv") else argv[1:])
     args.command = name
+    import shlex
+
+    args.command_line = "roofline " + shlex.join([name, *argv[1:]])
     try:
         _check_outputs(args)
         return int(module.run(args) or 0)

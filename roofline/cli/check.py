@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import emit
+from roofline.cli.emit import check_html, emit
 
 DESCRIPTION = ("Put measured speedups (typed, or from a validate report) beside the GEMM and end-to-end ceilings (the "
                "paper's Table 14) and the realistic estimate (the ceiling plus named overhead terms, each priced by the "
@@ -28,6 +28,7 @@ EXAMPLES = ["roofline check --model bert-large --cpu gnr --precision int8-static
 def parser(name: str) -> argparse.ArgumentParser:
     p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
     flags.add(p, A.CHECK)
+    flags.add_html(p)
     flags.add_outputs(p)
     return p
 
@@ -35,6 +36,7 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import check
 
+    check_html(args.html)
     result = check(**flags.values(A.CHECK, args))
 
     def render():
@@ -42,4 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
         return render_check(result, brief=args.brief)
 
-    return emit(result, args, render)
+    def page(result, command):
+        from roofline.report.html import check_page
+
+        return check_page(result, command)
+
+    return emit(result, args, render, page)
