@@ -144,7 +144,8 @@ def parse_summary(text: str, path: str) -> MlperfSummary:
 
 
 def _tree(path: Path, scenario: str) -> dict:
-    """The benchmark, the system and the submitter's folder, from a results tree's path."""
+    """The benchmark, the system and the submitter's folder, from a results tree's path (the folder as the
+    path names it, relative where it is)."""
     parts = path.resolve().parts
     try:
         i = len(parts) - 1 - [p.lower() for p in parts[::-1]].index(scenario.lower())
@@ -152,7 +153,9 @@ def _tree(path: Path, scenario: str) -> dict:
         return {}
     if i < 3 or parts[i - 3] != "results":
         return {}
-    return {"benchmark": parts[i - 1], "system": parts[i - 2], "tree_root": str(Path(*parts[:i - 3]))}
+    up = len(parts) - 2 - i + 4  # from the file to the submitter's folder
+    root = path.parents[up] if up < len(path.parents) else Path(*parts[:i - 3])
+    return {"benchmark": parts[i - 1], "system": parts[i - 2], "tree_root": str(root)}
 
 
 def _count(path: str, data: dict, key: str) -> int | None:

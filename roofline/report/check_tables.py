@@ -39,7 +39,9 @@ def headline(r: CheckResult) -> list[RenderableType]:
     """The source, then one row per comparison: the measured end-to-end speedup against the ceiling and the
     realistic estimate (or per measured rate), then what the realistic estimate rests on."""
     if r.rates:
-        return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), *rates_headline(r),
+        o = r.measured_from
+        source = f"{o.path.rsplit('/', 1)[-1]} ({o.format})" if o is not None else r.source
+        return [Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
                 Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
     for c in r.comparisons:
