@@ -67,7 +67,7 @@ def test_sweep_bad_input(args, fragment):
 
 
 def _text(matrix) -> list[str]:
-    return [row.tobytes().rstrip(b"\0").decode() for row in matrix]
+    return [row.tobytes().replace(b"\0", b"").decode() for row in matrix]  # NUL bytes pad, anywhere
 
 
 @settings(max_examples=300, deadline=None)
@@ -222,3 +222,31 @@ def test_a_format_the_sweep_does_not_write_is_refused(tmp_path, args, fragment):
     proc = run_cli("sweep", "--model", "bert-base", "--cpu", "icx", *args, cwd=tmp_path)
     assert proc.returncode == 2 and fragment in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_writer_thread_hands_back_its_error_and_stops():
+    """Text is made on a second thread while the next blocks are evaluated: an error there (a value JSON cannot
+    write) comes back on the calling thread as the one-line error, and an error while evaluating stops the writer."""
+    import numpy as np
+
+    from roofline.errors import UserError
+    from roofline.files.columns import Block, Schema, pipelined, stream_text
+
+    schema = Schema((("x", "float"),))
+    blocks = [Block(3, {"x": np.array([1.0, 2.0, 3.0])}), Block(2, {"x": np.array([np.inf, 1.0])})]
+    out = io.BytesIO()
+    with pytest.raises(UserError, match="JSON has no infinity"):
+        stream_text(out, schema, blocks, "jsonl")
+    seen: list[int] = []
+
+    def evaluated():
+        yield blocks[0]
+        raise KeyboardInterrupt
+
+    import threading
+
+    with pytest.raises(KeyboardInterrupt):
+        pipelined(evaluated(), lambda b: seen.append(b.length))
+    assert seen in ([], [3]) and not [t for t in threading.enumerate() if t.name == "roofline-writer"]
+    seen.clear()
+    assert pipelined(iter(blocks), lambda b: seen.append(b.length)) == 5 and seen == [3, 2]

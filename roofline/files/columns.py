@@ -157,6 +157,8 @@ EXACT_LONG_DOUBLE = np.finfo(_LD).nmant >= 63
 _P10_OFFSET = 420
 _P10: np.ndarray | None = None
 _PAIRS4 = np.frombuffer(b"".join(b"%04d" % i for i in range(10000)), dtype="<u4")
+#: 0 to 9,999 as text, left-aligned and NUL-padded to 4 bytes: the small whole numbers a sweep is made of
+_SMALL4 = np.frombuffer(b"".join((b"%d" % i).ljust(4, b"\0") for i in range(10000)), dtype="<u4")
 #: a digit count's decision is sure when the candidate lies this far inside the rounding interval
 _SURE, _MAYBE = 1 - 2.0**-7, 1 + 2.0**-7
 #: below the smallest normal float fewer digits suffice than 15: repr writes those
@@ -196,10 +198,14 @@ def _scaled(a_ld: np.ndarray, k: np.ndarray) -> np.ndarray:
     return y
 
 
+with np.errstate(over="ignore"):
+    _P10F = 10.0 ** np.arange(-_P10_OFFSET, _P10_OFFSET + 1, dtype=np.float64)
+
+
 def _pow10(x: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``x x 10^k`` in float64, in two steps so that neither overflows."""
     half = k // 2
-    return x * 10.0 ** half * 10.0 ** (k - half)
+    return x * _P10F[_P10_OFFSET + half] * _P10F[_P10_OFFSET + k - half]
 
 
 def _candidate(a_ld: np.ndarray, e: np.ndarray, d: int, below: np.ndarray, above: np.ndarray):
@@ -215,13 +221,16 @@ def _candidate(a_ld: np.ndarray, e: np.ndarray, d: int, below: np.ndarray, above
     # that, the rounding could go either way
     tie = 0.5 - off < m.astype(np.float64) * np.where(np.abs(k) <= 27, 2.0**-63, 2.0**-62)
     scaled_tol = _pow10(np.where(signed > 0, above, below), k)
-    return m, (off < scaled_tol * _SURE) & ~tie, (off < scaled_tol * _MAYBE) | tie
+    return m.astype(np.int64), (off < scaled_tol * _SURE) & ~tie, (off < scaled_tol * _MAYBE) | tie
 
 
 def _shortest(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For positive normal floats: ``(digits, e, undecided)``: the shortest digits that read back as each
     value, as a 17-digit whole number (trailing zeros added), and its decimal exponent; ``undecided``:
-    where long double arithmetic could not tell (those take ``repr``)."""
+    where long double arithmetic could not tell (those take ``repr``).
+
+    16 digits are tried first: where they read back, 15 may too (and then they are 16 with a trailing zero,
+    or none at all); where they do not, 15 cannot, and 17 always do (exactly rounded)."""
     a_ld = a.astype(_LD)
     e = np.floor(np.log10(a)).astype(np.int64)
     y = _scaled(a_ld, 16 - e)
@@ -232,22 +241,23 @@ def _shortest(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     upper[~np.isfinite(upper)] = lower[~np.isfinite(upper)]  # beyond the largest float: half an ulp to infinity
     below, above = lower / 2, upper / 2  # a candidate within this of a (below it, above it) reads back as a
     n = len(a)
-    digits = np.zeros(n, np.int64)
-    undecided = np.zeros(n, bool)
-    todo = np.arange(n)
-    for d in (15, 16, 17):
-        if not len(todo):
-            break
-        m, sure, maybe = _candidate(a_ld[todo], e[todo], d, below[todo], above[todo])
-        if d == 17:  # 17 digits always read back: what is not sure, repr decides
-            maybe |= True
-        undecided[todo[maybe & ~sure]] = True
-        done = todo[sure]
-        digits[done] = m[sure].astype(np.int64) * 10 ** (17 - d)
-        todo = todo[~maybe]
+    m16, sure16, maybe16 = _candidate(a_ld, e, 16, below, above)
+    digits = m16 * 10
+    undecided = maybe16 & ~sure16
+    short = np.flatnonzero(sure16)
+    if len(short):
+        m15, sure15, maybe15 = _candidate(a_ld[short], e[short], 15, below[short], above[short])
+        digits[short[sure15]] = m15[sure15] * 100
+        undecided[short[maybe15 & ~sure15]] = True
+    long = np.flatnonzero(~maybe16)
+    if len(long):
+        m17, sure17, _ = _candidate(a_ld[long], e[long], 17, below[long], above[long])
+        digits[long] = m17
+        undecided[long[~sure17]] = True
     carried = digits >= 10**17  # rounded up to the next power of ten (9.99...e4 -> 1.0e5)
     digits[carried] //= 10
     e[carried] += 1
+    del n
     return digits, e, undecided
 
 
@@ -299,9 +309,25 @@ def _groups(key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
         yield int(key[rows[0]]), rows
 
 
+def _runs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where a column holds long runs of one value (a constant per plane, a compute roof): the first index and
+    the length of each run; None where the values mostly change."""
+    if len(x) < 64:
+        return None
+    change = np.flatnonzero(x[1:] != x[:-1]) + 1
+    if len(change) > len(x) // 8:
+        return None
+    starts = np.concatenate([[0], change])
+    return starts, np.diff(np.concatenate([starts, [len(x)]]))
+
+
 def float_text(x: np.ndarray) -> np.ndarray:
-    """Each float as ``repr`` writes it, one NUL-padded row of bytes per value."""
+    """Each float as ``repr`` writes it, one row of bytes per value, NUL bytes (anywhere in it) padding."""
     x = np.asarray(x, dtype=np.float64).ravel()
+    runs = _runs(x)
+    if runs is not None:
+        starts, lengths = runs
+        return np.repeat(float_text(x[starts]), lengths, axis=0)
     n = len(x)
     out = np.zeros((n, WIDTH), np.uint8)
     if not n:
@@ -317,14 +343,25 @@ def float_text(x: np.ndarray) -> np.ndarray:
     # nearer neighbour: repr writes those too, as it does below the smallest normal float
     special = ~regular | undecided | (a < _TINY) | (np.frexp(a)[0] == 0.5)
     matrix = _digit_matrix(digits)
-    nz = matrix != 48
-    nd = 17 - np.argmax(nz[:, ::-1], axis=1)
-    key = (np.signbit(x).astype(np.int64) << 15) | ((e + 400) << 5) | nd
-    key[special] = 0
+    last = 16 - np.argmax((matrix != 48)[:, ::-1], axis=1)  # the last significant digit's index
+    negative = np.signbit(x).astype(np.int64)
+    scientific = (e < -4) | (e >= 16)
+    # positional: the 17 digits at the places the sign and the exponent give, the zeros after the last
+    # significant digit made NUL (padding, dropped with the rest); d..d.dd keeps one fraction digit
+    kept = np.where(e >= 0, np.maximum(last, e + 1), last)
+    matrix[np.arange(17)[None, :] > kept[:, None]] = 0
+    key = (negative << 10) | (e + 400)
+    key[special | scientific] = 0
     for k, rows in _groups(key):
-        if k == 0:
-            continue
-        _layout(rows, out, matrix, _float_template(bool(k >> 15), ((k >> 5) & 1023) - 400, k & 31))
+        if k:
+            _layout(rows, out, matrix, _float_template(bool(k >> 10), (k & 1023) - 400, 17))
+    # scientific: d.ddde-05, rare in a sweep: grouped by its digit count too
+    key = (negative << 15) | ((e + 400) << 5) | (last + 1)
+    key[special | ~scientific] = 0
+    for k, rows in _groups(key):
+        if k:
+            _layout(rows, out, matrix, _float_template(bool(k >> 15), ((k >> 5) & 1023) - 400, k & 31))
+    out[special] = 0
     for i in np.flatnonzero(special):
         text = repr(float(x[i])).encode()
         out[i, :len(text)] = np.frombuffer(text, np.uint8)
@@ -334,7 +371,13 @@ def float_text(x: np.ndarray) -> np.ndarray:
 def int_text(x: np.ndarray) -> np.ndarray:
     """Each whole number's decimal digits, one NUL-padded row of bytes per value."""
     x = np.asarray(x, dtype=np.int64).ravel()
+    runs = _runs(x)
+    if runs is not None:
+        starts, lengths = runs
+        return np.repeat(int_text(x[starts]), lengths, axis=0)
     n = len(x)
+    if n and x.min() >= 0 and x.max() < 10000:
+        return _SMALL4[x].view(np.uint8).reshape(n, 4)
     out = np.zeros((n, 20), np.uint8)
     if not n:
         return out
@@ -411,7 +454,7 @@ def field_text(col: Column, kind: Kind, fmt: FormatName) -> np.ndarray:
 
 
 def _trim(field: np.ndarray) -> np.ndarray:
-    """The field without its all-NUL columns on the right."""
+    """The field without its all-NUL columns on the right (NUL bytes are padding wherever they are)."""
     used = np.flatnonzero(field.any(axis=0))
     return field[:, :used[-1] + 1] if len(used) else field[:, :0]
 
@@ -476,15 +519,68 @@ def _pyarrow():
     return pyarrow
 
 
+def pipelined(blocks: Iterable[Block], consume: Callable[[Block], None], depth: int = 2) -> int:
+    """``consume(block)`` for every block on a second thread while this one makes the next blocks (the
+    evaluation and the text overlap: numpy leaves the interpreter lock in both); at most ``depth`` blocks
+    wait between the two, so the memory stays bounded. An error on either side stops both and is raised
+    here, after the writing thread has finished its block; returns the rows consumed."""
+    import queue
+    import threading
+
+    waiting: queue.Queue = queue.Queue(maxsize=depth)
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        while True:
+            block = waiting.get()
+            if block is None:
+                return
+            try:
+                consume(block)
+            except BaseException as e:  # raised on the calling thread
+                failed.append(e)
+                return
+
+    def hand_over(item: Block | None) -> None:
+        while True:  # a timeout, so that a signal (Ctrl-C) is handled on this thread meanwhile
+            if failed:
+                raise failed[0]
+            try:
+                waiting.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                if not writer.is_alive():
+                    raise RuntimeError("the writing thread stopped") from None
+
+    writer = threading.Thread(target=work, name="roofline-writer", daemon=True)
+    writer.start()
+    rows = 0
+    try:
+        for block in blocks:
+            hand_over(block)
+            rows += block.length
+        hand_over(None)
+        writer.join()
+    except BaseException:
+        while True:  # drop what waits, tell the writer to stop after its block, and wait for it
+            try:
+                waiting.get_nowait()
+            except queue.Empty:
+                break
+        if writer.is_alive():
+            waiting.put(None)
+            writer.join()
+        raise
+    if failed:
+        raise failed[0]
+    return rows
+
+
 def stream_text(out: IO[bytes], schema: Schema, blocks: Iterable[Block], fmt: FormatName) -> int:
     """Write every block to a binary stream; returns the rows written."""
     if fmt == "csv":
         out.write(header_text(schema))
-    rows = 0
-    for block in coalesced(schema, blocks):
-        out.write(rows_text(schema, block, fmt))
-        rows += block.length
-    return rows
+    return pipelined(coalesced(schema, blocks), lambda block: out.write(rows_text(schema, block, fmt)))
 
 
 def arrow_batch(schema: Schema, block: Block):
@@ -532,12 +628,9 @@ def write_table(given: str, schema: Schema, blocks: Iterable[Block], fmt: str, *
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                rows = 0
                 with pq.ParquetWriter(str(path), arrow_schema(schema)) as writer:
-                    for block in coalesced(schema, blocks):
-                        writer.write_batch(arrow_batch(schema, block))
-                        rows += block.length
-                return rows
+                    return pipelined(coalesced(schema, blocks),
+                                     lambda block: writer.write_batch(arrow_batch(schema, block)))
             with open(path, "wb") as f:
                 return stream_text(f, schema, blocks, fmt)  # type: ignore[arg-type]
         except BrokenPipeError:
