@@ -583,23 +583,60 @@ def stream_text(out: IO[bytes], schema: Schema, blocks: Iterable[Block], fmt: Fo
     return pipelined(coalesced(schema, blocks), lambda block: out.write(rows_text(schema, block, fmt)))
 
 
+def _arrow_text(words: Sequence[str], codes: np.ndarray):
+    """A pyarrow string array of ``words[codes]`` built from its buffers (no compute kernel: pyarrow.compute
+    costs half a second to load)."""
+    pa = _pyarrow()
+    encoded = [w.encode() for w in words]
+    lengths = np.array([len(b) for b in encoded], dtype=np.int64)
+    row_lengths = lengths[codes]
+    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum(row_lengths, out=offsets[1:])
+    table = np.zeros((len(encoded), max(int(lengths.max()), 1)), np.uint8)
+    for i, b in enumerate(encoded):
+        table[i, :len(b)] = np.frombuffer(b, np.uint8)
+    rows = table[codes]
+    data = rows[np.arange(rows.shape[1])[None, :] < row_lengths[:, None]]
+    kind, offsets = (pa.string(), offsets.astype(np.int32)) if offsets[-1] < 2**31 else (pa.large_string(), offsets)
+    return pa.Array.from_buffers(kind, len(codes), [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())])
+
+
+def _arrow_numbers(values: np.ndarray, kind: Kind):
+    """A pyarrow array of numbers or bools built from the numpy buffer (``pa.array`` of a numpy array loads
+    pandas, when it is installed, to check for its types: most of a second)."""
+    pa = _pyarrow()
+    if kind == "bool":
+        bits = np.packbits(np.ascontiguousarray(values, dtype=bool), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    dtype, arrow = (np.float64, pa.float64()) if kind == "float" else (np.int64, pa.int64())
+    return pa.Array.from_buffers(arrow, len(values), [None, pa.py_buffer(np.ascontiguousarray(values, dtype=dtype))])
+
+
 def arrow_batch(schema: Schema, block: Block):
     """A block as a pyarrow RecordBatch (text as plain strings)."""
     pa = _pyarrow()
     arrays = []
     types = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    n = block.length
     for name, kind in schema.columns:
         col = block.columns[name]
         if isinstance(col, Constant):
-            arr = pa.nulls(block.length, types[kind]) if col.value is None else \
-                pa.repeat(pa.scalar(col.value, types[kind]), block.length)
+            if col.value is None:
+                arr = pa.nulls(n, types[kind])
+            elif kind == "text":
+                arr = _arrow_text([str(col.value)], np.zeros(n, np.int64))
+            else:
+                arr = _arrow_numbers(column_values(col, n, kind), kind)
         elif isinstance(col, Words):
-            arr = pa.DictionaryArray.from_arrays(pa.array(col.codes.astype(np.int32)),
-                                                 pa.array(list(col.words), pa.string())).dictionary_decode()
+            arr = _arrow_text(col.words, col.codes)
+        elif kind == "text":
+            words = list(dict.fromkeys(map(str, col.tolist())))
+            index = {w: i for i, w in enumerate(words)}
+            arr = _arrow_text(words, np.array([index[str(v)] for v in col.tolist()], np.int64))
         else:
-            arr = pa.array(col, types[kind])
+            arr = _arrow_numbers(col, kind)
         arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, names=list(schema.names))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(schema))
 
 
 def arrow_schema(schema: Schema):
