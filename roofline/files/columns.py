@@ -240,7 +240,6 @@ def _shortest(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         upper = np.nextafter(a, np.inf) - a
     upper[~np.isfinite(upper)] = lower[~np.isfinite(upper)]  # beyond the largest float: half an ulp to infinity
     below, above = lower / 2, upper / 2  # a candidate within this of a (below it, above it) reads back as a
-    n = len(a)
     m16, sure16, maybe16 = _candidate(a_ld, e, 16, below, above)
     digits = m16 * 10
     undecided = maybe16 & ~sure16
@@ -257,7 +256,6 @@ def _shortest(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     carried = digits >= 10**17  # rounded up to the next power of ten (9.99...e4 -> 1.0e5)
     digits[carried] //= 10
     e[carried] += 1
-    del n
     return digits, e, undecided
 
 
@@ -612,36 +610,43 @@ def _arrow_numbers(values: np.ndarray, kind: Kind):
     return pa.Array.from_buffers(arrow, len(values), [None, pa.py_buffer(np.ascontiguousarray(values, dtype=dtype))])
 
 
-def arrow_batch(schema: Schema, block: Block):
-    """A block as a pyarrow RecordBatch (text as plain strings)."""
+def _arrow_codes(words: Sequence[str], codes: np.ndarray):
+    """A pyarrow dictionary array: the codes (int32) into the words."""
+    pa = _pyarrow()
+    indices = pa.Array.from_buffers(pa.int32(), len(codes), [None, pa.py_buffer(codes.astype(np.int32))])
+    return pa.DictionaryArray.from_arrays(indices, _arrow_text(list(words), np.arange(len(words))))
+
+
+def arrow_batch(schema: Schema, block: Block, dictionary: bool = False):
+    """A block as a pyarrow RecordBatch: text as plain strings, or (``dictionary``) as codes into its words (as a
+    Parquet file stores them; cheaper to make)."""
     pa = _pyarrow()
     arrays = []
-    types = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     n = block.length
     for name, kind in schema.columns:
         col = block.columns[name]
-        if isinstance(col, Constant):
-            if col.value is None:
-                arr = pa.nulls(n, types[kind])
-            elif kind == "text":
-                arr = _arrow_text([str(col.value)], np.zeros(n, np.int64))
+        if kind == "text" and not (isinstance(col, Constant) and col.value is None):
+            if isinstance(col, Constant):
+                words, codes = [str(col.value)], np.zeros(n, np.int64)
+            elif isinstance(col, Words):
+                words, codes = list(col.words), col.codes
             else:
-                arr = _arrow_numbers(column_values(col, n, kind), kind)
-        elif isinstance(col, Words):
-            arr = _arrow_text(col.words, col.codes)
-        elif kind == "text":
-            words = list(dict.fromkeys(map(str, col.tolist())))
-            index = {w: i for i, w in enumerate(words)}
-            arr = _arrow_text(words, np.array([index[str(v)] for v in col.tolist()], np.int64))
+                words = list(dict.fromkeys(map(str, col.tolist())))
+                index = {w: i for i, w in enumerate(words)}
+                codes = np.array([index[str(v)] for v in col.tolist()], np.int64)
+            arr = _arrow_codes(words, codes) if dictionary else _arrow_text(words, codes)
+        elif isinstance(col, Constant) and col.value is None:
+            arr = pa.nulls(n, arrow_schema(schema, dictionary).field(name).type)
         else:
-            arr = _arrow_numbers(col, kind)
+            arr = _arrow_numbers(column_values(col, n, kind), kind)
         arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(schema))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(schema, dictionary))
 
 
-def arrow_schema(schema: Schema):
+def arrow_schema(schema: Schema, dictionary: bool = False):
     pa = _pyarrow()
-    types = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
+    types = {"text": text, "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     return pa.schema([(n, types[k]) for n, k in schema.columns])
 
 
@@ -665,9 +670,13 @@ def write_table(given: str, schema: Schema, blocks: Iterable[Block], fmt: str, *
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                with pq.ParquetWriter(str(path), arrow_schema(schema)) as writer:
+                # text as dictionaries (the arrow schema left out of the file: it reads back as plain strings),
+                # numbers plain: dictionary pages for floats that hardly repeat only cost time
+                text = [n for n, k in schema.columns if k == "text"]
+                with pq.ParquetWriter(str(path), arrow_schema(schema, dictionary=True), store_schema=False,
+                                      use_dictionary=text) as writer:
                     return pipelined(coalesced(schema, blocks),
-                                     lambda block: writer.write_batch(arrow_batch(schema, block)))
+                                     lambda block: writer.write_batch(arrow_batch(schema, block, dictionary=True)))
             with open(path, "wb") as f:
                 return stream_text(f, schema, blocks, fmt)  # type: ignore[arg-type]
         except BrokenPipeError:
