@@ -2,21 +2,25 @@
 
 A table streams as :class:`Block` s (runs of rows, every column an array of the block's length, a
 :class:`Words` column of codes into its words, or a :class:`Constant`), described once by its
-:class:`Schema` (each column's name and kind). Text is made column by column in numpy, never row by
-row:
+:class:`Schema` (each column's name and kind). Blocks are gathered into runs of at least
+:data:`WRITE_ROWS` rows, and written on a second thread while the next are made (:func:`pipelined`: the
+evaluation and the text overlap, at most two runs waiting between them). Text is made column by column
+in numpy, never row by row:
 
 - a float is written as Python's ``repr`` writes it (the shortest of 15, 16 or 17 significant digits
   that reads back as the same float; positional from 1e-4 to 1e16, else ``1.5e-05``), so every value
   reads back exactly; its digits come from the float times a power of ten in long double (64-bit
-  mantissa) arithmetic, and the few values whose digits that arithmetic cannot decide take ``repr``
-  itself;
+  mantissa) arithmetic, and the few values whose digits that arithmetic cannot decide (and those next
+  to a power of two or below the smallest normal float) take ``repr`` itself; a run of one value is
+  formatted once;
 - an integer as its decimal digits, a bool as ``True``/``False`` (CSV) or ``true``/``false`` (JSON), a
   missing value (a :class:`Constant` of None) as an empty CSV field or ``null``;
-- each field is laid out in a NUL-padded byte matrix, the fields side by side with their separators,
-  and the NULs dropped in one pass.
+- each field is laid out in a byte matrix whose NUL bytes are padding (anywhere in a row), the fields
+  side by side with their separators, and the NULs dropped in one pass.
 
-Files are written through :func:`roofline.files.writing.replacing`: whole or not at all. Parquet takes
-pyarrow (the ``parquet`` extra), imported only when a Parquet file is written.
+Parquet takes pyarrow (the ``parquet`` extra), imported only when a Parquet file is written; its arrays
+are built from the numpy buffers, text as dictionaries. Files are written through
+:func:`roofline.files.writing.replacing`: whole or not at all.
 """
 
 from __future__ import annotations
