@@ -6,6 +6,7 @@ The Python API is the command line's commands as functions (:mod:`roofline.api`)
     r = roofline.estimate(model="bert-large", cpu="icx")   # the result --json prints
     r.speedups[0].end_to_end_ceiling                        # 3.15...
     roofline.footprint(...), roofline.plan(...), roofline.check(...), roofline.accuracy(...)
+    roofline.sweep(...).to_pandas()                         # a grid as numpy columns
 
 Layers, each importing only the ones before it (``tests/test_layering.py`` checks every import):
 
@@ -27,9 +28,9 @@ Layers, each importing only the ones before it (``tests/test_layering.py`` check
 """
 
 
-_API = ("estimate", "footprint", "plan", "check", "accuracy")
+_API = ("estimate", "footprint", "plan", "sweep", "check", "accuracy")
 
-__all__ = ["accuracy", "check", "estimate", "footprint", "plan", "to_json", "__version__"]
+__all__ = ["accuracy", "check", "estimate", "footprint", "plan", "sweep", "to_json", "__version__"]
 
 
 def to_json(result) -> str:

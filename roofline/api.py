@@ -159,20 +159,37 @@ def footprint(model: Any = None, precision: str | None = None, **flags: Any):
 
 def check(**flags: Any):
     """``roofline check``: measured speedups (typed, or a validate ``report``) beside the ceilings and the
-    realistic estimate, the gap split into named terms; returns the :class:`~roofline.results.check.CheckResult`.
+    realistic estimate, the gap split into named terms; or measured rates (``tokens_per_s``, ``samples_per_s``,
+    or ``from_file``: a llama-bench result or an MLPerf summary) beside their ceilings; returns the
+    :class:`~roofline.results.check.CheckResult`.
 
     Arguments: model, cpu, precision, baseline, throughput_speedup, linear_speedup, report, calibration, stack,
     batch, seq_len, memory_model, f_gemm, gemm_speedup, non_gemm_speedup, calibration_any_platform, phase, context,
-    engine_ops_per_cycle, dequant, widen_weights, engine_kv_dtype."""
+    engine_ops_per_cycle, dequant, widen_weights, engine_kv_dtype, from_file, tokens_per_s, samples_per_s, cores,
+    instance_cores, kv_dtype, quantize_lm_head, system."""
     from roofline.catalog import resolve
     from roofline.model.amdahl import Overrides
 
     a = checked(A.CHECK, flags)
+    rates = [f for f, v in (("--from", a.from_file), ("--tokens-per-s", a.tokens_per_s),
+                            ("--samples-per-s", a.samples_per_s)) if v is not None]
+    if rates:
+        return _check_rates(a, rates)
+    for name in ("system", "cores", "instance_cores", "kv_dtype"):
+        if a[name] is not None:
+            raise UserError(f"--{name.replace('_', '-')}: applies to measured rates (--tokens-per-s, --samples-per-s, "
+                            "--from)")
+    if a.quantize_lm_head:
+        raise UserError("--quantize-lm-head: applies to --tokens-per-s")
+    a["stack"] = a.stack or "torch-inductor"
+    batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
     source = efficiency_source(a)
     if a.report:
         if a.throughput_speedup is not None or a.linear_speedup is not None:
             raise UserError("give either --report or the measured speedups, not both")
         return _check_report(a, source)
+    if a.phase == "prefill":
+        raise UserError("--phase prefill: a measured prefill rate is --tokens-per-s; speedups are of forward or decode")
     if a.phase == "decode":
         from roofline.fidelity.check_decode import Engine, check_decode
         from roofline.model.estimate import default_baseline
@@ -182,16 +199,100 @@ def check(**flags: Any):
             raise UserError("--linear-speedup: not with --phase decode (its throughput speedup is tokens/s)")
         spec, platform = resolve.model(a.model), resolve.platform(a.cpu)[0]
         return check_decode(platform, spec, a.precision, a.baseline or default_baseline(platform, spec),
-                            throughput_speedup=a.throughput_speedup, batch=a.batch, context=a.context,
+                            throughput_speedup=a.throughput_speedup, batch=batch, context=a.context,
                             engine=Engine(a.engine_ops_per_cycle, a.dequant, a.widen_weights, a.engine_kv_dtype),
                             source=source, memory_model=a.memory_model)
     from roofline.fidelity.check import check_typed
 
-    _require("check", a, "model", "cpu", "precision", "throughput_speedup", alternative=" (or --report REPORT.json)")
+    _require("check", a, "model", "cpu", "precision", "throughput_speedup",
+             alternative=" (or --report REPORT.json, or a measured rate: --from FILE, --tokens-per-s, --samples-per-s)")
     return check_typed(resolve.platform(a.cpu)[0], resolve.model(a.model), a.precision, a.baseline or "fp32",
-                       throughput_speedup=a.throughput_speedup, linear_speedup=a.linear_speedup, batch=a.batch,
-                       seq_len=a.seq_len, overrides=Overrides(a.f_gemm, a.gemm_speedup, a.non_gemm_speedup),
+                       throughput_speedup=a.throughput_speedup, linear_speedup=a.linear_speedup, batch=batch,
+                       seq_len=seq_len, overrides=Overrides(a.f_gemm, a.gemm_speedup, a.non_gemm_speedup),
                        source=source, memory_model=a.memory_model)
+
+
+def _check_rates(a: Values, given: list[str]):
+    """Measured rates: a file's (``--from``) or typed (``--tokens-per-s``, ``--samples-per-s``)."""
+    from roofline.catalog import resolve
+    from roofline.fidelity.check_rates import check_measured, check_record, engine_source
+    from roofline.model.efficiency import EfficiencySource
+
+    if len(given) > 1:
+        raise UserError(f"{given[0]} and {given[1]}: give one measurement")
+    for flag, name in (("--throughput-speedup", "throughput_speedup"), ("--linear-speedup", "linear_speedup"),
+                       ("--report", "report"), ("--baseline", "baseline"), ("--f-gemm", "f_gemm"),
+                       ("--gemm-speedup", "gemm_speedup"), ("--non-gemm-speedup", "non_gemm_speedup"),
+                       ("--engine-ops-per-cycle", "engine_ops_per_cycle"), ("--engine-kv-dtype", "engine_kv_dtype")):
+        if a[name] is not None:
+            raise UserError(f"{flag}: not with {given[0]} (a measured rate is compared with its ceiling, not a speedup)")
+    if a.memory_model != A.MEMORY_MODEL.default:
+        raise UserError(f"--memory-model {a.memory_model}: {given[0]} is priced with the levels model, as accuracy "
+                        "prices every record")
+    calibration, name = resolve.calibration(a.calibration)
+    calibrated = EfficiencySource(calibration=calibration, calibration_name=name,
+                                  any_platform=bool(a.calibration_any_platform)) if calibration else None
+    if a.from_file is not None:
+        for flag, name in (("--phase", "phase"), ("--context", "context"), ("--kv-dtype", "kv_dtype")):
+            if a[name] is not None:
+                raise UserError(f"{flag}: --from takes it from the file")
+        if a.quantize_lm_head:
+            raise UserError("--quantize-lm-head: --from takes it from the file's engine")
+        return check_measured(read_measured_args(a.from_file, a), calibrated)
+    record, platform, spec = typed_rate_record(a)
+    source, notes = engine_source(record.stack, calibrated)
+    return check_record(platform, spec, record, source, notes=notes, label="typed")
+
+
+def read_measured_args(path: str, a: Values):
+    """A measurement file read with the flags that complete it."""
+    from roofline.fidelity.measured import Given, read_measured
+
+    return read_measured(path, Given(cpu=a.get("cpu"), model=a.get("model"), precision=a.get("precision"),
+                                     cores=a.get("cores"), batch=a.get("batch"), seq_len=a.get("seq_len"),
+                                     instance_cores=a.get("instance_cores"), stack=a.get("stack"),
+                                     system=a.get("system")))
+
+
+def typed_rate_record(a: Values):
+    """``--tokens-per-s`` or ``--samples-per-s`` as the record a file stating that measurement gives."""
+    from roofline.catalog import resolve
+    from roofline.spec.record import Measurement, Record, RecordPlatform
+
+    what = "--tokens-per-s" if a.tokens_per_s is not None else "--samples-per-s"
+    _require(f"check {what}", a, "model", "cpu", "precision")
+    platform, file = resolve.platform(a.cpu)
+    spec = resolve.model(a.model)
+    name = a.cpu if isinstance(a.cpu, str) else platform.name
+    if a.tokens_per_s is not None:
+        if a.phase not in ("prefill", "decode"):
+            raise UserError("--tokens-per-s: give --phase prefill (a prompt of --seq-len tokens) or decode (one token "
+                            "per sequence at --context)")
+        decode = a.phase == "decode"
+        if decode and a.seq_len is not None:
+            raise UserError("--seq-len: a decode rate is at --context tokens in the KV cache")
+        if not decode and a.context is not None:
+            raise UserError("--context: a prefill rate is of a prompt of --seq-len tokens")
+        m = Measurement(kind="tokens_per_s", precision=a.precision, value=a.tokens_per_s, name=f"{a.phase} rate",
+                        phase=a.phase, seq_len=None if decode else (a.seq_len or DEFAULT_SEQ_LEN),
+                        context=a.context if decode else None, kv_dtype=a.kv_dtype)
+        cores = a.cores or platform.cores_per_socket.value  # one engine process on one socket
+        record_platform = RecordPlatform(name=name, cores=cores, sockets=1, instance_cores=a.instance_cores or cores)
+        batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
+    else:
+        if a.phase not in (None, "forward") or a.context is not None or a.kv_dtype is not None or a.quantize_lm_head:
+            raise UserError("--samples-per-s: an encoder's rate; --phase, --context, --kv-dtype and "
+                            "--quantize-lm-head apply to --tokens-per-s")
+        m = Measurement(kind="throughput", precision=a.precision, value=a.samples_per_s, name="samples rate")
+        record_platform = RecordPlatform(name=name, cores=a.cores, instance_cores=a.instance_cores or 4)
+        batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
+    try:
+        record = Record(description="typed", source="typed", stack=a.stack or "torch-inductor",
+                        platform=record_platform, model=spec.name, batch=batch, seq_len=seq_len,
+                        quantize_lm_head=bool(a.quantize_lm_head), measurements=(m,))
+    except ValueError as e:
+        raise UserError(f"{what}: {e}") from None
+    return record, platform, spec
 
 
 def report_platform(report, cpu, path: str):
@@ -270,6 +371,21 @@ def calibrate(report: Any = None, **flags: Any):
             raise UserError(f"{path}: measured on '{r.platform.name}' ({r.host.cpu_model}), not on the host of "
                             f"{loaded[0][1]} ({loaded[0][0].host.cpu_model}): calibrate one host at a time")
     return fit_calibration([(r, report_spec(r, a.model, path), path) for r, path in loaded], platform)
+
+
+def records_add(file: Any = None, **flags: Any):
+    """``roofline records add FILE``: a llama-bench result or an MLPerf summary as a measurement record; returns the
+    :class:`~roofline.fidelity.measured.Measured` (its ``record``, and what each field rests on) and the record's
+    TOML text, which ``roofline accuracy --records`` reads."""
+    from roofline.catalog.write import record_toml
+
+    a = checked(A.RECORDS, {"action": "add", "file": file, **flags})
+    _require("records add", a, "file")
+    measured = read_measured_args(a.file, a)
+    header = (f"{measured.record.description}\nwritten by roofline records add from {a.file} "
+              f"({measured.origin.format}); every field's source is in its comment, 'assumed' where the file does "
+              "not state it")
+    return measured, record_toml(measured.record, measured.comments, header)
 
 
 def accuracy(records: list[str] | str | None = None):
@@ -368,10 +484,12 @@ def _request_lengths(a: Values, model):
 
 def sweep_grid(a: Values):
     """The checked sweep arguments as its grid, every name, axis and model limit checked before anything is
-    evaluated: ``(models, platforms, precisions, batches, seq_lens)``."""
+    evaluated: ``(models, platforms, precisions, batches, seq_lens)``, the two axes as
+    :class:`~roofline.model.sweep.AxisValues`."""
     import math
 
     from roofline.catalog import resolve
+    from roofline.model.sweep import AxisValues
     from roofline.model.workload import make_workload
     from roofline.spec.precision import get_recipe
 
@@ -386,24 +504,34 @@ def sweep_grid(a: Values):
         get_recipe(p)
     models = [resolve.model(m) for m in a.model]
     platforms = [resolve.platform(c)[0] for c in a.cpu]
-    axis = lambda v, default: list(dict.fromkeys(x for r in v for x in r)) if v else [default]  # noqa: E731
-    batches, seqs = axis(a.batch, 1), axis(a.seq_len, 256)
+    batches, seqs = AxisValues(a.batch or [1]), AxisValues(a.seq_len or [256])
     for m in models:  # every model's limits (positions, phase, context), on the largest point
-        make_workload(m, a.phase, max(batches), max(seqs), a.context)
+        make_workload(m, a.phase, batches.max(), seqs.max(), a.context)
     return models, platforms, precisions, batches, seqs
 
 
+def grid_words(models, platforms, precisions, batches, seqs) -> str:
+    """``2 models x 1 CPU x 2 precisions x 2 batches x 1 sequence length``"""
+    axes = [(len(models), "model", "models"), (len(platforms), "CPU", "CPUs"),
+            (len(precisions), "precision", "precisions"), (len(batches), "batch", "batches"),
+            (len(seqs), "sequence length", "sequence lengths")]
+    return " x ".join(f"{n} {one if n == 1 else many}" for n, one, many in axes)
+
+
 def sweep(model: Any = None, cpu: Any = None, **flags: Any):
-    """``roofline sweep``: the grid of models x CPUs x precisions x batch x sequence, one
-    :class:`~roofline.model.sweep.Plane` per (model, CPU, precision), lazily.
+    """``roofline sweep``: the grid of models x CPUs x precisions x batch x sequence as a
+    :class:`~roofline.results.sweep.SweepTable` of numpy columns (the CSV's, units in the names), evaluated
+    block by block when it is read: ``len(t)``, ``t["step_time_s"]``, ``t.to_pandas()``, ``t.to_arrow()``,
+    ``t.write("grid.parquet")``.
 
     Arguments: precision, batch, seq_len (lists, or ``start:stop[:step]`` strings), phase, context, bandwidth,
     memory_model, cores, instance_cores."""
     from roofline.model.build import CeilingSpec, LayoutSpec
-    from roofline.model.sweep import sweep as model_sweep
+    from roofline.model.sweep import sweep_table
 
     a = checked(A.SWEEP, {"model": model, "cpu": cpu, **flags})
     models, platforms, precisions, batches, seqs = sweep_grid(a)
-    return model_sweep(platforms, models, precisions, batches, seqs, phase=a.phase, context=a.context,
-                       ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
+    return sweep_table(platforms, models, precisions, batches, seqs,
+                       grid=grid_words(models, platforms, precisions, batches, seqs), phase=a.phase,
+                       context=a.context, ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
                        layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))

@@ -527,6 +527,16 @@ PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT,
                         Arg("measured", "a `roofline validate --json` report to draw beside", metavar="REPORT.json")))
 
 _DECODE = "decode (--phase decode: tokens/s of an LLM engine)"
+_RATES = "measured rates (--tokens-per-s, --samples-per-s, --from FILE)"
+FROM_FILE = Arg("from_file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
+                "mlperf_log_summary.txt: its measured rates against the ceiling and the realistic estimate; what the "
+                "file does not state is asked for by flag", flags=("--from",), metavar="FILE", group=_RATES)
+SYSTEM = Arg("system", "an MLPerf system description (systems/<system>.json; default: the results tree's, beside the "
+             "summary)", metavar="FILE", group=_RATES)
+RATE_PRECISION = Arg("precision", "the precision the run used, when the file's type or system name does not say (a "
+                     "GGUF type: q8_0, q4_0, q4_k, ...)", group=_RATES)
+THREADS_AS_CORES = Arg("cores", "cores (threads) the run used per socket, 1 to 4,096, when the file does not say "
+                       "(llama-bench's threads)", CORES, group=_RATES)
 CHECK = Command("check", (
     MODEL.but(required=False), CPU.but(required=False),
     Arg("precision", "e.g. int8-static"),
@@ -536,13 +546,21 @@ CHECK = Command("check", (
     Arg("report", "a `roofline validate --json` report instead of typed speedups"),
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the host's efficiencies "
                     "for the realistic estimate (instead of the stack profile)"),
-    ANY_PLATFORM, STACK,
-    BATCH_ARG.but(help=f"1 to {MAX_BATCH:,} (default 1)"), SEQ_LEN.but(help=f"1 to {MAX_TOKENS:,} (default 256)"),
+    ANY_PLATFORM,
+    STACK.but(default=None, help="the software-stack profile the realistic estimate uses (platforms/stacks), a profile "
+              "path, or none (default torch-inductor; --from: the file's engine, llama.cpp or intel-mlperf, whose "
+              "missing profile means the ceiling plus the priced terms)"),
+    BATCH_ARG.but(help=f"1 to {MAX_BATCH:,} (default 1; --from MLPerf BERT: 8 samples per call, assumed)",
+                  default=None),
+    SEQ_LEN.but(help=f"1 to {MAX_TOKENS:,} (default 256; --tokens-per-s --phase prefill: the prompt; --from MLPerf "
+                "BERT: 172, assumed)", default=None),
     MEMORY_MODEL.but(help="the ceiling's memory model (paper: the reference paper's, for its Table 14)"),
     F_GEMM.but(help="override f_GEMM (0 to 1)"), GEMM_SPEEDUP.but(help="override s_GEMM (0.001 to 10,000)"),
     NON_GEMM_SPEEDUP.but(help="override s_non (0.001 to 10,000)"),
-    PHASE.but(value=Choice(("forward", "decode")), default="forward", group=_DECODE,
-              help="decode: the throughput speedup is tokens/s over the baseline's, one token per sequence"),
+    PHASE.but(value=Choice(Phase), default=None, group=_DECODE,
+              help="decode: the throughput speedup is tokens/s over the baseline's, one token per sequence; with "
+              "--tokens-per-s: prefill (a prompt of --seq-len tokens) or decode (one token per sequence at --context) "
+              "(default forward)"),
     CONTEXT_ARG.but(help="decode: tokens in the KV cache (default 1024)", group=_DECODE),
     Arg("engine_ops_per_cycle", "decode: the engine's matmul rate per core when it does not use the vector or matrix "
         "units (scalar code: 2)", Float(0.01, 65536, "ops per cycle per core"), group=_DECODE),
@@ -552,6 +570,38 @@ CHECK = Command("check", (
         switch=True, default=False, group=_DECODE),
     Arg("engine_kv_dtype", "decode: the engine's KV-cache element type (default: the ceiling's)", Choice(KV_DTYPES),
         group=_DECODE),
+    FROM_FILE,
+    Arg("tokens_per_s", "a measured rate in tokens per second of the whole platform (llama-bench's t/s): --phase "
+        "prefill or decode, --precision, --cores (1e-6 to 1e12)", Float(1e-6, 1e12, "tokens per second"), group=_RATES),
+    Arg("samples_per_s", "a measured rate in samples (requests) per second of the whole platform (MLPerf's samples "
+        "per second): --precision, --batch, --seq-len, --instance-cores (1e-6 to 1e12)",
+        Float(1e-6, 1e12, "samples per second"), group=_RATES),
+    THREADS_AS_CORES.but(help="cores used per socket, 1 to 4,096 (--tokens-per-s: the engine's threads; --from: when "
+                         "the file does not say)"),
+    INSTANCE_CORES.but(help="cores per instance, 1 to 4,096 (--tokens-per-s: default --cores, one instance; "
+                       "--samples-per-s: default 4; --from MLPerf BERT: 4, assumed)", group=_RATES),
+    KV_DTYPE.but(help="--tokens-per-s: the KV cache's element type of the run (default: the activation dtype)",
+                 group=_RATES),
+    QUANTIZE_LM_HEAD.but(help="--tokens-per-s: the lm_head in the precision too (llama.cpp quantizes it)",
+                         group=_RATES),
+    SYSTEM,
+))
+
+RECORDS = Command("records", (
+    Arg("action", "add: write a measurement file as a record", Choice(("add",)), positional=True),
+    Arg("file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
+        "mlperf_log_summary.txt", positional=True, metavar="FILE"),
+    CPU.but(required=False, help="the platform the run was on (catalog name or a platform .toml), when the file "
+            "does not name it"),
+    MODEL.but(required=False, help="the model, when the file names it only by a path (catalog name, config.json, "
+              ".toml or .gguf)"),
+    RATE_PRECISION.but(group=None),
+    THREADS_AS_CORES.but(group=None),
+    BATCH_ARG.but(help="samples per call, when the file does not say (MLPerf BERT: 8, assumed)", default=None),
+    SEQ_LEN.but(help="tokens per sample, when the file does not say (MLPerf BERT: 172, assumed)", default=None),
+    INSTANCE_CORES.but(help="cores per instance, when the file does not say (MLPerf BERT: 4, assumed)"),
+    Arg("stack", "the software stack (default: the file's engine, llama.cpp or intel-mlperf)"),
+    SYSTEM.but(group=None),
 ))
 
 CALIBRATE = Command("calibrate", (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from enum import Enum
 
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
@@ -83,4 +84,38 @@ def calibration_toml(c, header: str = "") -> str:
             continue
         lines += ["", f"[{group}]"]
         lines += [f"{json.dumps(k)} = {_inline(v)}" for k, v in getattr(c, group).items()]
+    return "\n".join(lines) + "\n"
+
+
+def record_toml(record, comments: dict[str, str] | None = None, header: str = "") -> str:
+    """TOML text that loads back into an equal :class:`~roofline.spec.record.Record`: its set fields, each with
+    its comment from ``comments`` (keyed ``field``, ``platform.field``, ``measurements.N.field``) after it."""
+    comments = comments or {}
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+
+    def put(key: str, name: str, value) -> None:
+        if isinstance(value, Enum):
+            value = value.value
+        note = comments.get(key)
+        lines.append(f"{name} = {_value(value)}" + (f"  # {' '.join(note.split())}" if note else ""))
+
+    top = [f for f in dataclasses.fields(record) if f.name not in ("platform", "measurements")]
+    put("schema_version", "schema_version", record.schema_version)
+    for f in top:
+        v = getattr(record, f.name)
+        if f.name == "schema_version" or v is None or (v == f.default and f.name not in ("batch", "seq_len")):
+            continue
+        put(f.name, f.name, v)
+    lines += ["", "[platform]"]
+    for f in dataclasses.fields(record.platform):
+        v = getattr(record.platform, f.name)
+        if v is not None:
+            put(f"platform.{f.name}", f.name, v)
+    for i, m in enumerate(record.measurements):
+        lines += ["", "[[measurements]]"]
+        for f in dataclasses.fields(m):
+            v = getattr(m, f.name)
+            if v is None or (f.name == "note" and not v):
+                continue
+            put(f"measurements.{i}.{f.name}", f.name, v)
     return "\n".join(lines) + "\n"

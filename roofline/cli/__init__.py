@@ -41,9 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "a grid of models x CPUs x precisions x batch x sequence, one row per point (CSV or JSON "
               "lines)"),
     "plot": ("plot", "the log-log roofline chart of a model's GEMMs on a CPU (SVG or PNG; the plot extra)"),
-    "check": ("check", "measured speedups beside their ceilings, the gap split into named overhead terms"),
+    "check": ("check", "measured speedups or rates (typed, or --from a llama-bench or MLPerf file) beside their "
+              "ceilings, the gap split into named overhead terms"),
     "calibrate": ("calibrate", "fit a platform's kernel efficiencies and dispatch costs from validate reports"),
     "accuracy": ("accuracy", "every measurement record against the ceiling and the realistic estimate"),
+    "records": ("records", "write a llama-bench result or an MLPerf summary as a measurement record (records add)"),
     "platforms": ("catalog", "list the platforms catalog, or show one entry (platforms show NAME)"),
     "models": ("catalog", "list the models catalog, or show one entry (models show NAME)"),
     "probe": ("probe", "measure this host (bandwidths, GEMM peaks) and write it as a platform spec"),
@@ -76,7 +78,7 @@ def program_parser() -> argparse.ArgumentParser:
 #: the arguments that name files a command reads, with the catalog kind a name of theirs is looked up in
 INPUT_ARGS = {"model": "models", "cpu": "platforms", "report": "report", "records": "records",
               "calibration": "calibration", "stack": "stack", "seq_len_histogram": "file", "measured": "file"}
-OUTPUT_FLAGS = {"json": "--json", "output": "-o", "plot": "--plot"}
+OUTPUT_FLAGS = {"json": "--json", "output": "-o", "plot": "--plot", "html": "--html"}
 #: an input a command may replace with its output: ``calibrate --records --stack S -o`` refits the profile it
 #: read whole before any work (its path rules and description), the documented way to update it
 REPLACEABLE = {("calibrate", "-o", "stack")}
@@ -152,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = None
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    import shlex
+
+    args.command_line = "roofline " + shlex.join([name, *argv[1:]])
     try:
         _check_outputs(args)
         code = int(module.run(args) or 0)

@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_chart, emit_with_chart
+from roofline.cli.emit import check_chart, check_html, emit_with_chart
 
 DESCRIPTION = ("Compare every measurement record (validation/records) with its ceiling and with the realistic estimate "
                "of its software stack, that stack's profile refitted without the record's platform "
@@ -18,6 +18,7 @@ def parser(name: str) -> argparse.ArgumentParser:
     p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
     flags.add(p, A.ACCURACY)
     p.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
+    flags.add_html(p)
     flags.add_outputs(p)
     return p
 
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from roofline.api import accuracy
 
     check_chart(args.plot)
+    check_html(args.html)
     result = accuracy(**flags.values(A.ACCURACY, args))
 
     def render():
@@ -38,4 +40,11 @@ def run(args: argparse.Namespace) -> int:
 
         plot_accuracy(result, path)
 
-    return emit_with_chart(result, args, render, draw)
+    def page(result, command):
+        from roofline.catalog.records import load_records
+        from roofline.report.html import accuracy_page
+
+        records = [(x.id, str(x.path), x.record.source) for x in load_records(args.records or None)]
+        return accuracy_page(result, command, records)
+
+    return emit_with_chart(result, args, render, draw, page)

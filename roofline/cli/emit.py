@@ -82,14 +82,35 @@ def print_rich(renderable) -> None:
     sys.stdout.write("\n".join(line.rstrip() for line in capture.get().split("\n")))
 
 
-def emit(result, args, render) -> int:
+def check_html(path: str | None) -> None:
+    """An ``--html`` page's name, before any work (its target was checked with the other outputs)."""
+    if path and not path.lower().endswith((".html", ".htm")):
+        from roofline.errors import UserError
+
+        raise UserError(f"--html {path}: the page is written as .html")
+
+
+def write_html(result, args, page) -> None:
+    """``page(result, command_line)`` written to ``--html`` FILE, whole or not at all."""
+    if getattr(args, "html", None):
+        from roofline.files.writing import write_text
+
+        write_text(args.html, page(result, getattr(args, "command_line", "roofline")), force=getattr(args, "force", False))
+
+
+def emit(result, args, render, page=None) -> int:
     """The common ending of a command: JSON to stdout (and nothing else), or to a file and the tables,
-    or the tables; ``render`` builds the rich renderable, imported only when tables are printed."""
+    or the tables; ``render`` builds the rich renderable, imported only when tables are printed; ``page``
+    builds the ``--html`` page."""
+    if page is not None and getattr(args, "html", None):
+        write_html(result, args, page)
     if getattr(args, "json", None):
         write_json(result, args.json, force=getattr(args, "force", False))
         if args.json == "-":
             return 0
     print_rich(render())
+    if page is not None and getattr(args, "html", None):
+        print(f"wrote {args.html}")
     return 0
 
 
@@ -101,7 +122,7 @@ def check_chart(path: str | None) -> None:
         check_chart_path(path, "--plot")
 
 
-def emit_with_chart(result, args, render, draw) -> int:
+def emit_with_chart(result, args, render, draw, page=None) -> int:
     """:func:`emit`, and the ``--plot`` chart (``draw(result, path)``) drawn to a temporary file and renamed
     over the target first."""
     if args.plot:
@@ -109,7 +130,7 @@ def emit_with_chart(result, args, render, draw) -> int:
 
         with replacing(args.plot, force=args.force) as path:
             draw(result, path)
-    code = emit(result, args, render)
+    code = emit(result, args, render, page)
     if args.plot and args.json != "-":
         print(f"wrote {args.plot}")
     return code

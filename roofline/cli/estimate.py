@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import emit
+from roofline.cli.emit import check_html, emit
 
 DESCRIPTION = ("First the answer, in a few lines (--brief: only those): what bounds each precision, one instance's "
                "latency and the whole platform's throughput, the GEMM speedup, the end-to-end (Amdahl) ceiling and the "
@@ -22,6 +22,7 @@ EXAMPLES = ["roofline estimate --model bert-large --cpu icx",
 def parser(name: str) -> argparse.ArgumentParser:
     p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
     flags.add(p, A.ESTIMATE)
+    flags.add_html(p)
     flags.add_outputs(p)
     return p
 
@@ -29,6 +30,7 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import run_estimate
 
+    check_html(args.html)
     result = run_estimate(flags.values(A.ESTIMATE, args))
 
     def render():
@@ -40,4 +42,9 @@ def run(args: argparse.Namespace) -> int:
 
         return render_estimate(result)
 
-    return emit(result, args, render)
+    def page(result, command):
+        from roofline.report.html import estimate_page
+
+        return estimate_page(result, command)
+
+    return emit(result, args, render, page)

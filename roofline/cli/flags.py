@@ -81,6 +81,11 @@ def add(parser: argparse.ArgumentParser, args: A.Command | tuple[A.Arg, ...]) ->
             target.add_argument(*arg.option_strings, dest=arg.name, required=arg.required, **kw)
 
 
+def add_html(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--html", metavar="FILE", help="also write the answer as one self-contained HTML page (the "
+                        "headline, the chart, the tables, every input with its source; no network needed)")
+
+
 def add_outputs(parser: argparse.ArgumentParser, *, json: bool = True, brief: bool = True, force: bool = True) -> None:
     if brief:
         parser.add_argument("--brief", action="store_true", help="only the headline: the answer in a few lines, "

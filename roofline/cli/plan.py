@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_chart, emit_with_chart
+from roofline.cli.emit import check_chart, check_html, emit_with_chart
 
 DESCRIPTION = (
     "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), weights shared per "
@@ -30,6 +30,7 @@ def parser(name: str) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", help="p99 against offered load for each CPU's best layout, with the SLO "
                    "line (.svg or .png; the plot extra)")
     p.add_argument("--best-only", action="store_true", help="the summary table, not every layout's")
+    flags.add_html(p)
     flags.add_outputs(p)
     return p
 
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from roofline.api import plan
 
     check_chart(args.plot)
+    check_html(args.html)
     result = plan(**flags.values(A.PLAN, args))
 
     def render():
@@ -50,4 +52,9 @@ def run(args: argparse.Namespace) -> int:
 
         plot_plan(result, path)
 
-    return emit_with_chart(result, args, render, draw)
+    def page(result, command):
+        from roofline.report.html import plan_page
+
+        return plan_page(result, command)
+
+    return emit_with_chart(result, args, render, draw, page)

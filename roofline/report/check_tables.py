@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roofline.report.fmt import ms, realistic_basis
+from roofline.report.fmt import ms, realistic_basis, sig
 from roofline.report.style import document, grid, section, table
 from roofline.results.check import CheckResult
 from roofline.spec.calibration import Calibration
@@ -22,9 +22,28 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
+def _rate(x: float, unit: str) -> str:
+    return f"{sig(x)} {'tok/s' if unit == 'tokens/s' else '/s'}"
+
+
+def rates_headline(r: CheckResult) -> list[RenderableType]:
+    """One row per measured rate: measured, the ceiling and the realistic estimate, and what bounds the ceiling."""
+    g = grid(["rate", "precision", "measured", "ceiling", "of ceiling", "realistic", "of realistic", "bound"],
+             left=("rate", "precision", "bound"))
+    for x in r.rates:
+        g.add_row(x.what, x.precision, Text(_rate(x.measured, x.unit), style="bold"), _rate(x.ceiling, x.unit),
+                  _pct(x.fraction_of_ceiling), _rate(x.realistic, x.unit), _pct(x.fraction_of_realistic), x.bound)
+    return [g]
+
+
 def headline(r: CheckResult) -> list[RenderableType]:
     """The source, then one row per comparison: the measured end-to-end speedup against the ceiling and the
-    realistic estimate, then what the realistic estimate rests on."""
+    realistic estimate (or per measured rate), then what the realistic estimate rests on."""
+    if r.rates:
+        o = r.measured_from
+        source = f"{o.path.rsplit('/', 1)[-1]} ({o.format})" if o is not None else r.source
+        return [Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
+                Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
     violations: list[RenderableType] = []
     for c in r.comparisons:
@@ -45,8 +64,55 @@ def headline(r: CheckResult) -> list[RenderableType]:
             Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
 
 
+def rate_sections(r: CheckResult) -> list[RenderableType]:
+    """The measured rates in full, the terms of each, the inputs with their sources, what was left out."""
+    out: list[RenderableType] = []
+    layouts = sorted({f"{x.cores} cores in {x.instances} instance{'s' if x.instances > 1 else ''}" for x in r.rates})
+    t, sec = _table(f"Measured rates against the ceiling and the realistic estimate (whole platform: "
+                    f"{', '.join(layouts)})",
+                    ["rate", "precision", "phase", "batch", "tokens", "measured", "spread", "ceiling", "%",
+                     "realistic", "% "], left=("rate", "precision", "phase"),
+                    notes=["tokens: the prompt (prefill), a sample (forward) or the tokens in the KV cache (decode); "
+                           "spread: the measurement's standard deviation over its mean; %: the measured rate as a "
+                           "share of the ceiling, and of the realistic estimate"])
+    for x in r.rates:
+        tokens = x.context if x.phase == "decode" else x.seq_len
+        t.add_row(x.what, x.precision, x.phase, str(x.batch), f"{tokens:,}", _rate(x.measured, x.unit),
+                  "-" if x.spread is None else f"{100 * x.spread:.0f}%", _rate(x.ceiling, x.unit),
+                  _pct(x.fraction_of_ceiling), _rate(x.realistic, x.unit), _pct(x.fraction_of_realistic))
+    out.append(sec)
+    names = list(dict.fromkeys(term.name for x in r.rates for term in x.terms if term.seconds))
+    if names:
+        t, sec = _table("Where the step time goes beyond the ceiling: the realistic terms, ms per step (whole platform)",
+                        ["rate", "precision", "ceiling ms", *names, "unexplained ms"], left=("rate", "precision"))
+        for x in r.rates:
+            step = x.batch * (x.seq_len if x.phase == "prefill" else 1) / x.ceiling
+            by = {term.name: term.seconds for term in x.terms}
+            t.add_row(x.what, x.precision, ms(step), *(ms(by.get(n, 0.0)) for n in names), ms(x.unexplained * step))
+        out.append(sec)
+    if r.measured_from is not None:
+        o = r.measured_from
+        t = table(["input", "value", "source", "how"], left=("input", "value", "source", "how"), wrap=("value", "how"))
+        for i in o.inputs:
+            t.add_row(i.what, i.value, i.source, i.detail)
+        out.append(section(f"Inputs and where each came from ({o.format}, {o.tool})", t,
+                           ["source: the file states it, a flag gives it, or it is assumed (how: why)"]))
+        if o.left_out:
+            t = table(["what", "why"], left=("what", "why"), wrap=("what", "why"))
+            sec = section("Left out of the comparison", t)
+            for x in o.left_out:
+                t.add_row(x.what, x.why)
+            out.append(sec)
+    return out
+
+
 def render_check(r: CheckResult, brief: bool = False) -> RenderableType:
     sections: list[RenderableType] = []
+    if r.rates:
+        sections += rate_sections(r)
+        if r.notes:
+            sections.append(section("Notes", None, r.notes))
+        return document(headline(r), sections, brief=brief)
     t, sec = _table("Measured against the ceilings (the paper's Table 14) and the realistic estimate",
                     ["speedup", "metric", "measured", "ceiling", "%", "realistic", "% "], left=("speedup", "metric"),
                     notes=["%: the measured speedup as a share of the ceiling, and of the realistic estimate" + (

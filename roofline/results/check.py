@@ -1,4 +1,14 @@
-"""Result type of ``roofline check``."""
+"""Result type of ``roofline check``.
+
+Keys scripts rely on: ``comparisons[].rows[]`` (measured speedups), ``rates[].{what,precision,measured,ceiling,
+realistic,fraction_of_ceiling,fraction_of_realistic}`` (measured rates: ``--tokens-per-s``,
+``--samples-per-s``, ``--from``), ``measured_from.{path,format,inputs[],left_out[]}`` (``--from``).
+
+``check --from FILE`` (a llama-bench result, an MLPerf summary) fills ``rates`` with one row per test or
+scenario of the file, and ``measured_from`` with the file and every input the comparison took, each with
+where it came from: the file, a flag, or an assumption (said why); the flags that state the same
+measurement (``--tokens-per-s``, ``--samples-per-s``) give the same rows.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.results import JsonResult
+from roofline.results.estimate import LeftOut
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
@@ -105,6 +116,73 @@ class LatencyRow:
 
 
 @dataclass(frozen=True)
+class RateRow:
+    """A measured rate of the whole platform (llama-bench's tokens/s, MLPerf's samples/s) beside the ceiling and
+    the realistic estimate of the same step. ``terms`` are the realistic model's named terms, in seconds per
+    step of the whole platform; for them ``share_of_baseline`` is of the ceiling's step time and
+    ``share_of_gap`` of the gap between the measured step time and the ceiling's."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    what: str
+    """the test or scenario: ``pp512``, ``tg128``, ``Offline``"""
+    precision: str
+    phase: Literal["forward", "prefill", "decode"]
+    unit: Literal["tokens/s", "samples/s"]
+    batch: int
+    seq_len: int | None
+    """the prompt (prefill) or a sample's tokens (forward); null for decode"""
+    context: int | None
+    """decode: tokens in the KV cache (llama-bench's tg N from an empty cache: N / 2 on average)"""
+    cores: int
+    """cores the run used, all sockets"""
+    instances: int
+    measured: float
+    spread: float | None
+    """the measurement's relative standard deviation (llama-bench's stddev over its mean), when stated"""
+    ceiling: float
+    bound: str
+    """what bounds the ceiling's step (compute, L2, LLC, DRAM)"""
+    fraction_of_ceiling: float
+    realistic: float
+    fraction_of_realistic: float
+    terms: list[CheckTerm]
+    unexplained: float
+    """the measured step time the terms leave, as a share of the ceiling's step time (0 when they explain it all)"""
+    stack: str | None = None
+    """the engine's stack profile the realistic estimate used (null: none, the ceiling plus the priced terms)"""
+
+
+@dataclass(frozen=True)
+class MeasuredInput:
+    """One input of a check from a file, and where it came from."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    what: str
+    value: str
+    source: Literal["file", "flag", "assumed"]
+    detail: str
+    """the field and the line of the file, the flag, or why the value is assumed"""
+
+
+@dataclass(frozen=True)
+class MeasuredFrom:
+    """The file a check read its measurements from."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    path: str
+    format: str
+    """``llama-bench -o json``, ``MLPerf loadgen summary``, ..."""
+    tool: str
+    """what the file says produced it (llama-bench's build, loadgen's SUT)"""
+    inputs: list[MeasuredInput]
+    left_out: list[LeftOut] = field(default_factory=list)
+    """tests or figures of the file not compared, and why"""
+
+
+@dataclass(frozen=True)
 class CheckResult(JsonResult):
     """Output of ``roofline check --json``."""
 
@@ -124,4 +202,8 @@ class CheckResult(JsonResult):
     """the software-stack profile the realistic estimate used (none with a calibration or a report)"""
     realistic_accuracy: Accuracy | None = None
     """the stack profile's measured error, leave-one-platform-out over its records"""
+    rates: list[RateRow] = field(default_factory=list)
+    """measured rates (``--tokens-per-s``, ``--samples-per-s``, ``--from``) against their ceilings"""
+    measured_from: MeasuredFrom | None = None
+    """``--from``: the file and every input the rates took, with its source"""
     schema_version: int = SCHEMA_VERSION

@@ -1,0 +1,458 @@
+"""A measurement file as a record: llama-bench's results (``-o json``, ``jsonl``, ``csv``, the markdown table)
+and MLPerf's ``mlperf_log_summary.txt`` (with its system description), turned into the
+:class:`~roofline.spec.record.Record` ``roofline records add`` writes and ``roofline check --from`` compares.
+
+What the file states is taken from it (the model's type and parameters, the GGUF file type, the threads, the
+pp and tg lengths, the KV cache type; the scenario, the rate, the benchmark and the system); what it does not
+state is asked for by a flag (``--cpu``; ``--model`` when the file names the model only by a path), and the
+error names the flag; what neither gives is assumed, and each assumption is said (:class:`Input`, ``assumed``,
+with why). The parsing itself is :mod:`roofline.catalog.llama_bench` and :mod:`roofline.catalog.mlperf_log`.
+
+llama-bench's tests become ``tokens_per_s`` figures on one instance of the run's threads: ``pp N`` a prefill of
+N tokens, ``tg N`` decode at the mean context of N tokens generated from an empty cache (``N / 2``, plus the
+test's depth). MLPerf's offline and server rates become a ``throughput`` figure of the whole server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline.catalog import resolve
+from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, parse_llama_bench
+from roofline.catalog.mlperf_log import MlperfSummary, MlperfSystem, is_summary, parse_summary, read_system
+from roofline.errors import SpecError, UserError
+from roofline.files.reading import read_bytes
+from roofline.results.check import MeasuredFrom, MeasuredInput
+from roofline.results.estimate import LeftOut
+from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
+from roofline.spec.record import Measurement, Record, RecordPlatform
+
+#: the stacks the readers assign: a missing profile of one of them is no error (the realistic estimate is
+#: then the ceiling plus the priced terms, and the result says so)
+ENGINE_STACKS = ("llama.cpp", "intel-mlperf")
+#: llama.cpp's names of a file's weight type (``llama_model_ftype_name``) and the precision priced for it
+FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q5_0": "q5_0", "Q6_K": "q6_k", "Q4_K - Small": "q4_k",
+              "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k", "BF16": "bf16",
+              "all F32": "fp32"}
+#: file types priced as one type throughout, though llama.cpp's mix of that name raises some tensors
+MIXED_AS_ONE = {"Q4_K - Small": "Q5_K in some attn_v and ffn_down tensors", "Q5_K - Small": "Q6_K in some tensors",
+                "Q5_K - Medium": "Q6_K in some attn_v and ffn_down tensors"}
+KV_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}
+#: MLPerf benchmarks and the catalog model each runs
+BENCHMARKS = {"bert-99": "bert-large", "bert-99.9": "bert-large"}
+#: MLPerf BERT's workload as the records price Intel's harness (validation/records/mlperf-*-bert99-offline.toml)
+BERT_BATCH, BERT_SEQ_LEN, BERT_INSTANCE_CORES = 8, 172, 4
+BERT_WHY = ("MLPerf BERT-99: SQuAD 1.1 samples of 172 tokens on average at length 384, packed 8 to a call of a "
+            "4-core instance by Intel's harness (as validation/records/mlperf-*-bert99-offline.toml)")
+
+
+@dataclass(frozen=True)
+class Given:
+    """What the command line (or the API's keywords) says beside the file."""
+
+    cpu: Any = None
+    model: Any = None
+    precision: str | None = None
+    cores: int | None = None
+    """the threads of the run, when the file does not state them"""
+    batch: int | None = None
+    seq_len: int | None = None
+    instance_cores: int | None = None
+    stack: str | None = None
+    system: str | None = None
+    """an MLPerf system description (default: the results tree's ``systems/<system>.json``)"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A measurement file as a record, with everything it rests on."""
+
+    record: Record
+    platform: Platform
+    spec: ModelSpec
+    origin: MeasuredFrom
+    comments: dict[str, str] = field(default_factory=dict)
+    """``field`` (or ``platform.field``, ``measurements.N.field``) -> why it holds what it holds"""
+    spreads: tuple[float | None, ...] = ()
+    """each measurement's relative standard deviation, when stated"""
+
+
+class _Inputs:
+    """The inputs of a conversion, in order, and the comments a record file gets for them."""
+
+    def __init__(self) -> None:
+        self.items: list[MeasuredInput] = []
+        self.comments: dict[str, str] = {}
+
+    def add(self, what: str, value: Any, source: str, detail: str, key: str | None = None) -> None:
+        self.items.append(MeasuredInput(what, str(value), source, detail))  # type: ignore[arg-type]
+        if key:
+            self.comments[key] = f"{source}: {detail}" if source != "file" else detail
+
+
+def read_measured(path: str, given: Given = Given()) -> Measured:
+    """The file at ``path`` (llama-bench or MLPerf, told apart by its text) as a record."""
+    raw = read_bytes(Path(path), path)
+    text = raw.decode("utf-8", errors="replace")
+    if is_summary(text):
+        return _from_mlperf(parse_summary(text, path), given)
+    if detect(text) is not None:
+        return _from_llama_bench(parse_llama_bench(raw, path), given)
+    raise SpecError(path, "", "neither a llama-bench result (-o json, jsonl, csv or its markdown table) nor an MLPerf "
+                    "mlperf_log_summary.txt")
+
+
+# ------------------------------------------------------------------------------- shared
+
+
+def _platform(given: Given, inputs: _Inputs, why_needed: str) -> tuple[Platform, str]:
+    """The platform and how a record names it (a catalog name, else the file's absolute path)."""
+    if given.cpu is None:
+        raise UserError(f"{why_needed}; give --cpu NAME (roofline platforms) or a platform file (roofline probe -o "
+                        "host.toml writes one of this host)")
+    platform, file = resolve.platform(given.cpu)
+    if isinstance(given.cpu, Platform):
+        ref = platform.name
+    elif given.cpu.endswith(".toml") or os.sep in given.cpu or given.cpu == "host":
+        ref = str(Path(file).resolve())
+    else:
+        ref = given.cpu
+    inputs.add("platform", ref, "flag", f"--cpu {given.cpu if isinstance(given.cpu, str) else platform.name}",
+               "platform.name")
+    return platform, ref
+
+
+def _model_ref(given: Given) -> tuple[ModelSpec, str]:
+    spec = resolve.model(given.model)
+    if isinstance(given.model, ModelSpec):
+        return spec, spec.name
+    ref = given.model
+    if ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref:
+        ref = str(Path(ref).expanduser().resolve())
+    return spec, ref
+
+
+def _params(spec: ModelSpec) -> int:
+    from roofline.model.footprint import footprint
+
+    return footprint(spec, "fp32").params
+
+
+def _stack(given: Given, engine: str, inputs: _Inputs, why: str) -> str:
+    if given.stack:
+        inputs.add("stack", given.stack, "flag", "--stack", "stack")
+        return given.stack
+    inputs.add("stack", engine, "assumed", why, "stack")
+    return engine
+
+
+# ------------------------------------------------------------------------------- llama-bench
+
+
+def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
+    path = bench.path
+    inputs = _Inputs()
+    left_out: list[LeftOut] = []
+    tests: list[BenchTest] = []
+    for t in bench.tests:
+        if t.backends and t.backends.upper() not in ("CPU", "BLAS", "CPU,BLAS"):
+            raise SpecError(path, f"{t.where}: backends", f"{t.backends}: roofline prices CPUs; this test ran on "
+                            "another device")
+        if t.n_prompt and t.n_gen:
+            left_out.append(LeftOut(f"{t.test} ({t.where})", "a prompt and a generation timed as one rate (-pg): "
+                                    "compare the pp and tg tests"))
+            continue
+        tests.append(t)
+    if not tests:
+        raise SpecError(path, "", "no pp or tg test to compare (only -pg tests)")
+    archs = sorted({t.architecture for t in tests})
+    if len(archs) > 1:
+        raise SpecError(path, "model_type", f"tests of {len(archs)} models ({', '.join(archs)}); one record holds one "
+                        "model: give the file of one model's tests")
+    threads = sorted({t.n_threads for t in tests if t.n_threads is not None})
+    if len(threads) > 1:
+        raise SpecError(path, "n_threads", f"tests at {', '.join(map(str, threads))} threads; one record holds one "
+                        "layout: give one thread count's tests (llama-bench -t N)")
+    first = tests[0]
+    inputs.add("file", path, "file", f"llama-bench {bench.format_name}" + (
+        f", build {first.build_commit}" if first.build_commit else ""))
+
+    # the model: --model, else the GGUF file it names when that file is here
+    files = sorted({t.model_filename for t in tests if t.model_filename})
+    if given.model is not None:
+        spec, model_ref = _model_ref(given)
+        inputs.add("model", model_ref, "flag", f"--model (the file says '{archs[0]}'"
+                   + (f", {files[0]}" if files else "") + ")", "model")
+    elif len(files) == 1 and Path(files[0]).is_file():
+        spec, model_ref = resolve.model(files[0]), files[0]
+        inputs.add("model", model_ref, "file", f"model_filename {files[0]} ({first.where}): its GGUF header", "model")
+    else:
+        named = f"by its path ({files[0]}, not on this machine)" if files else "only as its type"
+        raise UserError(f"{path}: the file names the model {named} and '{archs[0]}'; give --model NAME (roofline "
+                        "models), a config.json or the .gguf file")
+    if spec.family != "decoder":
+        raise UserError(f"--model {spec.name}: an encoder; llama-bench runs decoders")
+    stated = next((t.model_n_params for t in tests if t.model_n_params), None)
+    if stated:
+        mine = _params(spec)
+        exact = bench.format != "md"  # the table rounds to three figures
+        if abs(mine / stated - 1) > (0.01 if exact else 0.006):
+            raise UserError(f"--model {spec.name}: {mine:,} parameters; the run's model has {stated:,.0f} "
+                            f"({first.where}: model_n_params); give the model that ran")
+        inputs.add("parameters", f"{stated:,.0f}", "file", f"model_n_params ({first.where}), "
+                   f"{spec.name} has {mine:,}")
+
+    platform, cpu_ref = _platform(given, inputs, f"{path}: llama-bench names the CPU only as "
+                                  f"'{first.cpu_info or 'unknown'}', not a platform")
+    # threads: the file's, else --cores
+    if threads:
+        if given.cores is not None and given.cores != threads[0]:
+            raise UserError(f"--cores {given.cores}: the file says the tests ran with {threads[0]} threads "
+                            f"({first.where}: n_threads); drop --cores")
+        n = threads[0]
+        inputs.add("threads", n, "file", f"n_threads ({first.where})", "platform.cores")
+    elif given.cores is not None:
+        n = given.cores
+        inputs.add("threads", n, "flag", "--cores (the table has no threads column)", "platform.cores")
+    else:
+        raise UserError(f"{path}: the table has no threads column; give --cores N, the threads llama-bench ran with")
+    cores_per_socket = platform.cores_per_socket.value
+    if n > cores_per_socket:
+        raise UserError(f"{path}: {n} threads on {platform.name}'s {cores_per_socket} cores per socket: a run over "
+                        "more than one socket (or on hyperthreads) is not modelled; give a run of at most one socket")
+    inputs.add("layout", f"1 instance of {n} cores on 1 socket", "assumed", "llama-bench runs one process, its "
+               "threads on one socket's cores", "platform.sockets")
+
+    # precision per test: --precision, else the file type
+    types = sorted({t.file_type for t in tests})
+    precision_of: dict[str, str] = {}
+    if given.precision:
+        if len(types) > 1:
+            raise UserError(f"--precision {given.precision}: the file holds {len(types)} file types "
+                            f"({', '.join(types)}); --precision names one: give one type's tests")
+        precision_of[types[0]] = given.precision
+        inputs.add("precision", given.precision, "flag", f"--precision (the file type is '{types[0]}')")
+    else:
+        for ft in types:
+            if ft not in FILE_TYPES:
+                raise UserError(f"{path}: file type '{ft}' has no precision priced here; give --precision NAME (one "
+                                f"of {', '.join(sorted(set(FILE_TYPES.values())))}, the nearest)")
+            precision_of[ft] = FILE_TYPES[ft]
+            note = f" (priced as {FILE_TYPES[ft]} throughout; llama.cpp's mix has {MIXED_AS_ONE[ft]})" \
+                if ft in MIXED_AS_ONE else ""
+            inputs.add("precision", FILE_TYPES[ft], "file", f"model_type '{archs[0]} {ft}'{note}")
+
+    kv_by_test: dict[str, str] = {}
+    for t in tests:
+        kinds = {KV_TYPES.get(x or "f16") for x in (t.type_k, t.type_v)}
+        if None in kinds:
+            raise SpecError(path, f"{t.where}: type_k", f"{t.type_k}/{t.type_v}: a KV cache type priced here is one "
+                            f"of {', '.join(KV_TYPES)}")
+        from roofline.units import DTYPE_BYTES
+
+        kv_by_test[t.where] = max(kinds, key=lambda k: DTYPE_BYTES[k])  # type: ignore[arg-type]
+    stated_kv = [t for t in tests if t.type_k]
+    kv_values = sorted(set(kv_by_test.values()))
+    if stated_kv:
+        inputs.add("KV cache", "/".join(kv_values), "file", f"type_k, type_v ({stated_kv[0].where})")
+    else:
+        inputs.add("KV cache", "/".join(kv_values), "assumed", "f16, llama-bench's default (the table has no "
+                   "type_k column)")
+    inputs.add("batch", 1, "assumed", "llama-bench runs one sequence", "batch")
+    if any(t.n_gen for t in tests):
+        inputs.add("tg context", "N / 2 (+ depth)", "assumed", "tg N generates N tokens from an empty cache (or "
+                   "the test's depth): the mean context of its steps")
+    inputs.add("lm_head", "quantized", "assumed", "llama.cpp stores the output matrix quantized with the rest; "
+               "priced in the tests' type", "quantize_lm_head")
+    if any((t.flash_attn or "").lower() in ("1", "true", "on") for t in tests):
+        left_out.append(LeftOut("flash attention", "the run used it; the ceiling prices attention's reads and "
+                                "writes as separate operations (a bound all the same)"))
+    stack = _stack(given, "llama.cpp", inputs, "llama-bench benchmarks llama.cpp")
+
+    measurements, spreads = [], []
+    for i, t in enumerate(tests):
+        prefill = bool(t.n_prompt)
+        key = f"measurements.{i}"
+        inputs.comments[f"{key}.value"] = f"avg_ts ({t.where})"
+        inputs.comments[f"{key}.precision"] = (f"flag: --precision (the file type is '{t.file_type}')" if given.precision
+                                               else f"model_type '{t.model_type}' ({t.where})")
+        inputs.comments[f"{key}.kv_dtype"] = (f"type_k {t.type_k}, type_v {t.type_v}" if t.type_k
+                                              else "assumed: f16, llama-bench's default")
+        if not prefill:
+            inputs.comments[f"{key}.context"] = (f"assumed: {t.test} generates {t.n_gen} tokens after {t.n_depth}: the "
+                                                 "mean context of its steps")
+        reps = f"mean of {t.repetitions} repetitions" if t.repetitions else "mean of its repetitions"
+        sd = f", standard deviation {t.stddev_ts:.3g} t/s" if t.stddev_ts is not None else ""
+        measurements.append(Measurement(
+            kind="tokens_per_s", precision=precision_of[t.file_type], value=t.avg_ts, name=t.test,
+            phase="prefill" if prefill else "decode", seq_len=t.n_prompt if prefill else None,
+            context=None if prefill else t.n_depth + t.n_gen // 2, kv_dtype=kv_by_test[t.where],
+            note=f"llama-bench {t.test} ({t.where}): {reps}{sd}"))
+        spreads.append(t.stddev_ts / t.avg_ts if t.stddev_ts is not None else None)
+        if prefill and t.n_depth:
+            left_out.append(LeftOut(f"{t.test}: the {t.n_depth} cached tokens", "a prompt priced from an empty cache: "
+                                    "its attention over the cache is left out, which only raises the ceiling"))
+    pp = next((t.n_prompt for t in tests if t.n_prompt), 512)
+    date = (first.test_time or "")[:10]
+    where = f", {first.test_time}" if first.test_time else ""
+    record = Record(
+        description=f"llama-bench {', '.join(dict.fromkeys(t.test for t in tests))} of {spec.name} in "
+                    f"{', '.join(dict.fromkeys(precision_of[t.file_type] for t in tests))}, {n} threads, on "
+                    f"{platform.name} ({platform.description})",
+        source=f"llama-bench {bench.format_name}: {path} (" + ", ".join(filter(None, [
+            f"build {first.build_commit}" if first.build_commit else (f"build {bench.build}" if bench.build else ""),
+            f"cpu_info '{first.cpu_info}'" if first.cpu_info else "", f"{n} threads"])) + f"{where})",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=n, sockets=1, instance_cores=n), model=model_ref,
+        batch=1, seq_len=pp, quantize_lm_head=True, measurements=tuple(measurements), date=date)
+    tool = f"llama-bench build {first.build_commit or bench.build or 'unknown'}"
+    return Measured(record, platform, spec, MeasuredFrom(path, f"llama-bench {bench.format_name}", tool, inputs.items,
+                                                         left_out), inputs.comments, tuple(spreads))
+
+
+# ------------------------------------------------------------------------------- MLPerf
+
+
+def _catalog_platform(system: MlperfSystem) -> str | None:
+    """The catalog platform whose description names the system's processor model (``8480+``, ``6980P``)."""
+    from roofline.catalog import all_platforms
+
+    tokens = [t for t in re.findall(r"[0-9][0-9A-Za-z+]*", system.processor) if len(t) >= 4]
+    for p in all_platforms():
+        words = set(re.findall(r"[0-9A-Za-z+]+", p.description))
+        if tokens and any(t in words for t in tokens) and p.sockets.kind != "measured":
+            return p.name
+    return None
+
+
+def _from_mlperf(s: MlperfSummary, given: Given) -> Measured:
+    path = s.path
+    inputs = _Inputs()
+    left_out: list[LeftOut] = []
+    if s.mode != "PerformanceOnly":
+        raise SpecError(path, "Mode", f"{s.mode or 'missing'}: only a performance run (PerformanceOnly) measures speed")
+    if not s.valid:
+        raise SpecError(path, f"line {s.result_line}" if s.result_line else "Result is",
+                        "the run is not VALID: an invalid run is not a result")
+    if s.scenario not in ("Offline", "Server"):
+        raise SpecError(path, "Scenario", f"{s.scenario}: check compares the Offline and Server scenarios' samples per "
+                        "second (a stream scenario's figure is a latency)")
+    if s.tokens_per_s is not None:
+        raise SpecError(path, f"line {s.tokens_per_s.line}", "a benchmark rated in tokens per second (an LLM): compare "
+                        "its tokens/s with --tokens-per-s; --from reads encoder benchmarks' samples per second")
+    if s.samples_per_s is None:
+        raise SpecError(path, "Samples per second", "missing: loadgen writes the rate of a performance run")
+    inputs.add("file", path, "file", f"MLPerf loadgen summary, SUT '{s.sut_name or '?'}'")
+    inputs.add("scenario", s.scenario, "file", "Scenario")
+    what = "Samples per second" if s.scenario == "Offline" else "Scheduled samples per second"
+    inputs.add("samples/s", f"{s.samples_per_s.value:g}", "file", f"{what} (line {s.samples_per_s.line})")
+
+    # the system: --system, else the results tree's systems/<system>.json
+    system: MlperfSystem | None = None
+    if given.system:
+        system = read_system(given.system)
+        inputs.add("system", given.system, "flag", f"--system: {system.system_name}")
+    elif s.system_file is not None and s.system_file.is_file():
+        system = read_system(s.system_file)
+        inputs.add("system", str(s.system_file), "file", f"the results tree's systems/{s.system}.json")
+    if system is not None:
+        if (system.nodes or 1) > 1:
+            raise SpecError(system.path, "number_of_nodes", f"{system.nodes} nodes: a multi-node system is not modelled")
+        if system.accelerators_per_node:
+            raise SpecError(system.path, "accelerators_per_node", f"{system.accelerators_per_node}: roofline prices CPUs")
+
+    # the platform: --cpu, else the catalog platform of the system's processor
+    if given.cpu is not None:
+        platform, cpu_ref = _platform(given, inputs, "")
+    else:
+        name = _catalog_platform(system) if system else None
+        if name is None:
+            why = (f"{system.path}: processor '{system.processor}' is no catalog platform" if system else
+                   f"{path}: no system description (--system FILE, or the results tree's systems/ folder)")
+            raise UserError(f"{why}; give --cpu NAME (roofline platforms)")
+        platform, _ = resolve.platform(name)
+        cpu_ref = name
+        inputs.add("platform", name, "file", f"host_processor_model_name '{system.processor}'", "platform.name")
+    sockets = cores = None
+    if system is not None:
+        if system.processors_per_node and system.processors_per_node != platform.sockets.value:
+            sockets = system.processors_per_node
+            inputs.add("sockets", sockets, "file", "host_processors_per_node", "platform.sockets")
+        if system.cores_per_processor and system.cores_per_processor != platform.cores_per_socket.value:
+            if system.cores_per_processor > platform.cores_per_socket.value:
+                raise SpecError(system.path, "host_processor_core_count", f"{system.cores_per_processor} cores per "
+                                f"processor; {platform.name} has {platform.cores_per_socket.value}: give --cpu")
+            cores = system.cores_per_processor
+            inputs.add("cores per socket", cores, "file", "host_processor_core_count", "platform.cores")
+
+    # the model: --model, else the benchmark the results tree names
+    if given.model is not None:
+        spec, model_ref = _model_ref(given)
+        inputs.add("model", model_ref, "flag", "--model", "model")
+    elif s.benchmark in BENCHMARKS:
+        model_ref = BENCHMARKS[s.benchmark]
+        spec = resolve.model(model_ref)
+        inputs.add("model", model_ref, "file", f"benchmark {s.benchmark} (the results tree's path)", "model")
+    else:
+        named = f"benchmark '{s.benchmark}'" if s.benchmark else "no benchmark (the path is no results tree)"
+        raise UserError(f"{path}: {named}: give --model NAME (roofline models)")
+    if spec.family != "encoder":
+        raise UserError(f"--model {spec.name}: a decoder; --from reads encoder benchmarks' samples per second")
+
+    bert = s.benchmark in BENCHMARKS or spec.name == "bert-large"
+    intel = system is not None and "pytorch" in (system.framework or "").lower() and "xeon" in system.processor.lower()
+    stack = _stack(given, "intel-mlperf" if intel else (system.framework or "unknown").lower() if system else "unknown",
+                   inputs, "Intel's PyTorch harness (closed/Intel/code; partners ship it): a PyTorch submission on Xeon"
+                   if intel else "the system's framework" if system else "no system description names the software "
+                   "(--stack NAME)")
+    if given.precision:
+        precision = given.precision
+        inputs.add("precision", precision, "flag", "--precision")
+    else:
+        name = (system.system_name if system else s.system or "").upper()
+        precision = "int8-full" if "INT8" in name else "bf16" if "BF16" in name else "fp32" if "FP32" in name else ""
+        if not precision:
+            raise UserError(f"{path}: the system's name says no precision; give --precision NAME")
+        inputs.add("precision", precision, "assumed", f"the system's name ({name}); "
+                   + ("INT8 end to end, as Intel's BERT harness runs it" if precision == "int8-full" else "its dtype"))
+
+    def workload(value: int | None, flag: str, default: int, key: str, what: str) -> int:
+        if value is not None:
+            inputs.add(what, value, "flag", flag, key)
+            return value
+        if not bert:
+            raise UserError(f"{path}: no default {what} for {spec.name} here; give {flag}")
+        inputs.add(what, default, "assumed", BERT_WHY, key)
+        return default
+
+    batch = workload(given.batch, "--batch", BERT_BATCH, "batch", "batch")
+    seq_len = workload(given.seq_len, "--seq-len", BERT_SEQ_LEN, "seq_len", "tokens per sample")
+    instance_cores = workload(given.instance_cores, "--instance-cores", BERT_INSTANCE_CORES, "platform.instance_cores",
+                              "cores per instance")
+    if s.scenario == "Server":
+        left_out.append(LeftOut("the server scenario's latency constraint", "its rate is the highest meeting a p99 "
+                                "bound under Poisson arrivals: at most the offline throughput the ceiling bounds "
+                                "(roofline plan simulates the queue)"))
+    if s.latency_ns:
+        left_out.append(LeftOut("latency percentiles", "loadgen's per-query latencies; the comparison is of the rate"))
+    figure = "samples/s of the whole server" + (" (the server scenario's scheduled rate)" if s.scenario == "Server"
+                                                else "")
+    inputs.comments["measurements.0.value"] = f"{what} (line {s.samples_per_s.line})"
+    inputs.comments["measurements.0.precision"] = next(f"{i.source}: {i.detail}" if i.source != "file" else i.detail
+                                                       for i in inputs.items if i.what == "precision")
+    record = Record(
+        description=f"MLPerf {s.benchmark or spec.name} {s.scenario}, {system.system_name if system else platform.name}"
+                    f" ({platform.description}), {stack}",
+        source=f"{path} ({what}: {s.samples_per_s.value:g}, line {s.samples_per_s.line}"
+               + (f"; system {system.path}" if system else "") + ")",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=cores, sockets=sockets, instance_cores=instance_cores),
+        model=model_ref, batch=batch, seq_len=seq_len,
+        measurements=(Measurement(kind="throughput", precision=precision, value=s.samples_per_s.value,
+                                  name=s.scenario, note=figure),))
+    return Measured(record, platform, spec,
+                    MeasuredFrom(path, "MLPerf loadgen summary", f"MLPerf loadgen, SUT '{s.sut_name or '?'}'",
+                                 inputs.items, left_out), inputs.comments, (None,))
