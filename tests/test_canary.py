@@ -375,3 +375,20 @@ def test_the_report_says_the_cause_and_the_advice(tmp_path):
     line = contention_line(dataclasses.replace(r, contention=throttled))
     assert line.startswith("contention: none kept") and "clock down to 2.00 GHz (probe 2.50)" in line
     assert line.endswith("frequency throttling in 2 round(s): ...")
+
+
+def test_a_kernel_worker_that_renames_itself_is_the_same_process(tmp_path):
+    """A kworker names itself after the work item it runs (kworker/u8:2-writeback, then
+    kworker/u8:2-kvfree_rcu_reclaim): its time is the difference of its two readings, not its lifetime (which
+    once showed as 301% of a 2-CPU machine); a pid whose time went backwards is a new process."""
+    from roofline.validation.procstat import CpuTimes as Cpu, ProcessTimes, Snapshot, others_since
+
+    def snap(total, procs):
+        return Snapshot(Cpu(total=total, steal=0), 2,
+                        {pid: ProcessTimes(pid, 2, comm, ticks) for pid, (comm, ticks) in procs.items()})
+
+    before = snap(10_000, {35: ("kworker/u8:2-writeback", 50_000), 77: ("old", 9_000)})
+    after = snap(10_200, {35: ("kworker/u8:2-kvfree_rcu_reclaim", 50_010), 77: ("reused", 20)})
+    o = others_since(before, after, own_pid=1)
+    assert o.ticks[("kworker/u8:2-kvfree_rcu_reclaim", 35)] == 10 and o.ticks[("reused", 77)] == 20
+    assert o.cpus_used == pytest.approx(30 * 2 / 200)

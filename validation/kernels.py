@@ -10,6 +10,7 @@ import torch
 from roofline.model.shape import shape_ceiling
 from roofline.model.suspect import suspect_input, violation_text
 from roofline.spec.platform import Platform
+from roofline.spec.vocab import Ceiling
 from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
 from roofline.validation.budget import NO_DEADLINE, Deadline
@@ -93,6 +94,8 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
     for name, p in prepared.items():
         ceiling = shape_ceiling(platform, RECIPE[name], shape.m, shape.n, shape.k)
         sheet = shape_ceiling(datasheet, RECIPE[name], shape.m, shape.n, shape.k) if datasheet else None
+        sheet_bound = (shape_ceiling(datasheet, RECIPE[name], shape.m, shape.n, shape.k, ceiling=Ceiling.BOUND)
+                       if datasheet else None)
         t = timings.get(name)
         measured = flops / t.seconds if t else None
         flags = list(p.flags) + list((host_flags or {}).get(name, [])) + ([t.contention] if t and t.contention else [])
@@ -112,6 +115,9 @@ def run_shape(shape: Shape, precisions: list[str], platform: Platform, datasheet
             predicted_bound=ceiling.bound,
             predicted_datasheet_ops_per_s=sheet.attainable_ops_per_s if sheet else None,
             achieved_fraction_datasheet=measured / sheet.attainable_ops_per_s if (sheet and measured) else None,
+            predicted_datasheet_bound_ops_per_s=sheet_bound.attainable_ops_per_s if sheet_bound else None,
+            achieved_fraction_datasheet_bound=(measured / sheet_bound.attainable_ops_per_s
+                                               if (sheet_bound and measured) else None),
             compile_s=p.compile_s, kernel_s=profiles[name].linear_s if name in profiles and t else None,
             other_s=profiles[name].attention_s + profiles[name].other_s if name in profiles and t else None,
             ceiling_violation=violation, suspect=suspect.input.value if suspect else None, flags=flags,

@@ -137,7 +137,9 @@ def others_since(before: Snapshot, after: Snapshot, own_pid: int, top: int = 3) 
         if pid in mine:
             continue
         earlier = before.processes.get(pid)
-        used = p.ticks - (earlier.ticks if earlier is not None and earlier.comm == p.comm else 0)
+        # the same process when its time did not go backwards (a kernel worker renames itself after the work
+        # item it runs: kworker/u8:2-writeback, then kworker/u8:2-kvfree_rcu_reclaim; a reused pid starts at 0)
+        used = p.ticks - (earlier.ticks if earlier is not None and p.ticks >= earlier.ticks else 0)
         if used > 0:
             ticks[(p.comm, pid)] = used
     cpus = after.cpus

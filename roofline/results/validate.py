@@ -81,7 +81,11 @@ class ShapeResult:
     achieved_fraction: Positive | None
     predicted_bound: str
     predicted_datasheet_ops_per_s: Positive | None = None
+    """the datasheet's attainable ceiling (its nominal all-core clock, STREAM-class bandwidth) at the host's cores"""
     achieved_fraction_datasheet: Positive | None = None
+    predicted_datasheet_bound_ops_per_s: Positive | None = None
+    """the datasheet's bound (its highest clock, theoretical bandwidth): no real run is faster"""
+    achieved_fraction_datasheet_bound: Positive | None = None
     compile_s: NonNegative | None = None
     kernel_s: NonNegative | None = None
     """profiler self time of the GEMM kernel per call"""
