@@ -99,7 +99,9 @@ def test_check_from_llama_bench_json_is_the_typed_flags():
     assert r.rates[0].spread == pytest.approx(9.676689 / 99.742971)
     for row in r.rates:
         _same(row, _typed(row))
-    assert r.stack is None and any("no llama.cpp stack profile" in n for n in r.notes)
+    # llama.cpp's profile (platforms/stacks/llama.cpp.toml) prices the realistic rates, with its own band
+    assert r.stack == "llama.cpp" and r.realistic_accuracy is not None
+    assert all(row.realistic <= row.ceiling * (1 + 1e-9) and row.stack == "llama.cpp" for row in r.rates)
     assert r.measured_from.format == "llama-bench -o json" and r.measured_from.tool == "llama-bench build 0c1e570"
     sources = {(i.what, i.source) for i in r.measured_from.inputs}
     assert {("threads", "file"), ("model", "flag"), ("platform", "flag"), ("batch", "assumed"),

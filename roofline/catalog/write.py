@@ -19,6 +19,8 @@ def _value(v) -> str:
         return json.dumps(v)  # a TOML basic string is a JSON string
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):  # an inline table (a record's assumed fields: name -> the value and why)
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 

@@ -221,9 +221,10 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
         (srv,) = [m.value for m in rec.record.measurements if m.kind == "throughput"]
         (off,) = [m.value for m in twin.record.measurements if m.kind == "throughput"]
         measured = srv / off
+        ratio = p.ratio
         checks.append(PlanCheck(record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
                                 instance_cores=p.instance_cores, latency_bound_s=rec.record.latency_bound_s,
-                                measured_ratio=measured, plan_ratio=p.ratio, error=p.ratio / measured - 1))
+                                measured_ratio=measured, plan_ratio=ratio, error=ratio / measured - 1))
     return out, checks
 
 

@@ -5,9 +5,11 @@ A Server run sustains a Poisson arrival rate under a p99 latency bound; the reco
 (``request_lengths``, SQuAD's for BERT). Its predicted figure is the plan's server-scenario capacity of
 that layout: the highest Poisson rate whose simulated p99 (queueing, batching and service at the stack
 profile's realistic service times) meets the bound, the profile refitted without the record's platform
-(leave-one-platform-out, as every other figure). The same plan's offline capacity of the layout gives
-the plan's server/offline ratio, compared with the measured ratio of the run's Offline twin (the record
-of the same submission and system, its file named ``...-offline`` beside ``...-server``).
+(leave-one-platform-out, as every other figure). Over the same plan's offline capacity of that layout
+it is the plan's server/offline capacity ratio, compared with the measured ratio of the run and its
+Offline twin (the record of the same submission and system, its file named ``...-offline`` beside
+``...-server``; Intel's harness runs 8-core instances in the server scenario and 4-core ones offline,
+each its best, so the measured ratio is of the two best layouts).
 """
 
 from __future__ import annotations
