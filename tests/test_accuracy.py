@@ -266,3 +266,15 @@ def test_a_report_row_above_its_own_ceiling_counts_as_a_violation(tmp_path):
     flagged = {(r.kind, r.what, r.precision) for r in after.rows if r.violation}
     assert flagged == {("gemm", f"{shape['name']} {shape['m']}x{shape['n']}x{shape['k']}", shape["precision"]),
                        ("latency", "latency", run["precision"])}
+
+
+def test_every_committed_profile_rests_on_the_records_of_its_stack(records):
+    """Each stack profile lists exactly the scored records of its stack: a record added, excluded or removed
+    without refitting (`roofline calibrate --records --stack S -o platforms/stacks/S.toml`) fails here."""
+    from roofline.catalog import builtin_dir
+
+    for path in sorted((builtin_dir("platforms") / "stacks").glob("*.toml")):
+        profile = load_stack(str(path))
+        scored = sorted(r.id for r in records if r.record.stack == profile.name and r.record.excluded is None)
+        assert sorted(profile.records) == scored, profile.name
+        assert profile.accuracy is not None and profile.accuracy.platforms >= 2, profile.name
