@@ -7,7 +7,9 @@ Each figure is priced twice: at the attainable ceiling (what the realistic estim
 efficiencies build on, and what tightness is measured against) and at the bound (no real run may
 beat it: a figure above it is a violation). A figure more than :data:`SUSPECT_TIGHTNESS` times its
 attainable ceiling is suspect (its platform's or its record's inputs are wrong) and left out of the
-fit. Excluded records (an engine feature the model cannot price) are listed with their reason.
+fit. A figure whose runs in its source (the same command, repeated) disagree by more than
+:data:`UNSTABLE_SPREAD` is unstable: no one rate is the machine's, so it is neither fitted nor scored.
+Excluded records (an engine feature the model cannot price) are listed with their reason.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ from roofline.spec.vocab import Ceiling, Phase, Scenario
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
 SUSPECT_TIGHTNESS = 2.0
+#: the same command's runs in one source disagreeing by more than this (max / min - 1): the figure is unstable
+#: (a machine under other load, or a setting that changes between runs) and neither fitted nor scored. Chosen,
+#: not measured: wider than the spread llama-bench states (its ± over -r runs) for any other run in the corpus
+UNSTABLE_SPREAD = 0.25
 
 
 @dataclass(frozen=True)
@@ -49,9 +55,14 @@ class Group:
     phases: tuple[Phase, ...]
 
 
+#: the encoder stacks a deployment picks from: what ``validate`` runs (Inductor), Intel's tuned stacks (its MLPerf
+#: harness, IPEX) and OpenVINO; Neural Compressor's PyTorch-eager and ONNX Runtime lists count in "every stack"
+ENCODER_STACKS = ("torch-inductor", "intel-mlperf", "inc-ipex", "openvino")
+
 #: the summaries ``roofline accuracy`` reports beside the per-stack ones
 GROUPS = (
-    Group("encoders", None, (Phase.FORWARD,)),
+    Group("encoders", ENCODER_STACKS, (Phase.FORWARD,)),
+    Group("encoders, every stack", None, (Phase.FORWARD,)),
     Group("llama.cpp prefill", ("llama.cpp", "ik_llama.cpp"), (Phase.PREFILL,)),
     Group("llama.cpp decode", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,)),
     Group("LLM decode", None, (Phase.DECODE,)),
@@ -106,6 +117,15 @@ class Scored:
         t = self.tightness
         return t is not None and t > SUSPECT_TIGHTNESS
 
+    @property
+    def unstable(self) -> bool:
+        return self.figure.repeat_spread > UNSTABLE_SPREAD
+
+    @property
+    def kept(self) -> bool:
+        """fitted and scored: neither suspect nor unstable"""
+        return not (self.suspect or self.unstable)
+
 
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform."""
@@ -139,8 +159,8 @@ def score(figs: list[Figure], bound_figs: list[Figure], full: Params | None, per
 
 
 def summary(scored: Sequence[Scored], command: str) -> Accuracy:
-    errs = [abs(s.error) for s in scored if s.error is not None and not s.suspect]
-    kept = [s for s in scored if s.error is not None and not s.suspect]
+    kept = [s for s in scored if s.error is not None and s.kept]
+    errs = [abs(s.error) for s in kept]
     return Accuracy(median_abs_error=float(f"{statistics.median(errs):.4g}") if errs else 0.0,
                     worst_abs_error=float(f"{max(errs):.4g}") if errs else 0.0, figures=len(errs),
                     records=len({s.figure.record for s in kept}),
@@ -176,7 +196,7 @@ def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[Loade
     """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
     score every figure."""
     at_ceiling = score(figs, bound, None, None)
-    fitted = [s.figure for s in at_ceiling if not s.suspect and s.figure.scenario is not Scenario.SERVER]
+    fitted = [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
     if not fitted:
         return at_ceiling, None, {}
     full, per = leave_one_platform_out(fitted, pooled_dispatch(recs))
@@ -250,7 +270,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
             scored, _, per = _fit_and_score(figs, bound, recs, command)
             scored, checks = _servers(scored, recs, stack, profile.path_rules, per, command)
             plans += checks
-            ok = [s for s in scored if s.error is not None and not s.suspect]
+            ok = [s for s in scored if s.error is not None and s.kept]
             ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in ok if s.realistic_in_sample is not None]
             per_platform = {p: statistics.median(abs(s.error) for s in ok if s.figure.platform == p)
                             for p in sorted({s.figure.platform for s in ok})}
@@ -264,7 +284,8 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
                              phase=s.figure.phase.value, kind=s.figure.kind.value, precision=s.figure.precision,
                              baseline=s.figure.baseline, what=s.figure.label, measured=s.figure.measured,
                              ceiling=s.ceiling, ceiling_error=s.ceiling_error, bound=s.bound, tightness=s.tightness,
-                             of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, realistic=s.realistic,
+                             of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, unstable=s.unstable,
+                             realistic=s.realistic,
                              realistic_error=s.error, realistic_in_sample=s.realistic_in_sample) for s in scored]
     groups = []
     for g in GROUPS:
@@ -285,6 +306,11 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
         notes.append(f"{len(suspect)} figure(s) measured above {SUSPECT_TIGHTNESS:g}x their attainable ceiling are "
                      "suspect (the platform's or the record's inputs are wrong) and left out of the fits: "
                      + ", ".join(sorted({s.figure.record for s in suspect})))
+    unstable = [s for s in every if s.unstable]
+    if unstable:
+        notes.append(f"{len(unstable)} figure(s) whose runs in their source disagree by more than "
+                     f"{UNSTABLE_SPREAD:.0%} (the same command repeated) are unstable and neither fitted nor scored: "
+                     + ", ".join(f"{s.figure.record} {s.figure.label} ({s.figure.repeat_spread:.0%})" for s in unstable))
     return AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
                           platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
                           groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
@@ -305,7 +331,7 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     if full is None:
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")
-    kept = [s for s in scored if not s.suspect and s.figure.scenario is not Scenario.SERVER]
+    kept = [s for s in scored if s.kept and s.figure.scenario is not Scenario.SERVER]
     acc = summary(scored, command)
     if acc.platforms < MIN_PLATFORMS:  # too few platforms for its own band: the cross-stack one
         every = next((g.accuracy for g in accuracy(records, command).groups if g.name == "all"), None)

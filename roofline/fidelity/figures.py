@@ -63,6 +63,8 @@ class Figure:
     """an MLPerf record's scenario (a server figure is a plan's prediction, not a step's)"""
     reported_violation: bool = False
     """the validate report it comes from found it above that run's own ceiling"""
+    repeat_spread: float = 0.0
+    """how far the same command's runs in the source disagree: max / min - 1 (0: one run stated)"""
 
     @property
     def parts(self) -> tuple[FigureStep, ...]:
@@ -101,7 +103,8 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         phase = Phase(m.phase or r.phase or (Phase.FORWARD if spec.family == "encoder" else Phase.PREFILL))
         tokens = r.batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation))
+                          cache[key], r.batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation,
+                          repeat_spread=max((m.value, *m.repeats)) / min((m.value, *m.repeats)) - 1))
     return out
 
 

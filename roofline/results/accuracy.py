@@ -41,6 +41,8 @@ class AccuracyRow:
     """a measured performance above the bound's (absolute figures only): the model or its inputs are wrong"""
     suspect: bool
     """measured more than twice the attainable ceiling: its inputs are suspect, and it is left out of the fit"""
+    unstable: bool
+    """its runs in the source disagree by more than 25%: neither fitted nor scored"""
     realistic: float | None
     """predicted with the stack refitted without this record's platform; null for a stack without a profile"""
     realistic_error: float | None

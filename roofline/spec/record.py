@@ -98,6 +98,9 @@ class Measurement:
     """its line in the record's source file"""
     spread: str = ""
     """the spread the source states (``± 0.10``, a standard deviation)"""
+    repeats: tuple[float, ...] = ()
+    """the same command's other runs in the same source (a citation of the record names them): a figure whose
+    runs disagree by more than ``roofline.fidelity.accuracy.UNSTABLE_SPREAD`` is kept, not scored"""
     ceiling_violation: bool = False
     """the validate report this figure comes from measured it faster than that run's own ceiling (its
     probe's): counted by ``roofline accuracy`` as a violation whatever the record's platform predicts"""
@@ -106,6 +109,8 @@ class Measurement:
         coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)
         if not (self.value == self.value and 0 < self.value < 1e12):
             raise ValueError(f"value: a positive finite number, got {self.value}")
+        if any(not (v == v and 0 < v < 1e12) for v in self.repeats):
+            raise ValueError(f"repeats: positive finite numbers, got {list(self.repeats)}")
         if self.kind is FigureKind.GEMM_SHARE and not self.value < 1:
             raise ValueError(f"value: a share of time in (0, 1), got {self.value}")
         if self.kind.is_ratio and not self.baseline:
