@@ -247,161 +247,210 @@ def _steps_to_reach(delta, alpha, beta, b, ctx):
     return np.where(_run_time(k, alpha, beta, b, ctx) < delta, k + 1, k)
 
 
+@dataclass
+class _Rows:
+    """Every row's state in the loop, compacted as rows finish: the next request not yet admitted
+    (``w``, a flat stream index) and the row's last, the clock ``t``, decode steps done ``n`` (float:
+    exact for integers below 2^53), running sequences ``b`` and their context ``ctx``; per row a ring
+    of ``g`` groups (flattened rows x g): the step at which each departs (``gf``), its first request,
+    its size and its context when it departs, the ring's head ``gh`` and size ``gs``."""
+
+    w: np.ndarray
+    last: np.ndarray
+    slot_off: np.ndarray
+    """a request's flat stream index plus this: its slot in the outputs"""
+    t: np.ndarray
+    n: np.ndarray
+    b: np.ndarray
+    ctx: np.ndarray
+    gh: np.ndarray
+    gs: np.ndarray
+    scen: np.ndarray
+    scale: np.ndarray
+    kk: np.ndarray
+    t0: np.ndarray
+    t1: np.ndarray
+    """decode steps that start in ``[t0, t1)`` count in the mean batch"""
+    rid: np.ndarray
+    """the row's index before any compaction"""
+    gf: np.ndarray
+    g_first: np.ndarray
+    g_cnt: np.ndarray
+    g_ctx: np.ndarray
+    g: int
+    gar: np.ndarray
+    """each row's first ring entry"""
+
+    PER_ROW = ("w", "last", "slot_off", "t", "n", "b", "ctx", "gh", "gs", "scen", "scale", "kk", "t0", "t1", "rid")
+    RINGS = ("gf", "g_first", "g_cnt", "g_ctx")
+
+    def keep(self, keep: np.ndarray) -> None:
+        rows = self.w.size
+        for name in self.PER_ROW:
+            setattr(self, name, getattr(self, name)[keep])
+        for name in self.RINGS:
+            setattr(self, name, getattr(self, name).reshape(rows, self.g)[keep].ravel())
+        self.gar = np.arange(keep.size) * self.g
+
+
+@dataclass(frozen=True)
+class _Tape:
+    """What the loop writes: each request's first and last token time (slot ``dummy`` absorbs nothing: one
+    spare), and per original row the decode steps and sequence-steps counted for the mean batch."""
+
+    first_t: np.ndarray
+    is_first: np.ndarray
+    done_t: np.ndarray
+    is_done: np.ndarray
+    bsteps: np.ndarray
+    nsteps: np.ndarray
+
+
+def _admit(r: _Rows, uf, cumf, cap_fit, o: int, prefill_time, tape: _Tape) -> tuple[np.ndarray, np.ndarray]:
+    """1. A prefill where requests wait and a slot is free (an idle instance first waits for one): the
+    oldest arrived requests, as many as there are free slots and fit the prefill cap, join the running
+    batch as one group. Returns, after it, whether each row has a request waiting and that request's
+    arrival."""
+    has_w = r.w <= r.last
+    wc = np.minimum(r.w, r.last)
+    aw = uf[wc]
+    r.t = np.where((r.b == 0) & has_w, np.maximum(r.t, aw), r.t)
+    ip = np.flatnonzero(has_w & (aw <= r.t) & (r.b < r.kk))
+    if not ip.size:
+        return has_w, aw
+    wp, tp, bp = wc[ip], r.t[ip], r.b[ip]
+    e = np.searchsorted(uf, tp, side="right") - 1  # the last arrived request
+    e = np.minimum(np.minimum(e, r.last[ip]), cap_fit[wp])
+    mp = np.minimum(e - wp + 1, r.kk[ip] - bp)
+    ptok = (cumf[wp + mp] - cumf[wp]).astype(float)
+    dt = np.asarray(prefill_time(r.scen[ip], ptok), dtype=float)
+    if not (dt.min() > 0 and dt.max() < np.inf):
+        raise UserError("prefill_time: returned a time that is not positive and finite")
+    tp = tp + dt * r.scale[ip]
+    r.t[ip] = tp
+    slot = r.slot_off[ip] + wp
+    tape.first_t[slot] = tp
+    tape.is_first[slot] = True
+    if o == 1:  # the first token is the last
+        tape.done_t[slot] = tp
+        tape.is_done[slot] = True
+    else:
+        _join(r, ip, wp, mp, r.n[ip] + (o - 1), ptok + mp * o)
+        r.b[ip] = bp + mp
+        r.ctx[ip] += ptok + mp
+    r.w[ip] = wp + mp
+    has_w[ip] = r.w[ip] <= r.last[ip]
+    wc[ip] = np.minimum(r.w[ip], r.last[ip])
+    aw[ip] = uf[wc[ip]]
+    return has_w, aw
+
+
+def _join(r: _Rows, ip, wp, mp, fin, gc) -> None:
+    """The ``mp`` requests from ``wp`` admitted on rows ``ip`` join the ring as a group departing at step
+    ``fin`` with context ``gc``; admitted at the same step as the ring's tail, they depart with it."""
+    g = r.g
+    gi = r.gar[ip]
+    tail = gi + (r.gh[ip] + r.gs[ip] - 1) % g
+    merge = (r.gs[ip] > 0) & (r.gf[tail] == fin)
+    tm = tail[merge]
+    r.g_cnt[tm] += mp[merge]
+    r.g_ctx[tm] += gc[merge]
+    new = ~merge
+    inew = ip[new]
+    pos = gi[new] + (r.gh[inew] + r.gs[inew]) % g
+    r.gf[pos] = fin[new]
+    r.g_first[pos] = wp[new]
+    r.g_cnt[pos] = mp[new]
+    r.g_ctx[pos] = gc[new]
+    r.gs[inew] += 1
+
+
+def _decode(r: _Rows, has_w, aw, alpha_t, beta_t, width: int, one_table: bool, tape: _Tape) -> None:
+    """2. Decode where sequences run and no prefill is due: to the next departure, or to the first step
+    boundary after an arrival that a free slot can take; the head group departs when its step is reached."""
+    room = has_w & (r.b < r.kk)
+    idn = np.flatnonzero((r.b > 0) & ~(room & (aw <= r.t)))
+    if not idn.size:
+        return
+    bd, cd, td = r.b[idn], r.ctx[idn], r.t[idn]
+    scale = r.scale[idn]
+    ti = (bd - 1) if one_table else r.scen[idn] * width + bd - 1
+    alpha = alpha_t[ti] * scale
+    beta = beta_t[ti] * scale
+    head = r.gar[idn] + r.gh[idn]
+    k = r.gf[head] - r.n[idn]
+    il = np.flatnonzero(room[idn])
+    if il.size:
+        ka = _steps_to_reach(aw[idn[il]] - td[il], alpha[il], beta[il], bd[il], cd[il])
+        k[il] = np.minimum(k[il], ka)
+    dt = _run_time(k, alpha, beta, bd, cd)
+    if il.size:  # stopping for an arrival: T(k) >= a - t exactly, whatever the rounding
+        dt[il] = np.where(k[il] == ka, np.maximum(dt[il], aw[idn[il]] - td[il]), dt[il])
+    counted = (td >= r.t0[idn]) & (td < r.t1[idn])
+    rd = r.rid[idn]
+    tape.bsteps[rd] += counted * (bd * k)
+    tape.nsteps[rd] += counted * k
+    td = td + dt
+    r.t[idn] = td
+    nd = r.n[idn] + k
+    r.n[idn] = nd
+    r.ctx[idn] = cd + bd * k
+    gone = nd == r.gf[head]  # the head group departs (groups depart at distinct steps)
+    if gone.any():
+        ig, hg = idn[gone], head[gone]
+        slot = r.slot_off[ig] + r.g_first[hg]
+        tape.done_t[slot] = td[gone]
+        tape.is_done[slot] = True
+        r.b[ig] -= r.g_cnt[hg]
+        r.ctx[ig] -= r.g_ctx[hg]
+        r.gh[ig] = (r.gh[ig] + 1) % r.g
+        r.gs[ig] -= 1
+
+
 def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_time, step: DecodeStep,
          prefill_cap, measure_from, measure_to) -> _Runs:
     """Continuous batching for every row at once (see the module docstring). ``u``, ``p`` (R, N):
     unit-rate arrival times and prompt lengths per replication; row ``i`` runs the first
     ``row_total[i]`` requests of replication ``row_rep[i]`` in the unit ``1 / row_scale[i]``.
     Decode steps that start between the arrivals of requests ``measure_from[i]`` and
-    ``measure_to[i]`` count in the mean batch."""
+    ``measure_to[i]`` count in the mean batch. Each pass of the loop runs, on every row still going,
+    the prefill that is due (:func:`_admit`) and then the decode run to the next event (:func:`_decode`)."""
     reps, total = u.shape
     rows = row_rep.size
     off_u, uf, rep_last = flat_streams(u)
-    pf = p.ravel()
-    cumf = np.concatenate([[0], np.cumsum(pf)])
-    own = np.arange(reps * total)
+    cumf = np.concatenate([[0], np.cumsum(p.ravel())])
     if prefill_cap is None:
         cap_fit = rep_last
     else:
+        own = np.arange(reps * total)
         cap_fit = np.searchsorted(cumf, cumf[:-1] + prefill_cap, side="right") - 2  # last j: sum p[i..j] <= cap
         cap_fit = np.minimum(np.maximum(cap_fit, own), rep_last)
-    o = int(out_len)
-
     offsets = np.concatenate([[0], np.cumsum(row_total)])
-    dummy = int(offsets[-1])
-    first_t = np.empty(dummy + 1)
-    is_first = np.zeros(dummy + 1, dtype=bool)
-    done_t = np.empty(dummy + 1)
-    is_done = np.zeros(dummy + 1, dtype=bool)
-
+    slots = int(offsets[-1]) + 1
+    tape = _Tape(np.empty(slots), np.zeros(slots, dtype=bool), np.empty(slots), np.zeros(slots, dtype=bool),
+                 np.zeros(rows), np.zeros(rows))
     base = row_rep * total
-    slot_off = offsets[:-1] - base
-    last = base + row_total - 1
-    t0 = uf[base + measure_from]
-    t1 = uf[base + measure_to]
     g = int(row_k.max())  # groups in flight <= running sequences <= K
-    rid = np.arange(rows)
-    w = base.copy()  # next request not yet admitted (flat stream index)
-    t = off_u * row_rep.astype(float)
-    n = np.zeros(rows)  # decode steps done (float: exact for integers below 2^53)
-    b = np.zeros(rows, dtype=np.int64)
-    ctx = np.zeros(rows)
-    gf = np.zeros(rows * g)  # per row a ring of g groups: the step at which the group departs,
-    g_first = np.zeros(rows * g, dtype=np.int64)  # its first request, its size,
-    g_cnt = np.zeros(rows * g, dtype=np.int64)
-    g_ctx = np.zeros(rows * g)  # and its context when it departs
-    gh = np.zeros(rows, dtype=np.int64)
-    gs = np.zeros(rows, dtype=np.int64)
-    scen, scale, kk = row_scen, row_scale, row_k
-    bsteps = np.zeros(rows)
-    nsteps = np.zeros(rows)
-    alpha_t = step.base_s.ravel()
-    beta_t = step.per_token_s.ravel()
-    width = step.base_s.shape[1]
-    one_table = step.base_s.shape[0] == 1
-    k_rows = rows
-    gar = np.arange(k_rows) * g
+    r = _Rows(w=base.copy(), last=base + row_total - 1, slot_off=offsets[:-1] - base, t=off_u * row_rep.astype(float),
+              n=np.zeros(rows), b=np.zeros(rows, dtype=np.int64), ctx=np.zeros(rows),
+              gh=np.zeros(rows, dtype=np.int64), gs=np.zeros(rows, dtype=np.int64), scen=row_scen, scale=row_scale,
+              kk=row_k, t0=uf[base + measure_from], t1=uf[base + measure_to], rid=np.arange(rows),
+              gf=np.zeros(rows * g), g_first=np.zeros(rows * g, dtype=np.int64), g_cnt=np.zeros(rows * g, dtype=np.int64),
+              g_ctx=np.zeros(rows * g), g=g, gar=np.arange(rows) * g)
+    alpha_t, beta_t = step.base_s.ravel(), step.per_token_s.ravel()
+    width, one_table = step.base_s.shape[1], step.base_s.shape[0] == 1
     while True:
-        # 1. prefill where requests wait and a slot is free (an idle instance first waits for one)
-        has_w = w <= last
-        wc = np.minimum(w, last)
-        aw = uf[wc]
-        t = np.where((b == 0) & has_w, np.maximum(t, aw), t)
-        ip = np.flatnonzero(has_w & (aw <= t) & (b < kk))
-        if ip.size:
-            wp, tp, bp = wc[ip], t[ip], b[ip]
-            e = np.searchsorted(uf, tp, side="right") - 1  # the last arrived request
-            e = np.minimum(np.minimum(e, last[ip]), cap_fit[wp])
-            mp = np.minimum(e - wp + 1, kk[ip] - bp)
-            ptok = (cumf[wp + mp] - cumf[wp]).astype(float)
-            dt = np.asarray(prefill_time(scen[ip], ptok), dtype=float)
-            if not (dt.min() > 0 and dt.max() < np.inf):
-                raise UserError("prefill_time: returned a time that is not positive and finite")
-            tp = tp + dt * scale[ip]
-            t[ip] = tp
-            slot = slot_off[ip] + wp
-            first_t[slot] = tp
-            is_first[slot] = True
-            if o == 1:  # the first token is the last
-                done_t[slot] = tp
-                is_done[slot] = True
-            else:
-                fin = n[ip] + (o - 1)
-                gi = gar[ip]
-                tail = gi + (gh[ip] + gs[ip] - 1) % g
-                merge = (gs[ip] > 0) & (gf[tail] == fin)  # admitted at the same step: they depart together
-                gc = ptok + mp * o  # their context when they leave
-                tm = tail[merge]
-                g_cnt[tm] += mp[merge]
-                g_ctx[tm] += gc[merge]
-                new = ~merge
-                inew = ip[new]
-                pos = gi[new] + (gh[inew] + gs[inew]) % g
-                gf[pos] = fin[new]
-                g_first[pos] = wp[new]
-                g_cnt[pos] = mp[new]
-                g_ctx[pos] = gc[new]
-                gs[inew] += 1
-                b[ip] = bp + mp
-                ctx[ip] += ptok + mp
-            w[ip] = wp + mp
-            has_w[ip] = w[ip] <= last[ip]
-            wc[ip] = np.minimum(w[ip], last[ip])
-            aw[ip] = uf[wc[ip]]
-        # 2. decode where sequences run and no prefill is due: to the next departure, or to the first
-        #    step boundary after an arrival that a free slot can take
-        room = has_w & (b < kk)
-        idn = np.flatnonzero((b > 0) & ~(room & (aw <= t)))
-        if idn.size:
-            bd, cd, td = b[idn], ctx[idn], t[idn]
-            ti = (bd - 1) if one_table else scen[idn] * width + bd - 1
-            alpha = alpha_t[ti] * scale[idn]
-            beta = beta_t[ti] * scale[idn]
-            head = gar[idn] + gh[idn]
-            k = gf[head] - n[idn]
-            il = np.flatnonzero(room[idn])
-            if il.size:
-                ka = _steps_to_reach(aw[idn[il]] - td[il], alpha[il], beta[il], bd[il], cd[il])
-                k[il] = np.minimum(k[il], ka)
-            dt = _run_time(k, alpha, beta, bd, cd)
-            if il.size:  # stopping for an arrival: T(k) >= a - t exactly, whatever the rounding
-                dt[il] = np.where(k[il] == ka, np.maximum(dt[il], aw[idn[il]] - td[il]), dt[il])
-            counted = (td >= t0[idn]) & (td < t1[idn])
-            rd = rid[idn]
-            bsteps[rd] += counted * (bd * k)
-            nsteps[rd] += counted * k
-            td = td + dt
-            t[idn] = td
-            nd = n[idn] + k
-            n[idn] = nd
-            ctx[idn] = cd + bd * k
-            gone = nd == gf[head]  # the head group departs (groups depart at distinct steps)
-            if gone.any():
-                ig, hg = idn[gone], head[gone]
-                slot = slot_off[ig] + g_first[hg]
-                done_t[slot] = td[gone]
-                is_done[slot] = True
-                b[ig] -= g_cnt[hg]
-                ctx[ig] -= g_ctx[hg]
-                gh[ig] = (gh[ig] + 1) % g
-                gs[ig] -= 1
-        act = (w <= last) | (b > 0)
+        has_w, aw = _admit(r, uf, cumf, cap_fit, int(out_len), prefill_time, tape)
+        _decode(r, has_w, aw, alpha_t, beta_t, width, one_table, tape)
+        act = (r.w <= r.last) | (r.b > 0)
         na = int(np.count_nonzero(act))
         if na == 0:
             break
-        if na < COMPACT * k_rows:
-            keep = np.flatnonzero(act)
-            (w, last, slot_off, t, n, b, ctx, gh, gs, scen, scale, kk, t0, t1, rid) = (
-                x[keep] for x in (w, last, slot_off, t, n, b, ctx, gh, gs, scen, scale, kk, t0, t1, rid))
-            gf, g_first, g_cnt, g_ctx = (x.reshape(k_rows, g)[keep].ravel() for x in (gf, g_first, g_cnt, g_ctx))
-            k_rows = keep.size
-            gar = np.arange(k_rows) * g
-    fh = np.flatnonzero(is_first[:-1])
-    dh = np.flatnonzero(is_done[:-1])
-    return _Runs(offsets, fh, first_t[fh], dh, done_t[dh], off_u, bsteps, nsteps)
-
-
-# --------------------------------------------------------------------------- public functions
+        if na < COMPACT * r.w.size:
+            r.keep(np.flatnonzero(act))
+    fh = np.flatnonzero(tape.is_first[:-1])
+    dh = np.flatnonzero(tape.is_done[:-1])
+    return _Runs(offsets, fh, tape.first_t[fh], dh, tape.done_t[dh], off_u, tape.bsteps, tape.nsteps)
 
 
 def decoder_offline(instances: ArrayLike, prefill_time: PrefillTime, decode_step: DecodeStep,
