@@ -170,3 +170,16 @@ def test_calibrate_writes_the_measured_host(tmp_path, host):
     cal = load_calibration(str(out))
     assert (cal.host.cpu_model, cal.host.sockets, cal.host.cores_per_socket) == ("AMD EPYC", 1, 2)
     assert cal.host.probe_sha256 == platform_fingerprint(host) and cal.host.isa == host.isa
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "platforms" / "calibration").glob("*.toml")))
+def test_a_shipped_calibration_is_what_its_own_command_gives(tmp_path, name):
+    """Each committed host calibration is the output of the command in its first line, run on the committed
+    report: a change to the model that moves a calibrated efficiency fails here until it is refitted."""
+    path = REPO / "platforms" / "calibration" / name
+    command = path.read_text().splitlines()[0].removeprefix("# ").split()
+    assert command[:2] == ["roofline", "calibrate"] and command[-2] == "-o"
+    out = tmp_path / name
+    proc = run_cli(*command[1:-1], str(out), cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().splitlines()[1:] == path.read_text().splitlines()[1:]
