@@ -94,19 +94,43 @@ def replacing(given: str | os.PathLike, *, force: bool = False) -> Iterator[Path
 
     path = target.path
     prefix, suffix = temporary_affixes(path)
+    # Ctrl-C and SIGTERM held off from before the temporary file exists until the block that removes it on
+    # an exception is entered: one arriving in between is raised there, so no temporary file is left behind
+    held = _hold_interrupts()
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     except OSError as e:
+        _release_interrupts(held)
         raise UserError(f"{target.given}: cannot write in {path.parent} ({e.strerror or e})") from None
-    os.close(fd)
     tmp = Path(tmp_name)
     try:
+        try:
+            os.close(fd)
+        finally:
+            _release_interrupts(held)
         yield tmp
         _take_over_metadata(tmp, target.existing)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _hold_interrupts():
+    """Block SIGINT and SIGTERM in this thread (where the platform can); the previous mask, or None."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _release_interrupts(held) -> None:
+    """Restore the mask :func:`_hold_interrupts` returned: a signal that arrived meanwhile is raised now."""
+    if held is not None:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 #: the random part mkstemp puts between the prefix and the suffix
