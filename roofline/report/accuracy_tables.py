@@ -99,10 +99,12 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
             t.add_row(row.record, row.platform, figure, _value(row.kind, row.measured),
                       Text(_value(row.kind, row.ceiling), style="bold red" if row.violation else ""),
                       Text(_share(row.tightness), style="yellow" if row.suspect else ""),
-                      "-" if row.realistic is None else _value(row.kind, row.realistic), _pct(row.realistic_error))
+                      "-" if row.realistic is None else _value(row.kind, row.realistic),
+                      Text("unstable", style="dim") if row.unstable else _pct(row.realistic_error))
         sections.append(section(f"Stack {stack}: every figure", t))
     sections.append(section("Notes", None, ["error: predicted / measured - 1; tight: measured performance over the "
-                                            "attainable ceiling's (yellow: above twice it, suspect); red: above the bound",
+                                            "attainable ceiling's (yellow: above twice it, suspect); red: above the bound; "
+                                            "unstable: the source's runs of it disagree, not scored",
                                             *r.notes]))
     if r.excluded:
         reasons = Counter(e.reason for e in r.excluded)
