@@ -1,5 +1,5 @@
-"""CI runs the README's own install line and test command, read from the README; the install line installs
-what the tests need."""
+"""CI runs the README's own install line and test command, checked against the README; the install line
+installs what the tests need."""
 
 from __future__ import annotations
 
@@ -35,11 +35,15 @@ def test_ci_runs_the_readme_install_line_and_test_command():
                                  capture_output=True, text=True, check=True).stdout
         assert printed == body + "\n"
     run = (REPO / ".ci" / "run").read_text()
-    assert "readme_block.py Install" in run and "readme_block.py Tests" in run
-    assert 'eval "$install"' in run and 'eval "$tests"' in run
+    # CI writes the two out as commands of its own, and stops unless they are still the README's blocks
+    assert f'install="{install}"' in run and f'tests="{tests}"' in run
+    assert 'python3 .ci/readme_block.py "$section"' in run and "for section in Install Tests" in run
     commands = [line for line in run.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    assert not any(re.search(r"\bpip\b.*\binstall\b|\bpytest\b", line) for line in commands), \
-        "CI installs and tests only through the README's lines"
+    for line in (*install.splitlines(), tests):
+        assert line in commands, f"CI does not run the README's line {line!r}"
+    runs = [c for c in commands if re.search(r"\bpip\b.*\binstall\b|^\s*pytest\b", c)
+            and "=" not in c.split()[0] and not c.endswith('"')]  # not the lines of the two strings above
+    assert runs == [install.splitlines()[1], tests], "CI installs and tests only with the README's lines"
 
 
 def test_the_block_reader_takes_the_first_block_of_its_section_only():
