@@ -86,7 +86,8 @@ REPLACEABLE = {("calibrate", "-o", "stack")}
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written, or that is one of the command's own inputs (the same
-    file by another path, a link or a hard link), before any work is done."""
+    file by another path, a link or a hard link), and a ``--plot`` chart or ``--html`` page not named for its
+    format, before any work is done."""
     from roofline.files.writing import check_target
 
     inputs = None
@@ -110,6 +111,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
                     f"--{name.replace('_', '-')}"
                 raise UserError(f"{flag} {value}: is also an input of this command ({label} {ref}); writing it "
                                 "would replace what is being read: give another output file")
+    from roofline.cli.emit import check_chart, check_html
+
+    check_chart(getattr(args, "plot", None))
+    check_html(getattr(args, "html", None))
 
 
 class Terminated(BaseException):

@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_chart, check_html, emit_with_chart
+from roofline.cli.emit import emit_with_chart
 
 DESCRIPTION = ("Compare every measurement record (validation/records) with its ceiling and with the realistic estimate "
                "of its software stack, that stack's profile refitted without the record's platform "
@@ -26,8 +26,6 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import accuracy
 
-    check_chart(args.plot)
-    check_html(args.html)
     result = accuracy(**flags.values(A.ACCURACY, args))
 
     def render():

@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_html, emit
+from roofline.cli.emit import emit
 
 DESCRIPTION = ("Put measured speedups (typed, or from a validate report) beside the GEMM and end-to-end ceilings (the "
                "paper's Table 14) and the realistic estimate (the ceiling plus named overhead terms, each priced by the "
@@ -36,7 +36,6 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import check
 
-    check_html(args.html)
     result = check(**flags.values(A.CHECK, args))
 
     def render():

@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_html, emit
+from roofline.cli.emit import emit
 
 DESCRIPTION = ("First the answer, in a few lines (--brief: only those): what bounds each precision, one instance's "
                "latency and the whole platform's throughput, the GEMM speedup, the end-to-end (Amdahl) ceiling and the "
@@ -30,7 +30,6 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import run_estimate
 
-    check_html(args.html)
     result = run_estimate(flags.values(A.ESTIMATE, args))
 
     def render():

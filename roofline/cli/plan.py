@@ -6,7 +6,7 @@ import argparse
 
 from roofline import arguments as A
 from roofline.cli import flags
-from roofline.cli.emit import check_chart, check_html, emit_with_chart
+from roofline.cli.emit import emit_with_chart
 
 DESCRIPTION = (
     "Capacity planning: on each socket N instances of C cores (C = 1, 2, 4, ... up to the socket), weights shared per "
@@ -38,8 +38,6 @@ def parser(name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from roofline.api import plan
 
-    check_chart(args.plot)
-    check_html(args.html)
     result = plan(**flags.values(A.PLAN, args))
 
     def render():
