@@ -42,7 +42,8 @@ from roofline.spec.vocab import Ceiling, Phase, Scenario
 SUSPECT_TIGHTNESS = 2.0
 #: the same command's runs in one source disagreeing by more than this (max / min - 1): the figure is unstable
 #: (a machine under other load, or a setting that changes between runs) and neither fitted nor scored. Chosen,
-#: not measured: wider than the spread llama-bench states (its ± over -r runs) for any other run in the corpus
+#: not measured: the scored records that state llama-bench's ± (a standard deviation over its -r runs) all state
+#: one under 10% of the rate
 UNSTABLE_SPREAD = 0.25
 
 
