@@ -295,8 +295,8 @@ class _Rows:
 
 @dataclass(frozen=True)
 class _Tape:
-    """What the loop writes: each request's first and last token time (slot ``dummy`` absorbs nothing: one
-    spare), and per original row the decode steps and sequence-steps counted for the mean batch."""
+    """What the loop writes: each request's first and last token time (a slot per request of every row), and
+    per original row the decode steps and sequence-steps counted for the mean batch."""
 
     first_t: np.ndarray
     is_first: np.ndarray
@@ -426,7 +426,7 @@ def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_
         cap_fit = np.searchsorted(cumf, cumf[:-1] + prefill_cap, side="right") - 2  # last j: sum p[i..j] <= cap
         cap_fit = np.minimum(np.maximum(cap_fit, own), rep_last)
     offsets = np.concatenate([[0], np.cumsum(row_total)])
-    slots = int(offsets[-1]) + 1
+    slots = int(offsets[-1])
     tape = _Tape(np.empty(slots), np.zeros(slots, dtype=bool), np.empty(slots), np.zeros(slots, dtype=bool),
                  np.zeros(rows), np.zeros(rows))
     base = row_rep * total
@@ -448,8 +448,8 @@ def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_
             break
         if na < COMPACT * r.w.size:
             r.keep(np.flatnonzero(act))
-    fh = np.flatnonzero(tape.is_first[:-1])
-    dh = np.flatnonzero(tape.is_done[:-1])
+    fh = np.flatnonzero(tape.is_first)
+    dh = np.flatnonzero(tape.is_done)
     return _Runs(offsets, fh, tape.first_t[fh], dh, tape.done_t[dh], off_u, tape.bsteps, tape.nsteps)
 
 
