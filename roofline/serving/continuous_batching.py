@@ -351,7 +351,7 @@ def _join(r: _Rows, ip, wp, mp, fin, gc) -> None:
     g = r.g
     gi = r.gar[ip]
     tail = gi + (r.gh[ip] + r.gs[ip] - 1) % g
-    merge = (r.gs[ip] > 0) & (r.gf[tail] == fin)
+    merge = (r.gs[ip] > 0) & (r.gf[tail] == fin)  # admitted at the same step: they depart together
     tm = tail[merge]
     r.g_cnt[tm] += mp[merge]
     r.g_ctx[tm] += gc[merge]
@@ -439,8 +439,9 @@ def _run(u, p, row_rep, row_total, row_scen, row_scale, row_k, out_len, prefill_
               g_ctx=np.zeros(rows * g), g=g, gar=np.arange(rows) * g)
     alpha_t, beta_t = step.base_s.ravel(), step.per_token_s.ravel()
     width, one_table = step.base_s.shape[1], step.base_s.shape[0] == 1
+    o = int(out_len)
     while True:
-        has_w, aw = _admit(r, uf, cumf, cap_fit, int(out_len), prefill_time, tape)
+        has_w, aw = _admit(r, uf, cumf, cap_fit, o, prefill_time, tape)
         _decode(r, has_w, aw, alpha_t, beta_t, width, one_table, tape)
         act = (r.w <= r.last) | (r.b > 0)
         na = int(np.count_nonzero(act))
