@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -22,3 +23,14 @@ def run_json(*args: str) -> dict:
     proc = run_cli(*args, "--json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def all_finite(obj) -> bool:
+    """Every float in a JSON document (nested dicts and lists) is finite."""
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, dict):
+        return all(all_finite(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(all_finite(v) for v in obj)
+    return True

@@ -4,14 +4,13 @@ edges of their documented ranges give finite JSON."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import roofline.api as api
-from clitools import run_cli
+from clitools import all_finite, run_cli
 from roofline.results import json_text
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
@@ -68,16 +67,6 @@ def test_duplicate_cpus_are_evaluated_once_and_listed_as_given(monkeypatch):
     assert g6.cost_per_million_requests == pytest.approx(6 * g1.cost_per_million_requests)
 
 
-def _finite(obj) -> bool:
-    if isinstance(obj, float):
-        return math.isfinite(obj)
-    if isinstance(obj, dict):
-        return all(_finite(v) for v in obj.values())
-    if isinstance(obj, list):
-        return all(_finite(v) for v in obj)
-    return True
-
-
 @pytest.mark.parametrize("flags", [
     # a wait far longer than the simulated window: every measured request rides in a batch headed before it
     dict(model="bert-base", cpu="zen4-2vcpu", target_rps=1e12, p99_ms=1e-6, max_wait_ms=1e7, max_batch_tokens=1 << 20,
@@ -89,7 +78,7 @@ def _finite(obj) -> bool:
 ])
 def test_plans_at_the_edges_of_their_ranges_give_finite_json(flags):
     data = json.loads(json_text(api.plan(**flags)))
-    assert _finite(data)
+    assert all_finite(data)
 
 
 def test_a_one_entry_token_table_serves_any_batch():

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from clitools import all_finite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -501,18 +502,6 @@ def extreme_model(draw):
         f"gated_mlp = {draw(st.sampled_from(['true', 'false']))}", ""])
 
 
-def _finite(obj) -> bool:
-    import math
-
-    if isinstance(obj, float):
-        return math.isfinite(obj)
-    if isinstance(obj, dict):
-        return all(_finite(v) for v in obj.values())
-    if isinstance(obj, list):
-        return all(_finite(v) for v in obj)
-    return True
-
-
 @given(platform=extreme_platform(), model=extreme_model(),
        batch=st.sampled_from(["1", "1000000"]), seq=st.sampled_from(["1", "512", "134217728"]),
        command=st.sampled_from(["estimate", "estimate-decode", "plan", "plan-decode", "footprint", "sweep"]))
@@ -551,7 +540,7 @@ def test_values_in_range_never_trace(platform, model, batch, seq, command, cases
         return
     text = outcome.stdout
     data = [json.loads(line) for line in text.splitlines()] if command == "sweep" else json.loads(text)
-    assert _finite(data), argv
+    assert all_finite(data), argv
 
 
 # ------------------------------------------------------------------ the closing count
