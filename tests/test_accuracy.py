@@ -14,7 +14,7 @@ from clitools import REPO, run_cli, run_json
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records
 from roofline.catalog.stacks import load_stack
-from roofline.fidelity.accuracy import accuracy, fit_profile
+from roofline.fidelity.accuracy import accuracy, choose_variants, fit_profile
 from roofline.fidelity.figures import figures
 from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of, predict
 from roofline.model.build import LayoutSpec
@@ -97,7 +97,7 @@ def test_the_fit_table_predicts_what_predict_does(records):
         rng = np.random.default_rng(7)
         for _ in range(3):
             x = rng.uniform(np.log(0.05), 0.3, lay.size)
-            x[lay.work_half_index] = rng.choice([0.0, rng.uniform(1, 1e5)])
+            x[lay.work_half_index] = rng.choice([0.0, rng.uniform(1e3, 1e8)])
             if dispatch_free:
                 x[lay.work_half_index + 1:] = np.log(rng.uniform(1e-6, 1e-4, 2))
             q = lay.params(x, 2e-4, 3e-6)
@@ -112,7 +112,7 @@ def test_the_fit_recovers_known_efficiencies(records):
     between CPUs is their platform files)."""
     figs = [f for r in records if r.record.stack == "torch-inductor" for f in figures(r)]
     truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.8, "int8-avx512": 0.7, "bf16-amx": 0.2, "int8-amx": 0.15},
-                   kernel_ratio=0.9, work_half=3000.0, memory=0.8, attention={"any": 0.3}, other={"any": 0.1})
+                   kernel_ratio=0.9, work_half=3e6, memory=0.8, attention={"any": 0.3}, other={"any": 0.1})
     synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
     got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0})
     errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
@@ -120,6 +120,31 @@ def test_the_fit_recovers_known_efficiencies(records):
     assert got.gemm["int8-avx512"] == pytest.approx(0.7, rel=0.05)
     assert got.gemm["fp32-avx512"] == pytest.approx(0.6, rel=0.05)
     assert got.gemm["int8-amx"] / got.gemm["bf16-amx"] == pytest.approx(0.15 / 0.2, rel=0.05)
+
+
+def test_a_platforms_own_figures_never_choose_its_shape_variant():
+    """Each left-out platform takes the variant that predicted the other platforms better, even when its
+    own figures would have chosen the other one; the full profile takes the better one over all."""
+    with_shape = {"a": [0.1, 0.1], "b": [0.1], "c": [0.9]}
+    without = {"a": [0.2, 0.2], "b": [0.2], "c": [0.1]}
+    chosen, overall = choose_variants([with_shape, without])
+    # a: others (b, c) 0.5 vs 0.15 -> without; b: (a, a, c) 0.367 vs 0.167 -> without;
+    # c: (a, a, b) 0.1 vs 0.2 -> with, though c's own figures favour without
+    assert chosen == {"a": 1, "b": 1, "c": 0}
+    assert overall == 1  # all four: 0.3 vs 0.175
+    assert choose_variants([{"a": [0.1]}, {"a": [0.1]}]) == ({"a": 0}, 0)  # a tie keeps the shape term
+
+
+def test_the_shape_term_counts_multiply_accumulates_per_core():
+    """A decode GEMV of 4,096 x 4,096 on 40 cores: about 100 outputs per core, but 4,096 x 4,096 / 40 =
+    419,430.4 multiply-accumulates; a 128-token GEMM of the same weights on 40 cores: 128 times that."""
+    from types import SimpleNamespace
+
+    from roofline.model.realistic import work_per_core
+    gemms = SimpleNamespace(n=np.array([4096.0]), k=np.array([4096.0]))
+    res = SimpleNamespace(layout=SimpleNamespace(instance_cores=40))
+    assert work_per_core(np.array([1.0]), gemms, res) == pytest.approx([419_430.4])
+    assert work_per_core(np.array([128.0]), gemms, res) == pytest.approx([128 * 419_430.4])
 
 
 def test_accuracy_cli_and_json():

@@ -10,11 +10,16 @@ attainable ceiling is suspect (its platform's or its record's inputs are wrong) 
 fit. A figure whose runs in its source (the same command, repeated) disagree by more than
 :data:`UNSTABLE_SPREAD` is unstable: no one rate is the machine's, so it is neither fitted nor scored.
 Excluded records (an engine feature the model cannot price) are listed with their reason.
+
+Whether a stack's GEMMs get the shape term is itself decided by prediction (:func:`select_shape`): each
+stack is fitted with and without it, and a left-out platform is predicted by the variant that predicted
+the other platforms better, so its own figures never choose.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,13 +133,19 @@ class Scored:
         return not (self.suspect or self.unstable)
 
 
-def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
-    """The profile fitted on every figure, and one refitted without each platform."""
-    full = fit(figs, dispatch)
+#: the shape term fitted (or assumed where the figures cannot tell), then left out (``work_half`` 0)
+SHAPE_VARIANTS = (True, False)
+
+
+def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float],
+                           shape: bool = True) -> tuple[Params, dict[str, Params]]:
+    """The profile fitted on every figure, and one refitted without each platform (``shape``: with the shape
+    term; else ``work_half`` is 0)."""
+    full = fit(figs, dispatch, shape)
     per = {}
     for platform in sorted({f.platform for f in figs}):
         train = [f for f in figs if f.platform != platform]
-        per[platform] = fit(train, dispatch) if train else Params()
+        per[platform] = fit(train, dispatch, shape) if train else Params()
     return full, per
 
 
@@ -200,8 +211,42 @@ def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[Loade
     fitted = [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
     if not fitted:
         return at_ceiling, None, {}
-    full, per = leave_one_platform_out(fitted, pooled_dispatch(recs))
+    full, per = select_shape(fitted, figs, bound, pooled_dispatch(recs))
     return score(figs, bound, full, per), full, per
+
+
+def _log_errors(scored: list[Scored]) -> dict[str, list[float]]:
+    """Each platform's ``|log(predicted / measured)|`` over its kept step figures (Server figures are the plan's)."""
+    out: dict[str, list[float]] = {}
+    for s in scored:
+        if s.error is not None and s.kept and s.figure.scenario is not Scenario.SERVER:
+            out.setdefault(s.figure.platform, []).append(abs(math.log1p(s.error)))
+    return out
+
+
+def select_shape(fitted: list[Figure], figs: list[Figure], bound: list[Figure],
+                 dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
+    """Leave-one-platform-out with the shape term chosen by prediction: the stack is fitted with and without it
+    (``work_half`` free, or 0), and a left-out platform's profile is the variant that predicted the *other*
+    platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out figures), so the choice
+    does not look at the platform's own figures; the full profile takes the variant better over all of them."""
+    variants = [leave_one_platform_out(fitted, dispatch, shape) for shape in SHAPE_VARIANTS]
+    chosen, overall = choose_variants([_log_errors(score(figs, bound, full, per)) for full, per in variants])
+    return variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}
+
+
+def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str, int], int]:
+    """``({platform: k}, k_all)``: for each platform the variant ``k`` (an index into ``errors``, each variant's
+    leave-one-out ``|log error|`` per platform) whose mean error over the *other* platforms' figures is
+    lowest, and the variant lowest over all of them; ties go to the lower index."""
+    def loss(k: int, without: str | None) -> float:
+        errs = [e for p, es in errors[k].items() if p != without for e in es]
+        return statistics.fmean(errs) if errs else 0.0
+
+    def best(without: str | None) -> int:
+        return min(range(len(errors)), key=lambda k: (loss(k, without), k))
+
+    return {p: best(p) for p in sorted({p for e in errors for p in e})}, best(None)
 
 
 def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rules, per: dict[str, Params],

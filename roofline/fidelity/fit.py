@@ -3,7 +3,8 @@
 The fit: least squares, in log space, of ``log(predicted / measured)`` over the figures (each platform
 weighted alike, and each record alike within its platform: ``1 / sqrt(its figures x its platform's
 records)``), with a weak pull of every efficiency towards 1 so that a
-class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <= 65,536`` output elements per core.
+class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates per core
+(and a second fit without the shape term, ``work_half = 0``: :func:`roofline.fidelity.accuracy.select_shape`).
 A class the training records never use takes the profile's fallback at prediction time.
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
@@ -20,6 +21,7 @@ the per-row efficiencies resolved from a parameter vector or a :class:`Params` b
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -43,12 +45,12 @@ PULL = 0.02
 CALL_S = (1e-6, 2e-3)
 PER_OP_S = (1e-8, 2e-5)
 ANY_MODE = "any"
-#: the shape term's half-efficiency work (output elements per core) when the figures cannot tell (all GEMMs of similar
-#: size): assumed, stated in the profile
-WORK_HALF_ASSUMED = 2048.0
-#: the largest half-efficiency work the fit may choose: a 256 x 256 output tile per core (beyond it the shape term
-#: would stand in for a kernel's plain efficiency, which the class efficiency holds)
-WORK_HALF_MAX = 65536.0
+#: the shape term's half-efficiency work (multiply-accumulates per core) when the figures cannot tell (all GEMMs of
+#: similar size): 2,048 outputs over K = 1,024; assumed, stated in the profile
+WORK_HALF_ASSUMED = 2048.0 * 1024
+#: the largest half-efficiency work the fit may choose: a 256 x 256 output tile per core over K = 4,096 (beyond it
+#: the shape term would stand in for a kernel's plain efficiency, which the class efficiency holds)
+WORK_HALF_MAX = 256.0 * 256 * 4096
 #: the spread of GEMM sizes (largest over smallest work per core) the figures need for the shape term to be fitted
 WORK_SPREAD = 16.0
 
@@ -69,6 +71,8 @@ class Params:
     call_s: float = 0.0
     per_op_s: float = 0.0
     work_half_fitted: bool = False
+    shape_left_out: bool = False
+    """``work_half`` is 0 because the stack's figures are predicted better without the shape term"""
     platform: dict[str, float] = field(default_factory=dict)
     """per record platform: how much faster (>1) or slower its cores ran than the profile's classes say
     (its clock against the datasheet's, a VM's share); an unseen platform gets their geometric mean"""
@@ -273,7 +277,7 @@ LOSS = "soft_l1"
 LOSS_SCALE = 0.3
 
 
-def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
+def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: bool = True) -> Params:
     """The stack parameters that best predict ``figs`` (see the module docstring)."""
     from scipy.optimize import least_squares
 
@@ -313,6 +317,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
     if not free:
         x0[lay.work_half_index] = lo[lay.work_half_index] = WORK_HALF_ASSUMED
         hi[lay.work_half_index] = WORK_HALF_ASSUMED + 1e-9
+    if not shape:
+        x0[lay.work_half_index] = lo[lay.work_half_index] = 0.0
+        hi[lay.work_half_index] = 1e-9
+        lay = dataclasses.replace(lay, work_half_free=False)
 
     table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
@@ -328,7 +336,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None) -> Params:
         sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac", loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
             best = sol
-    return lay.params(best.x, call_s, per_op_s)
+    out = lay.params(best.x, call_s, per_op_s)
+    if not shape:
+        out.work_half, out.shape_left_out = 0.0, True
+    return out
 
 
 def pooled_dispatch(records: Sequence[LoadedRecord]) -> dict[str, float]:
@@ -340,6 +351,17 @@ def pooled_dispatch(records: Sequence[LoadedRecord]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------- the profile
+
+
+def _work_half(q: Params, v) -> Sourced:
+    what = "multiply-accumulates per core at which a GEMM reaches half its large-GEMM efficiency"
+    if q.shape_left_out:
+        return v(0.0, f"{what}: none, the shape term left out (without it the stack's leave-one-platform-out "
+                      "figures are predicted better)")
+    if q.work_half_fitted:
+        return v(q.work_half, what)
+    return Sourced(value=q.work_half, kind="assumed", source=f"{what}: the records span too narrow a range of GEMM "
+                   f"sizes to fit it (all within {WORK_SPREAD:g}x)")
 
 
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
@@ -357,11 +379,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                          for c, x in sorted(q.gemm.items())},
         kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
                                    "efficiency") for c, x in sorted(q.kernel.items())},
-        work_half=v(q.work_half, "output elements per core at which a GEMM reaches half its large-GEMM efficiency")
-        if q.work_half_fitted else
-        Sourced(value=q.work_half, kind="assumed", source="output elements per core at which a GEMM reaches half its "
-                f"large-GEMM efficiency: the records span too narrow a range of GEMM sizes to fit it (all within "
-                f"{WORK_SPREAD:g}x)"),
+        work_half=_work_half(q, v),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),
         non_gemm_efficiency={**{f"attention-{m}": v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "

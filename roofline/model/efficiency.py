@@ -6,7 +6,7 @@ typed :class:`~roofline.model.realistic.Efficiency`:
   refused unless ``any_platform``, and then the result says so);
 - a software-stack profile (``platforms/stacks/<stack>.toml``, fitted from the measurement records):
   one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
-  ``W / (W + work_half)`` (``W = M x N / instance cores``: a GEMM's output elements per core) and by the path rules (a stack whose kernels run a slower path than the
+  ``W / (W + work_half)`` (``W = M x N x K / instance cores``: a GEMM's multiply-accumulates per core) and by the path rules (a stack whose kernels run a slower path than the
   ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
   mean of the profile's classes on the same ISA class, else of the same dtype, else of all its classes
   (said in ``source``); a probed host's ``<dtype>-measured`` paths (peaks of the stack's own kernels
@@ -171,7 +171,7 @@ def mode_value(table: dict[str, float], mode: str) -> float | None:
 def shaped(eta: np.ndarray, m: np.ndarray, work_half: float, scale: np.ndarray | float = 1.0
            ) -> tuple[np.ndarray, np.ndarray]:
     """``(min(eta x scale x W / (W + work_half), 1), W / (W + work_half))``: a class efficiency on GEMMs of ``W``
-    output elements per core (the shape term; none when ``work_half`` is 0), times a platform's and a path rule's factors (``scale``).
+    multiply-accumulates per core (the shape term; none when ``work_half`` is 0), times a platform's and a path rule's factors (``scale``).
     The stack profile's estimate and its fit both go through here."""
     m = np.asarray(m, dtype=float)
     shape = m / (m + work_half) if work_half > 0 else np.ones_like(m)

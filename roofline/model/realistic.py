@@ -93,8 +93,8 @@ class StepParts:
     t_memory: np.ndarray
     """(R,) one call's memory time at the ceiling"""
     m: np.ndarray
-    """(R,) each GEMM's output elements per core of an instance, ``M x N / instance cores`` (the shape term's
-    measure of its size)"""
+    """(R,) each GEMM's multiply-accumulates per core of an instance, ``M x N x K / instance cores`` (the shape
+    term's measure of its size)"""
     attention_s: np.ndarray
     """(P,) attention at the ceiling"""
     other_s: np.ndarray
@@ -140,7 +140,7 @@ class RowEfficiency:
     eta: np.ndarray
     """(R,) the compute efficiency of each row, shape term included, at most 1"""
     shape: np.ndarray
-    """(R,) the shape term ``M / (M + work_half)`` already in ``eta`` (1 without one)"""
+    """(R,) the shape term ``W / (W + work_half)`` already in ``eta`` (1 without one)"""
     memory: np.ndarray
     """(R,) memory-bound rows: the ceiling's memory time over the real one"""
     attention: np.ndarray
@@ -202,11 +202,13 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
 
 
 def work_per_core(m: np.ndarray, gemms: GemmList, res: Resources) -> np.ndarray:
-    """The shape term's measure of a GEMM's size: its output elements per core of one instance,
-    ``M x N / instance_cores`` (any leading axes of ``m`` or of the layout's instance cores)."""
+    """The shape term's measure of a GEMM's size: its multiply-accumulates per core of one instance,
+    ``M x N x K / instance_cores`` (any leading axes of ``m`` or of the layout's instance cores). The work, not
+    the outputs: a decode GEMV of 4,096 x 4,096 on 40 cores has about 100 outputs per core but 420,000
+    multiply-accumulates, as much work per call as a 128-token GEMM's."""
     cores = np.asarray(res.layout.instance_cores, dtype=float)
     cores = cores.reshape(cores.shape + (1,) * (np.ndim(m) - 1)) if np.ndim(cores) and np.ndim(m) > 1 else cores
-    return np.asarray(m, dtype=float) * gemms.n / (cores if np.ndim(cores) == 0 or np.ndim(m) > 1 else cores[..., None])
+    return np.asarray(m, dtype=float) * gemms.n * gemms.k / (cores if np.ndim(cores) == 0 or np.ndim(m) > 1 else cores[..., None])
 
 
 def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
@@ -270,7 +272,7 @@ class Efficiency:
     kernel: float | np.ndarray = 1.0
     """one linear compiled and called on its own"""
     shape: float | np.ndarray = 1.0
-    """the shape term ``M / (M + work_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
+    """the shape term ``W / (W + work_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
     scales the multiply-accumulates only, the extra vector work (dequantization) runs at the
     efficiency without it"""
     memory: float | None = None

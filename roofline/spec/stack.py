@@ -79,8 +79,8 @@ class StackProfile:
     """per compute path class (``<dtype>-<isa class>``, e.g. int8-amx): GEMM compute time at the ceiling over
     the measured one inside a compiled model, at large M"""
     work_half: Sourced
-    """the shape term: a GEMM with ``W = M x N / instance cores`` output elements per core reaches
-    ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work)"""
+    """the shape term: a GEMM with ``W = M x N x K / instance cores`` multiply-accumulates per core reaches
+    ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work); 0: none"""
     memory_efficiency: Sourced | None = None
     """memory-bound GEMMs: the ceiling's memory time over the measured one"""
     kernel_efficiency: dict[str, Sourced] = field(default_factory=dict)
@@ -113,8 +113,8 @@ class StackProfile:
             v = getattr(self, name)
             if v is not None and not (v.known and 0 < v.value <= 1):
                 raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
-        if not (self.work_half.known and 0 <= self.work_half.value <= 1e6):
-            raise ValueError(f"work_half: output elements per core, 0 to 1e6, got {self.work_half.value}")
+        if not (self.work_half.known and 0 <= self.work_half.value <= 1e9):
+            raise ValueError(f"work_half: multiply-accumulates per core, 0 to 1e9, got {self.work_half.value}")
         for name in ("call_s", "per_op_s"):
             v = getattr(self, name)
             if v is not None and not (v.known and 0 <= v.value <= 1):
