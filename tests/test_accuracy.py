@@ -368,3 +368,30 @@ def test_inductor_runs_fp32_on_amd_at_the_avx2_rate(profile):
     assert path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES["int8-static"], profile)[0] \
         == "int8-avx512"
     assert "fp32-avx2" in profile.gemm_efficiency and "fp32-avx512" in profile.gemm_efficiency
+
+
+def test_a_records_lm_head_precision_prices_the_lm_head_alone():
+    """OpenVINO's INT4 rows keep the lm_head in INT8 (NNCF's backup precision): the lm_head row alone takes
+    the record's ``lm_head_precision``, the other rows the step's precision; without it the lm_head is BF16."""
+    from roofline.model.recipes import cell_recipes
+    from roofline.model.workload import make_workload
+    from roofline.spec.precision import get_recipe
+
+    gemms, lm = make_workload(load_model("qwen2-7b"), "decode", 1, 1, 1088).gemms()
+    int4 = get_recipe("int4-weight-only")
+    cells = cell_recipes(int4, gemms, lm, lm_head_precision="int8-weight-only")
+    assert [c.name for c, is_lm in zip(cells, lm) if is_lm] == ["int8-weight-only"]
+    assert {c.name for c, is_lm in zip(cells, lm) if not is_lm} == {"int4-weight-only"}
+    assert [c.name for c, is_lm in zip(cell_recipes(int4, gemms, lm), lm) if is_lm] == ["bf16"]
+
+
+@pytest.mark.parametrize("edit, word", [('lm_head_precision = "int9-weight-only"', "int9-weight-only"),
+                                        ('lm_head_precision = "int8-weight-only"\nquantize_lm_head = true', "not both")])
+def test_a_bad_lm_head_precision_is_refused_in_one_line(tmp_path, edit, word):
+    src = REPO / "validation/records/corpus/ov-json2025-platinum-8380-qwen2-7b-int4.toml"
+    text = src.read_text()
+    assert 'lm_head_precision = "int8-weight-only"\n' in text
+    (tmp_path / "r.toml").write_text(text.replace('lm_head_precision = "int8-weight-only"', edit))
+    proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
+    assert proc.returncode == 2 and "lm_head_precision" in proc.stderr and word in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -280,3 +280,16 @@ def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precisio
     two = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch + 1, **kw)
     assert two[0] >= one[0] * (1 - 1e-12)
     assert two[1] >= one[1] * (1 - 1e-9)
+
+
+def test_int8_full_runs_the_mlp_activation_in_the_gemm_epilogue():
+    """int8-full (Intel's MLPerf BERT: one ``linear_gelu`` kernel) keeps the GeLU's ops and moves no bytes
+    for it; int8-static runs it as a pass of its own over the 1,376 x 4,096 intermediate."""
+    ev = evaluate(load_platform("spr"), load_model("bert-large"), precisions=["int8-static", "int8-full"],
+                  batch=8, seq_len=172, instance_cores=4)
+    by = {e.recipe.name: e.step.ops for e in ev.evaluated}
+    act = {name: ops.names.index("mlp_activation") for name, ops in by.items()}
+    full, static = by["int8-full"], by["int8-static"]
+    assert full.t_memory[..., act["int8-full"]] == 0 < static.t_memory[..., act["int8-static"]]
+    assert full.t_compute[..., act["int8-full"]] == pytest.approx(static.t_compute[..., act["int8-static"]])
+    assert full.t_compute[..., act["int8-full"]] > 0

@@ -58,7 +58,8 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource) -> EstimateQ
         workload=WorkloadSpec(phase=m.phase or r.phase, batch=r.batch, seq_len=m.seq_len or r.seq_len,
                               context=m.context if m.context is not None else r.context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
-        options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head), source=source)
+        options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
+                            lm_head_precision=r.lm_head_precision), source=source)
 
 
 def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, source: EfficiencySource,

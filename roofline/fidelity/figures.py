@@ -134,7 +134,8 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         workload=WorkloadSpec(phase=phase, batch=r.batch, seq_len=m.seq_len or r.seq_len, context=context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
-        options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head)))
+        options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
+                            lm_head_precision=r.lm_head_precision)))
     return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack) for e in ev.evaluated)
 
 

@@ -60,6 +60,8 @@ class StepOptions:
     kv_dtype: str | None = None
     """the KV cache's element type (default: the activation dtype)"""
     quantize_lm_head: bool = False
+    lm_head_precision: str | None = None
+    """the lm_head in a precision of its own (a record's ``lm_head_precision``), whatever the step's"""
     non_gemm_mode: NonGemmMode | None = None
     """the non-GEMM work's mode when it is not the recipe's (a validate run's)"""
     graph: bool = True
@@ -142,7 +144,8 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
     lead = np.shape(b) if batch is not None else np.broadcast_shapes(np.shape(res.layout.instance_cores))
     for name in precisions:
         recipe = variant_recipe(name) if options.variants else precision_recipe(name, model, options.group_size)
-        cells = (cell_recipes(recipe, gemms, lm_head, options.quantize_lm_head, model) if model is not None
+        cells = (cell_recipes(recipe, gemms, lm_head, options.quantize_lm_head, model,
+                              options.lm_head_precision) if model is not None
                  else [recipe] * len(gemms))
         mode = NonGemmMode(options.non_gemm_mode or recipe.non_gemm_mode)
         if mode not in ops_by_mode:

@@ -34,8 +34,10 @@ def lm_head_recipe(recipe: PrecisionRecipe, quantize: bool) -> PrecisionRecipe:
 
 
 def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray | None = None,
-                 quantize_lm_head: bool = False, model: ModelSpec | None = None) -> list[PrecisionRecipe]:
-    """``recipes[j]`` for GEMM row ``j``; ``lm_head`` marks the lm_head rows."""
+                 quantize_lm_head: bool = False, model: ModelSpec | None = None,
+                 lm_head_precision: str | None = None) -> list[PrecisionRecipe]:
+    """``recipes[j]`` for GEMM row ``j``; ``lm_head`` marks the lm_head rows (``lm_head_precision``: their
+    own precision, whatever ``recipe``'s)."""
     if model is not None and recipe.name in MIXES:
         from roofline.spec.gguf_mix import cell_recipes as mix_cells
 
@@ -43,4 +45,5 @@ def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray |
         if mixed is not None:
             return mixed
     mask = np.zeros(len(gemms), dtype=bool) if lm_head is None else lm_head
-    return [lm_head_recipe(recipe, quantize_lm_head) if is_lm else recipe for is_lm in mask]
+    head = get_recipe(lm_head_precision) if lm_head_precision else lm_head_recipe(recipe, quantize_lm_head)
+    return [head if is_lm else recipe for is_lm in mask]

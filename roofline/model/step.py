@@ -14,7 +14,9 @@ For each GEMM ``Y[M,N] = X[M,K] . W[N,K]^T`` with per-call flops ``F``, bytes ``
 
 Each non-GEMM operation (:mod:`roofline.calc.ops`) likewise: its flops on the matmul or vector
 path, its activation bytes at the level of one call's working set, its KV-cache bytes at the level
-of the whole cache.
+of the whole cache. A mode that fuses the MLP activation into the up-projection's epilogue
+(:attr:`~roofline.spec.vocab.NonGemmMode.fuses_mlp_activation`: INT8 pipelines) keeps its ops and
+moves no bytes for it.
 
 Arrays broadcast over a leading axis (sweep points, plan layouts, a batch sweep): GEMM arrays are
 ``(..., S)`` and operation arrays ``(..., O)``. Times are for one step on the whole platform (all
@@ -304,6 +306,8 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
     tc, tm, la, lk, bd = [], [], [], [], []
     for o in ops:
         t_c = np.asarray(o.flops, dtype=float) / (matmul_peak if o.matmul else vector_peak)
+        if o.name == "mlp_activation" and mode.fuses_mlp_activation:  # in the GEMM's epilogue: no pass of its own
+            o = dataclasses.replace(o, act_elements=0.0 * np.asarray(o.act_elements), act_working_set=0.0)
         a_level = level_of(np.asarray(o.act_working_set) * e_act, res.l2_capacity, llc_cap)
         k_level = level_of(np.asarray(o.kv_working_set) * e_kv, res.l2_capacity, llc_cap)
         t_a = np.asarray(o.act_elements, dtype=float) * e_act / level_bandwidth(a_level, b_l2, b_llc, b_dram)

@@ -180,8 +180,8 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
     PrecisionRecipe(
         name="int8-full",
         description="INT8 end to end, as vendor-tuned stacks run quantized encoders: static INT8 GEMMs that "
-        "requantize their output to INT8 in the epilogue, INT8 attention, residual add and LayerNorm fused with "
-        "the requantize (INT8 activations between every kernel)",
+        "requantize their output to INT8 in the epilogue (GeLU there too), INT8 attention, residual add and "
+        "LayerNorm fused with the requantize (INT8 activations between every kernel)",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="int8",
         x_scale="per-tensor", w_scale="per-channel",
         non_gemm_mode="int8",

@@ -141,6 +141,9 @@ class Record:
     """the run included the embedding lookup (a validate encoder takes hidden states: false)"""
     quantize_lm_head: bool = False
     """decoders: the lm_head in the precision too (llama.cpp quantizes it with the rest)"""
+    lm_head_precision: str | None = None
+    """decoders: the lm_head in a precision of its own (OpenVINO's 4-bit weight compression keeps the last
+    linear layer in INT8: ``int8-weight-only``)"""
     measurements: tuple[Measurement, ...] = ()
     report: str | None = None
     """a validate report (path relative to this file) whose figures this record takes"""
@@ -182,5 +185,12 @@ class Record:
         if self.latency_bound_s is not None and not (self.latency_bound_s == self.latency_bound_s
                                                      and 0 < self.latency_bound_s <= 3600):
             raise ValueError(f"latency_bound_s: a positive number of seconds up to 3,600, got {self.latency_bound_s}")
+        if self.lm_head_precision is not None:
+            from roofline.spec.precision import RECIPES
+            if self.lm_head_precision not in RECIPES:
+                raise ValueError(f"lm_head_precision: {self.lm_head_precision!r} is not a precision (one of "
+                                 f"{', '.join(sorted(RECIPES))})")
+            if self.quantize_lm_head:
+                raise ValueError("lm_head_precision: give it or quantize_lm_head, not both")
         if (self.scenario is Scenario.SERVER) != (self.latency_bound_s is not None):
             raise ValueError("latency_bound_s: a server scenario's figure needs its latency bound, and only it")

@@ -92,6 +92,13 @@ class NonGemmMode(Vocab):
     def activation_dtype(self) -> str:
         return {"fp32": "fp32", "amp-bf16": "bf16", "int8": "int8"}[self.value]
 
+    @property
+    def fuses_mlp_activation(self) -> bool:
+        """The MLP activation runs in the up-projection GEMM's epilogue: its ops, but no pass over memory of
+        its own. INT8 pipelines do (Intel's MLPerf BERT calls ``P.linear_gelu`` for the intermediate dense layer,
+        closed/Intel/code/bert-99/pytorch-cpu/models/modeling_bert.py in mlcommons/inference_results_v3.0)."""
+        return self is NonGemmMode.INT8
+
 
 class SuspectInput(Vocab):
     """The input of a ceiling that a measurement beating it contradicts."""
