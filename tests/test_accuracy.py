@@ -122,6 +122,21 @@ def test_the_fit_recovers_known_efficiencies(records):
     assert got.gemm["int8-amx"] / got.gemm["bf16-amx"] == pytest.approx(0.15 / 0.2, rel=0.05)
 
 
+def test_a_fit_without_the_shape_term_recovers_efficiencies_made_without_one(records):
+    """Figures made with ``work_half`` 0 fit back to their efficiencies with the shape term left out (the held
+    value is no dimension of the search), and the profile says the term was left out."""
+    figs = [f for r in records if r.record.stack == "torch-inductor" for f in figures(r)]
+    truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.8, "int8-avx512": 0.7, "bf16-amx": 0.2, "int8-amx": 0.15},
+                   kernel_ratio=0.9, work_half=0.0, memory=0.8, attention={"any": 0.3}, other={"any": 0.1})
+    synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
+    got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, False)
+    assert got.work_half == 0.0 and got.shape_left_out
+    errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
+    assert errors[len(errors) // 2] < 0.01 and errors[-1] < 0.05
+    assert got.gemm["int8-avx512"] == pytest.approx(0.7, rel=0.02)
+    assert got.gemm["fp32-avx512"] == pytest.approx(0.6, rel=0.02)
+
+
 def test_a_platforms_own_figures_never_choose_its_shape_variant():
     """Each left-out platform takes the variant that predicted the other platforms better, even when its
     own figures would have chosen the other one; the full profile takes the better one over all."""

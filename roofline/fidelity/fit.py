@@ -325,18 +325,28 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
     table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        pred = table.predict(x, lay, call_s, per_op_s)
-        return np.concatenate([weights * np.log(pred / measured), pull * (x - prior)])
+    free = hi - lo > 1e-6  # a value held (work_half assumed or left out) is not a dimension of the search
 
-    best = None
+    def whole(xf: np.ndarray, base: np.ndarray) -> np.ndarray:
+        x = base.copy()
+        x[free] = xf
+        return x
+
+    best, best_x = None, None
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
         x[:lay.work_half_index] = math.log(start)  # the efficiencies and the kernel ratio
-        sol = least_squares(residuals, x, bounds=(lo, hi), method="trf", x_scale="jac", loss=LOSS, f_scale=LOSS_SCALE)
+
+        def residuals(xf: np.ndarray, base: np.ndarray = x) -> np.ndarray:
+            xx = whole(xf, base)
+            pred = table.predict(xx, lay, call_s, per_op_s)
+            return np.concatenate([weights * np.log(pred / measured), pull * (xx - prior)])
+
+        sol = least_squares(residuals, x[free], bounds=(lo[free], hi[free]), method="trf", x_scale="jac",
+                            loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
-            best = sol
-    out = lay.params(best.x, call_s, per_op_s)
+            best, best_x = sol, whole(sol.x, x)
+    out = lay.params(best_x, call_s, per_op_s)
     if not shape:
         out.work_half, out.shape_left_out = 0.0, True
     return out
