@@ -2,9 +2,10 @@
 
 The fit: least squares, in log space, of ``log(predicted / measured)`` over the figures (each platform
 weighted alike, and each record alike within its platform: ``1 / sqrt(its figures x its platform's
-records)``), with a weak pull of every efficiency towards 1 so that a
-class no figure constrains stays at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates per core
-(and a second fit without the shape term, ``work_half = 0``: :func:`roofline.fidelity.accuracy.select_shape`).
+records)``), with a weak pull of every efficiency towards 1 so that a class no figure constrains stays
+at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates
+per core (and a second fit without the shape term, ``work_half = 0``:
+:func:`roofline.fidelity.accuracy.select_shape`).
 A class the training records never use takes the profile's fallback at prediction time.
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
@@ -315,21 +316,19 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
     pull[lay.work_half_index] = 0.0
     pull[disp] = 0.0
     if not free:
-        x0[lay.work_half_index] = lo[lay.work_half_index] = WORK_HALF_ASSUMED
-        hi[lay.work_half_index] = WORK_HALF_ASSUMED + 1e-9
+        x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = WORK_HALF_ASSUMED
     if not shape:
-        x0[lay.work_half_index] = lo[lay.work_half_index] = 0.0
-        hi[lay.work_half_index] = 1e-9
+        x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = 0.0
         lay = dataclasses.replace(lay, work_half_free=False)
 
     table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
 
-    free = hi - lo > 1e-6  # a value held (work_half assumed or left out) is not a dimension of the search
+    search = hi > lo  # a value held (work_half assumed or left out) is not a dimension of the search
 
     def whole(xf: np.ndarray, base: np.ndarray) -> np.ndarray:
         x = base.copy()
-        x[free] = xf
+        x[search] = xf
         return x
 
     best, best_x = None, None
@@ -342,13 +341,12 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
             pred = table.predict(xx, lay, call_s, per_op_s)
             return np.concatenate([weights * np.log(pred / measured), pull * (xx - prior)])
 
-        sol = least_squares(residuals, x[free], bounds=(lo[free], hi[free]), method="trf", x_scale="jac",
+        sol = least_squares(residuals, x[search], bounds=(lo[search], hi[search]), method="trf", x_scale="jac",
                             loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
             best, best_x = sol, whole(sol.x, x)
     out = lay.params(best_x, call_s, per_op_s)
-    if not shape:
-        out.work_half, out.shape_left_out = 0.0, True
+    out.shape_left_out = not shape
     return out
 
 
