@@ -95,8 +95,9 @@ class NonGemmMode(Vocab):
     @property
     def fuses_mlp_activation(self) -> bool:
         """The MLP activation runs in the up-projection GEMM's epilogue: its ops, but no pass over memory of
-        its own. INT8 pipelines do (Intel's MLPerf BERT calls ``P.linear_gelu`` for the intermediate dense layer,
-        closed/Intel/code/bert-99/pytorch-cpu/models/modeling_bert.py in mlcommons/inference_results_v3.0)."""
+        its own. INT8 pipelines do: Intel's MLPerf BERT calls ``P.linear_gelu`` for the intermediate dense layer
+        (https://github.com/mlcommons/inference_results_v3.0/blob/dad59af09e9e62eceec4bee48794e201d6cf9170/closed/
+        Intel/code/bert-99/pytorch-cpu/models/modeling_bert.py, ``BertIntermediate.forward``)."""
         return self is NonGemmMode.INT8
 
 
