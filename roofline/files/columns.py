@@ -311,25 +311,23 @@ def _groups(key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
         yield int(key[rows[0]]), rows
 
 
-def _runs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where a column holds long runs of one value (a constant per plane, a compute roof): the first index and
-    the length of each run; None where the values mostly change."""
+def _per_run(x: np.ndarray, text) -> np.ndarray | None:
+    """``text`` of a column that holds long runs of one value (a constant per plane, a compute roof), formatted
+    once per run and repeated; None where the values mostly change."""
     if len(x) < 64:
         return None
     change = np.flatnonzero(x[1:] != x[:-1]) + 1
     if len(change) > len(x) // 8:
         return None
     starts = np.concatenate([[0], change])
-    return starts, np.diff(np.concatenate([starts, [len(x)]]))
+    return np.repeat(text(x[starts]), np.diff(np.concatenate([starts, [len(x)]])), axis=0)
 
 
 def float_text(x: np.ndarray) -> np.ndarray:
     """Each float as ``repr`` writes it, one row of bytes per value, NUL bytes (anywhere in it) padding."""
     x = np.asarray(x, dtype=np.float64).ravel()
-    runs = _runs(x)
-    if runs is not None:
-        starts, lengths = runs
-        return np.repeat(float_text(x[starts]), lengths, axis=0)
+    if (repeated := _per_run(x, float_text)) is not None:
+        return repeated
     n = len(x)
     out = np.zeros((n, WIDTH), np.uint8)
     if not n:
@@ -373,10 +371,8 @@ def float_text(x: np.ndarray) -> np.ndarray:
 def int_text(x: np.ndarray) -> np.ndarray:
     """Each whole number's decimal digits, one NUL-padded row of bytes per value."""
     x = np.asarray(x, dtype=np.int64).ravel()
-    runs = _runs(x)
-    if runs is not None:
-        starts, lengths = runs
-        return np.repeat(int_text(x[starts]), lengths, axis=0)
+    if (repeated := _per_run(x, int_text)) is not None:
+        return repeated
     n = len(x)
     if n and x.min() >= 0 and x.max() < 10000:
         return _SMALL4[x].view(np.uint8).reshape(n, 4)
