@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.precision import RECIPES
 from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, coerce
 
 SCHEMA_VERSION = 1
@@ -186,7 +187,6 @@ class Record:
                                                      and 0 < self.latency_bound_s <= 3600):
             raise ValueError(f"latency_bound_s: a positive number of seconds up to 3,600, got {self.latency_bound_s}")
         if self.lm_head_precision is not None:
-            from roofline.spec.precision import RECIPES
             if self.lm_head_precision not in RECIPES:
                 raise ValueError(f"lm_head_precision: {self.lm_head_precision!r} is not a precision (one of "
                                  f"{', '.join(sorted(RECIPES))})")
