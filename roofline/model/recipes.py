@@ -38,12 +38,15 @@ def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray |
                  lm_head_precision: str | None = None) -> list[PrecisionRecipe]:
     """``recipes[j]`` for GEMM row ``j``; ``lm_head`` marks the lm_head rows (``lm_head_precision``: their
     own precision, whatever ``recipe``'s)."""
+    mask = np.zeros(len(gemms), dtype=bool) if lm_head is None else lm_head
+    cells = None
     if model is not None and recipe.name in MIXES:
         from roofline.spec.gguf_mix import cell_recipes as mix_cells
 
-        mixed = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
-        if mixed is not None:
-            return mixed
-    mask = np.zeros(len(gemms), dtype=bool) if lm_head is None else lm_head
-    head = get_recipe(lm_head_precision) if lm_head_precision else lm_head_recipe(recipe, quantize_lm_head)
-    return [head if is_lm else recipe for is_lm in mask]
+        cells = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
+    if cells is None:
+        head = lm_head_recipe(recipe, quantize_lm_head)
+        cells = [head if is_lm else recipe for is_lm in mask]
+    if lm_head_precision:  # a per-tensor mix's lm_head too
+        cells = [get_recipe(lm_head_precision) if is_lm else c for c, is_lm in zip(cells, mask)]
+    return cells
