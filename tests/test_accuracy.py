@@ -183,7 +183,8 @@ def test_accuracy_cli_and_json():
     assert brief.returncode == 0 and brief.stdout.startswith(f"{data['records']} records on {data['platforms']} "
                                                              "platforms")
     assert "0 above the bound" in brief.stdout.splitlines()[0] + brief.stdout.splitlines()[1]
-    assert len(brief.stdout.splitlines()) <= 4 + len(data["stacks"]) + len(data["groups"])
+    # two lines of counts, the grid's header and rule, the plan's ratio, p50 and p99 lines
+    assert len(brief.stdout.splitlines()) <= 6 + len(data["stacks"]) + len(data["groups"])
 
 
 def test_the_corpus_is_wide_and_its_runs_reach_the_attainable_ceiling():
@@ -207,6 +208,16 @@ def test_server_runs_are_plan_predictions(records):
         assert srv.scenario == "server" and off.scenario == "offline" and srv.latency_bound_s == p["latency_bound_s"]
         assert p["measured_ratio"] == pytest.approx(srv.measurements[0].value / off.measurements[0].value)
         assert 0 < p["plan_ratio"] <= 1 and p["error"] == pytest.approx(p["plan_ratio"] / p["measured_ratio"] - 1)
+        # the plan's offline capacity is of the Offline run's own layout (Intel's harness: 4 cores, 8 in Server)
+        assert (p["instance_cores"], p["offline_instance_cores"]) == (srv.platform.instance_cores,
+                                                                     off.platform.instance_cores)
+        # loadgen's p50 and p99 at the run's rate, as the record states them, against the plan's at that rate
+        stated = {x.percentile: x.value for x in srv.server_latencies}
+        assert (p["measured_p50_s"], p["measured_p99_s"]) == (stated[50], stated[99])
+        assert 0 < stated[50] < stated[99] <= srv.latency_bound_s
+        for q in (50, 99):
+            assert p[f"p{q}_error"] == pytest.approx(p[f"plan_p{q}_s"] / p[f"measured_p{q}_s"] - 1)
+        assert 0 < p["plan_p50_s"] < p["plan_p99_s"]
     rows = [r for r in data["rows"] if r["record"] in {p["record"] for p in data["plans"]}]
     assert rows and all(r["realistic"] is not None and r["realistic_in_sample"] is None for r in rows)
 
@@ -409,4 +420,25 @@ def test_a_bad_lm_head_precision_is_refused_in_one_line(tmp_path, edit, word):
     (tmp_path / "r.toml").write_text(text.replace('lm_head_precision = "int8-weight-only"', edit))
     proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
     assert proc.returncode == 2 and "lm_head_precision" in proc.stderr and word in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("edit, word", [("percentile = 50", "percentile = 90"), ("percentile = 99", "percentile = 50")])
+def test_a_bad_server_latency_is_refused_in_one_line(tmp_path, edit, word):
+    """A Server record's latencies: p50 and p99 only (what the plan reports), each once."""
+    src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
+    text = src.read_text()
+    assert edit in text
+    (tmp_path / "r.toml").write_text(text.replace(edit, word).replace('request_lengths = "../', f'request_lengths = "{src.parent.parent}/'))
+    proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
+    assert proc.returncode == 2 and "server_latencies" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_latencies_only_on_a_server_record(tmp_path):
+    src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
+    text = src.read_text().replace('scenario = "server"', 'scenario = "offline"').replace("latency_bound_s = 0.13\n", "")
+    (tmp_path / "r.toml").write_text(text.replace('request_lengths = "../', f'request_lengths = "{src.parent.parent}/'))
+    proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
+    assert proc.returncode == 2 and "server_latencies" in proc.stderr and "server scenario" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -3,6 +3,7 @@ server scenarios against hand-derived answers, decoders and their KV cap, the CL
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -208,6 +209,43 @@ def test_server_plan_of_one_instance_is_md1(monkeypatch):
     assert b.offline_rps_per_server == pytest.approx(1 / d)
     # the ceiling (5 ms): the same queue twice as fast, so twice the rate
     assert b.rps_per_server_ceiling > 1.8 * b.rps_per_server
+
+
+def test_server_check_of_one_instance_is_md1(monkeypatch):
+    """What an MLPerf Server run is checked against, one layout: one instance serving one request at a time in
+    10 ms is an M/D/1 queue, whose sojourn quantiles are the wait's (closed form) plus 10 ms, at each of two
+    rates simulated in one call; its rate under a 50 ms p99 is the M/D/1 answer and its offline capacity 1 / d."""
+    monkeypatch.setattr(plan_dynamic_batching, "step_times", fake_step_times(0.0, 0.010, cores=1))
+    d, slo = 0.010, 0.050
+    o = PlanOptions(lengths=fixed_lengths(256), max_batch_tokens=256, p99_s=slo, cores=1, instance_cores=1,
+                    sampling=Sampling(requests=20_000, warmup=2_000))  # a p99 near saturation needs the samples
+    got = plan_dynamic_batching.server_check(load_platform("icx"), load_model("bert-base"), "int8-static", o, 1,
+                                             [30.0, 70.0])
+    for lam, (p50, p99) in zip((30.0, 70.0), got.latencies_s):
+        assert p50 == pytest.approx(float(qc.md1_wait_quantile(0.5, lam, d)) + d, rel=0.03, abs=2e-4)
+        assert p99 == pytest.approx(float(qc.md1_wait_quantile(0.99, lam, d)) + d, rel=0.05)
+    # at 30/s most requests find the instance idle: the median is the service time alone
+    assert got.latencies_s[0][0] == pytest.approx(d, abs=1e-9)
+    lo, hi = 1.0, 1 / d
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if qc.md1_wait_quantile(0.99, mid, d) + d <= slo else (lo, mid)
+    assert got.rps == pytest.approx(0.5 * (lo + hi), rel=0.06)
+    assert got.offline_rps == pytest.approx(1 / d)
+    with pytest.raises(UserError, match="instance_cores"):
+        plan_dynamic_batching.server_check(load_platform("icx"), load_model("bert-base"), "int8-static",
+                                           dataclasses.replace(o, instance_cores=None), 1, [30.0])
+
+
+def test_server_check_is_the_plans_own_answer():
+    """The check of one layout gives the plan's numbers for that layout, to the last digit (the same tables, the
+    same common random numbers), on a real model and stack."""
+    p, m = load_platform("spr"), load_model("bert-base")
+    o = PlanOptions(lengths=lognormal_lengths(150, 0.5, 16, 384), p99_s=0.05, source=WITH_STACK,
+                    sampling=QUICK, instance_cores=4)
+    lay = plan([p], m, "int8-static", o).cpus[0].layouts[0]
+    got = plan_dynamic_batching.server_check(p, m, "int8-static", o, 4)
+    assert (got.rps, got.offline_rps) == (lay.rps_per_server, lay.offline_rps_per_server) and got.latencies_s == []
 
 
 # ------------------------------------------------------------------ real models, both scenarios

@@ -22,7 +22,8 @@ for all would wait a little less (pooling), so the grouped answer errs low.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,8 +36,9 @@ from roofline.capacity.fleet import (
     num,
     servers_needed,
 )
-from roofline.capacity.options import PlanOptions
+from roofline.capacity.options import PlanOptions, resolve
 from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, step_times, token_grid
+from roofline.errors import UserError
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout
 from roofline.serving.dynamic_batching import (
     BatchTable,
@@ -152,6 +154,44 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
         ))
         best_rows.append(real[pick.index])
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
+
+
+@dataclass(frozen=True)
+class ServerCheck:
+    """One layout's server-scenario answers as the plan computes them, without the plan's other layouts and
+    curves: what an MLPerf Server run is checked against (:mod:`roofline.fidelity.plans`)."""
+
+    rps: float
+    """the highest Poisson rate per server meeting the p99 SLO (realistic service times)"""
+    offline_rps: float
+    """the offline capacity per server of the ``offline_cores`` layout"""
+    latencies_s: list[tuple[float | None, float | None]]
+    """p50 and p99 at each rate asked for (None where the simulation measured no request)"""
+
+
+def server_check(platform: Platform, model: ModelSpec, precision: str, options: PlanOptions, offline_cores: int,
+                 rates_rps: Sequence[float] = ()) -> ServerCheck:
+    """``options.instance_cores``' layout of ``platform`` in the server scenario (its rate under ``options.p99_s``, and
+    its p50 and p99 latency at each of ``rates_rps`` per server, all simulated in one call), and the offline
+    capacity of the ``offline_cores`` layout: the same tables and simulations as :func:`plan_dynamic_batching`'s."""
+    o = resolve(model, options, 1)
+    if o.instance_cores is None or o.scenario is not Scenario.SERVER:
+        raise UserError("server_check: give the server scenario's layout (PlanOptions.instance_cores, p99_s)")
+    tab = _Tables([platform], model, precision, o)
+    rows = np.array([tab.row(0, "realistic", 0)])
+    size = o.sampling
+    mr = max_rate(o.p99_s, tab.queue[rows], tab.service(rows), o.lengths, max_batch_tokens=o.max_batch_tokens,
+                  max_wait_s=o.max_wait_s, sampling=size)
+    off_tab = tab if offline_cores == o.instance_cores else _Tables(
+        [platform], model, precision, replace(o, instance_cores=offline_cores))
+    off = offline_throughput(off_tab.instances[rows], off_tab.service(rows), o.lengths,
+                             max_batch_tokens=o.max_batch_tokens, seed=size.seed)
+    latencies: list[tuple[float | None, float | None]] = []
+    if len(rates_rps):
+        st = simulate_server(np.array([list(rates_rps)]) / tab.scale[rows, None], tab.queue[rows], tab.service(rows),
+                             o.lengths, max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=size)
+        latencies = [(num(st.p50_s[0, g]), num(st.p99_s[0, g])) for g in range(len(rates_rps))]
+    return ServerCheck(float(mr.rate_rps[0] * tab.scale[rows[0]]), float(off.rps[0]), latencies)
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,

@@ -30,7 +30,7 @@ from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
 from roofline.catalog import load_platform
-from roofline.fidelity.plans import ServerPrediction, is_server, offline_twin, predict_server
+from roofline.fidelity.plans import ServerPrediction, is_server, offline_twin, predict_server, rate_of
 from roofline.results.accuracy import (
     AccuracyResult,
     AccuracyRow,
@@ -254,21 +254,25 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
     """Server figures predicted by the plan (leave-one-platform-out profiles), and each Server run's plan
     ratio against its Offline twin's measured one."""
     by_id = {r.id: r for r in recs}
-    cache: dict[tuple, ServerPrediction] = {}
     profiles: dict[str, StackProfile] = {}
-    predicted: dict[str, ServerPrediction] = {}
-    for rec in recs:
+    groups: dict[tuple, list[LoadedRecord]] = {}
+    for rec in recs:  # records alike in all but their rate share one plan
         if not is_server(rec) or rec.record.platform.name not in per:
             continue
         r = rec.record
-        name = r.platform.name
+        twin = offline_twin(rec, by_id)
+        off_cores = (twin.record.platform.instance_cores or 4) if twin else None
+        key = (r.platform.name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths,
+               r.latency_bound_s, r.platform.cores, r.platform.instance_cores, off_cores, bool(r.server_latencies))
+        groups.setdefault(key, []).append(rec)
+    predicted: dict[str, ServerPrediction] = {}
+    for key, members in groups.items():
+        name, off_cores = key[0], key[7]
         if name not in profiles:
             profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
-        key = (name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths, r.latency_bound_s,
-               r.platform.cores, r.platform.instance_cores, r.platform.sockets)
-        if key not in cache:
-            cache[key] = predict_server(rec, profiles[name])
-        predicted[rec.id] = cache[key]
+        rates = [(rate_of(rec), rec.record.platform.sockets) for rec in members]
+        for rec, p in zip(members, predict_server(members[0], profiles[name], off_cores, rates=rates)):
+            predicted[rec.id] = p
     out = []
     for s in scored:
         p = predicted.get(s.figure.record)
@@ -284,14 +288,22 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
         twin = offline_twin(rec, by_id)
         if twin is None:
             continue
-        (srv,) = [m.value for m in rec.record.measurements if m.kind == "throughput"]
-        (off,) = [m.value for m in twin.record.measurements if m.kind == "throughput"]
-        measured = srv / off
+        measured = rate_of(rec) / rate_of(twin)
         ratio = p.ratio
+        stated = {x.percentile: x.value for x in rec.record.server_latencies}
         checks.append(PlanCheck(record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
                                 instance_cores=p.instance_cores, latency_bound_s=rec.record.latency_bound_s,
-                                measured_ratio=measured, plan_ratio=ratio, error=ratio / measured - 1))
+                                measured_ratio=measured, plan_ratio=ratio, error=ratio / measured - 1,
+                                offline_instance_cores=p.offline_instance_cores,
+                                measured_p50_s=stated.get(50), plan_p50_s=p.latency_s.get(50),
+                                p50_error=_relative(p.latency_s.get(50), stated.get(50)),
+                                measured_p99_s=stated.get(99), plan_p99_s=p.latency_s.get(99),
+                                p99_error=_relative(p.latency_s.get(99), stated.get(99))))
     return out, checks
+
+
+def _relative(predicted: float | None, measured: float | None) -> float | None:
+    return predicted / measured - 1 if predicted is not None and measured else None
 
 
 def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:

@@ -9,15 +9,22 @@ profile's realistic service times) meets the bound, the profile refitted without
 it is the plan's server/offline capacity ratio, compared with the measured ratio of the run and its
 Offline twin (the record of the same submission and system, its file named ``...-offline`` beside
 ``...-server``; Intel's harness runs 8-core instances in the server scenario and 4-core ones offline,
-each its best, so the measured ratio is of the two best layouts).
+each its best, so the measured ratio is of the two best layouts, and the plan's is of the same two: its server
+capacity of the Server run's layout over its offline capacity of the Offline twin's).
+
+A Server record may also state loadgen's p50 and p99 latency at its scheduled rate
+(``server_latencies``): the plan's simulation of the run's layout at that rate (the same profile) predicts
+them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline.capacity import PlanOptions, plan
+from roofline.capacity import PlanOptions
+from roofline.capacity.encoder import server_check
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.length_histogram import read_length_histogram
 from roofline.catalog.records import LoadedRecord
@@ -35,6 +42,10 @@ class ServerPrediction:
     offline_rps: float
     """the same plan's offline capacity of that layout"""
     instance_cores: int
+    offline_instance_cores: int
+    """the layout of ``offline_rps`` (the Offline twin's)"""
+    latency_s: dict[int, float | None]
+    """the plan's p50 and p99 latency at the record's own rate (None: the record states no latency)"""
 
     @property
     def ratio(self) -> float:
@@ -45,6 +56,12 @@ def is_server(rec: LoadedRecord) -> bool:
     return rec.record.scenario is Scenario.SERVER
 
 
+def rate_of(rec: LoadedRecord) -> float:
+    """A Server (or Offline) record's samples per second: its throughput figure."""
+    (m,) = [m for m in rec.record.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
+    return m.value
+
+
 def offline_twin(rec: LoadedRecord, records: dict[str, LoadedRecord]) -> LoadedRecord | None:
     """The Offline record of the same submission and system (``...-server`` -> ``...-offline``)."""
     if not rec.id.endswith("-server"):
@@ -53,8 +70,12 @@ def offline_twin(rec: LoadedRecord, records: dict[str, LoadedRecord]) -> LoadedR
     return twin if twin is not None and twin.record.scenario is Scenario.OFFLINE else None
 
 
-def predict_server(rec: LoadedRecord, profile: StackProfile, seed: int = 0) -> ServerPrediction:
-    """The plan's server and offline capacity of the record's layout with ``profile``'s service times."""
+def predict_server(rec: LoadedRecord, profile: StackProfile, offline_instance_cores: int | None = None,
+                   seed: int = 0, rates: Sequence[tuple[float, int | None]] = ()) -> list[ServerPrediction]:
+    """The plan's server capacity of the record's layout, its offline capacity of ``offline_instance_cores``' layout
+    (default: the same one), both with ``profile``'s service times, and its latencies at the record's rate; one
+    prediction per ``(rate, sockets used)`` of ``rates`` (records alike in all but their rate; default: the
+    record's own), the capacities shared."""
     r = rec.record
     platform = load_platform(r.platform.name)
     model = load_model(r.model)
@@ -65,14 +86,24 @@ def predict_server(rec: LoadedRecord, profile: StackProfile, seed: int = 0) -> S
         dist = histogram_lengths(lengths, weights)
     else:
         dist = fixed_lengths(r.seq_len)
+    want = r.platform.instance_cores or 4
     options = PlanOptions(lengths=dist, scenario=Scenario.SERVER, p99_s=r.latency_bound_s,
                           source=EfficiencySource(stack=profile), cores=r.platform.cores,
-                          instance_cores=r.platform.instance_cores or 4, seed=seed)
-    result = plan([platform], model, m.precision, options)
-    layouts = result.cpus[0].layouts
-    want = r.platform.instance_cores or 4
-    layout = min(layouts, key=lambda lay: (abs(lay.instance_cores - want), lay.instance_cores))
-    if layout.instance_cores != want:
-        raise SpecError(str(rec.path), "platform.instance_cores", f"{want}: plan has no layout of {want} cores per "
-                        f"instance on {platform.name} (it has {', '.join(str(x.instance_cores) for x in layouts)})")
-    return ServerPrediction(layout.rps_per_server, layout.offline_rps_per_server, layout.instance_cores)
+                          instance_cores=want, seed=seed)
+    _check_layout(rec, platform, options, want)
+    off_cores = offline_instance_cores or want
+    _check_layout(rec, platform, options, off_cores)
+    at = list(rates) or [(m.value, r.platform.sockets)]
+    # each rate as the plan's whole server sees it (a run on fewer sockets than the platform's)
+    whole = [rate * (platform.sockets.value / share if share else 1.0) for rate, share in at]
+    check = server_check(platform, model, m.precision, options, off_cores, whole if r.server_latencies else ())
+    latencies = check.latencies_s or [(None, None)] * len(at)
+    return [ServerPrediction(check.rps, check.offline_rps, want, off_cores, {50: p50, 99: p99})
+            for p50, p99 in latencies]
+
+
+def _check_layout(rec: LoadedRecord, platform, options: PlanOptions, want: int) -> None:
+    cores = options.cores or platform.cores_per_socket.value
+    if not 1 <= want <= cores:
+        raise SpecError(str(rec.path), "platform.instance_cores", f"{want}: an instance of {want} cores on "
+                        f"{rec.record.platform.name}, whose sockets have {cores} cores")

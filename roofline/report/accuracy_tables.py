@@ -4,6 +4,7 @@ the excluded records."""
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 from rich.console import RenderableType
@@ -21,6 +22,10 @@ def _pct(x: float | None) -> str:
 
 def _share(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else sig(x * 1e3)
 
 
 def _value(kind: str, v: float) -> str:
@@ -61,6 +66,11 @@ def headline(r: AccuracyResult) -> list[Item]:
         errs = sorted(abs(p.error) for p in r.plans)
         out.append(Line(f"plan server/offline ratio vs MLPerf's, {len(r.plans)} Server runs: |error| median "
                         f"{_share(errs[len(errs) // 2])}, worst {_share(errs[-1])}"))
+        for q in (50, 99):
+            e = sorted(abs(x) for p in r.plans if (x := getattr(p, f"p{q}_error")) is not None)
+            if e:
+                out.append(Line(f"plan p{q} latency at the run's rate vs loadgen's, {len(e)} Server runs: |error| "
+                                f"median {_share(statistics.median(e))}, worst {_share(e[-1])}"))
     return out
 
 
@@ -83,13 +93,16 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
     sections.append(section("Leave-one-platform-out error by stack and phase", phases,
                             ["median |error| per platform:", *per]))
     if r.plans:
-        t = table(["server run", "platform", "cores", "p99 ms", "measured", "plan", "error"],
-                  left=("server run", "platform"), wrap=("server run", "platform"))
+        t = table(["server run", "platform", "cores", "bound ms", "measured", "plan", "error", "p50 ms", "plan p50",
+                   "p99 ms", "plan p99"], left=("server run", "platform"), wrap=("server run", "platform"))
         for p in r.plans:
-            t.add_row(p.record, p.platform, str(p.instance_cores), f"{p.latency_bound_s * 1e3:g}",
-                      f"{p.measured_ratio:.3f}", f"{p.plan_ratio:.3f}", _pct(p.error))
+            t.add_row(p.record, p.platform, f"{p.instance_cores}/{p.offline_instance_cores}",
+                      f"{p.latency_bound_s * 1e3:g}", f"{p.measured_ratio:.3f}", f"{p.plan_ratio:.3f}", _pct(p.error),
+                      _ms(p.measured_p50_s), _ms(p.plan_p50_s), _ms(p.measured_p99_s), _ms(p.plan_p99_s))
         sections.append(section("MLPerf Server over Offline: measured and planned (roofline plan, leave-one-"
-                                "platform-out)", t))
+                                "platform-out)", t, ["cores: per instance, Server / Offline; p50, p99: loadgen's latency "
+                                                     "at the run's scheduled rate, and the plan's simulation of the "
+                                                     "run's layout at that rate"]))
     for stack in dict.fromkeys(row.stack for row in r.rows):
         t = table(["record", "platform", "figure", "measured", "attainable", "tight", "realistic", "error"],
                   left=("record", "platform", "figure"), wrap=("record", "platform", "figure"))

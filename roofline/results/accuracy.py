@@ -96,8 +96,10 @@ class GroupAccuracy:
 
 @dataclass(frozen=True)
 class PlanCheck:
-    """An MLPerf Server run against ``roofline plan``: the plan's server/offline capacity ratio of the run's
-    layout, under its latency bound and request lengths, against the measured ratio of its Offline twin."""
+    """An MLPerf Server run against ``roofline plan``: the plan's server capacity of the run's layout, under its
+    latency bound and request lengths, over its offline capacity of the Offline twin's layout, against the measured
+    ratio of the two runs; and the plan's p50 and p99 latency at the run's rate against loadgen's, where the
+    record states them."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -112,6 +114,16 @@ class PlanCheck:
     """leave-one-platform-out: the profile refitted without the platform"""
     error: float
     """plan_ratio / measured_ratio - 1"""
+    offline_instance_cores: int = 0
+    """the Offline twin's cores per instance (the layout of the plan's offline capacity)"""
+    measured_p50_s: float | None = None
+    plan_p50_s: float | None = None
+    """the plan's p50 at the run's scheduled rate (leave-one-platform-out); None: not stated, or not simulated"""
+    p50_error: float | None = None
+    """plan_p50_s / measured_p50_s - 1"""
+    measured_p99_s: float | None = None
+    plan_p99_s: float | None = None
+    p99_error: float | None = None
 
 
 @dataclass(frozen=True)

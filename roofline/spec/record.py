@@ -49,6 +49,36 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class ServerLatency:
+    """A latency percentile of an MLPerf Server run at its scheduled rate, as loadgen's summary states it
+    (``50.00 percentile latency (ns)``): a figure of ``roofline plan``'s latency at that rate."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    percentile: int
+    """50 or 99: the percentiles the plan's simulation reports"""
+    value: float
+    """seconds (the summary's nanoseconds / 1e9)"""
+    line: int
+    """its line in the record's source file (the run's summary)"""
+    quote: str = ""
+    """the summary's own line"""
+
+    def __post_init__(self) -> None:
+        if self.percentile not in SERVER_PERCENTILES:
+            raise ValueError(f"percentile: one of {', '.join(map(str, SERVER_PERCENTILES))} (the plan reports "
+                             f"those), got {self.percentile}")
+        if not (self.value == self.value and 0 < self.value <= 3600):
+            raise ValueError(f"value: a positive number of seconds up to 3,600, got {self.value}")
+        if self.line < 1:
+            raise ValueError(f"line: 1 or more, got {self.line}")
+
+
+#: the latency percentiles a Server record may state (the plan's simulation reports p50 and p99)
+SERVER_PERCENTILES = (50, 99)
+
+
+@dataclass(frozen=True)
 class RecordPlatform:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -162,6 +192,8 @@ class Record:
     latency_bound_s: float | None = None
     request_lengths: str | None = None
     """a histogram file of the run's request lengths (relative to this file): a server figure's lengths"""
+    server_latencies: tuple[ServerLatency, ...] = ()
+    """a Server run's latency percentiles at its scheduled rate (from the same summary as its rate)"""
     citations: tuple[Citation, ...] = ()
     """every other place a statement of this record comes from (the system description, the command, ...)"""
     assumed: dict[str, str] = field(default_factory=dict)
@@ -194,3 +226,7 @@ class Record:
                 raise ValueError("lm_head_precision: give it or quantize_lm_head, not both")
         if (self.scenario is Scenario.SERVER) != (self.latency_bound_s is not None):
             raise ValueError("latency_bound_s: a server scenario's figure needs its latency bound, and only it")
+        if self.server_latencies and self.scenario is not Scenario.SERVER:
+            raise ValueError("server_latencies: only a server scenario's run states latencies at its rate")
+        if len({x.percentile for x in self.server_latencies}) < len(self.server_latencies):
+            raise ValueError("server_latencies: each percentile once")
