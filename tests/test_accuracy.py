@@ -137,6 +137,31 @@ def test_a_fit_without_the_shape_term_recovers_efficiencies_made_without_one(rec
     assert got.gemm["fp32-avx512"] == pytest.approx(0.6, rel=0.02)
 
 
+def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
+    """intel-mlperf's figures made with 10 ms per call (each instance's) and known efficiencies fit back to them
+    with the per-call cost held there (the per-launch one still fitted), and the profile says the Server runs
+    chose it; fitted freely instead, a per-call cost this size is beyond the free fit's 2 ms bound."""
+    from roofline.fidelity.accuracy import CALL_GRID
+    from roofline.fidelity.fit import profile_from
+    recs = [r for r in records if r.record.stack == "intel-mlperf" and r.record.scenario == "offline"
+            and r.record.excluded is None]
+    figs = [f for r in recs for f in figures(r)]
+    truth = Params(gemm={"int8-amx": 0.4}, work_half=2048.0 * 1024, memory=0.8, attention={"any": 0.9},
+                   other={"any": 0.7}, call_s=0.01, per_op_s=1e-6)
+    synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
+    got = fit(synthetic, {}, True, 0.01)
+    assert got.call_s == pytest.approx(0.01, rel=1e-12) and got.call_held
+    assert got.gemm["int8-amx"] == pytest.approx(0.4, rel=0.03)
+    errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
+    assert errors[-1] < 0.02
+    src = profile_from("intel-mlperf", "", got, recs, len(figs), (), None, "cmd").call_s.source
+    assert "chosen by the MLPerf Server runs" in src
+    assert fit(synthetic, {}, True).call_s <= 2e-3 + 1e-12
+    # the committed profile took a value of the grid, and says where it came from
+    shipped = load_stack("intel-mlperf").call_s
+    assert shipped.value in CALL_GRID and "Server runs" in shipped.source
+
+
 def test_a_platforms_own_figures_never_choose_its_shape_variant():
     """Each left-out platform takes the variant that predicted the other platforms better, even when its
     own figures would have chosen the other one; the full profile takes the better one over all."""

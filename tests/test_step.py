@@ -293,3 +293,22 @@ def test_int8_full_runs_the_mlp_activation_in_the_gemm_epilogue():
     assert full.t_memory[..., act["int8-full"]] == 0 < static.t_memory[..., act["int8-static"]]
     assert full.t_compute[..., act["int8-full"]] == pytest.approx(static.t_compute[..., act["int8-static"]])
     assert full.t_compute[..., act["int8-full"]] > 0
+
+
+def test_dispatch_is_paid_per_call_of_each_instance():
+    """A step's times are one instance's call over the instances sharing the platform (amortised); dispatch is paid
+    by each instance per call, so it counts ``(call + launches x per_op) / instances`` in the step, and one
+    instance's call pays it whole: by hand, 1 ms per call and 10 us per GEMM launch, on 1-, 4- and 8-core
+    instances of a 56-core socket x 2."""
+    from roofline.model.realistic import Efficiency, realistic_times
+    e = Efficiency(call_s=1e-3, per_op_s=1e-5, fitted=frozenset({"call_s"}))
+    for cores in (1, 4, 8):
+        ev = evaluate(load_platform("spr"), load_model("bert-large"), precisions=["int8-full"], batch=8,
+                      seq_len=172, instance_cores=cores)
+        parts = ev.evaluated[0].parts
+        n = float(ev.res.layout.total_instances)
+        assert n == 2 * (56 // cores) and float(parts.instances[0]) == n
+        launches = float(parts.launches[0])
+        assert launches == 24 * 4  # four linears in each of 24 layers
+        t = realistic_times(parts, e.rows(parts))
+        assert float(t.dispatch_s[0]) * n == pytest.approx(1e-3 + launches * 1e-5, rel=1e-12)

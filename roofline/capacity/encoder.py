@@ -169,29 +169,87 @@ class ServerCheck:
     """p50 and p99 at each rate asked for (None where the simulation measured no request)"""
 
 
+@dataclass(frozen=True)
+class ServerCase:
+    """One layout to check in the server scenario: ``options.instance_cores`` of ``platform`` under
+    ``options.p99_s``, its latency at each of ``rates_rps`` (per server), and the offline capacity of the
+    ``offline_cores`` layout (None: not wanted)."""
+
+    platform: Platform
+    model: ModelSpec
+    precision: str
+    options: PlanOptions
+    offline_cores: int | None = None
+    rates_rps: tuple[float, ...] = ()
+
+
 def server_check(platform: Platform, model: ModelSpec, precision: str, options: PlanOptions, offline_cores: int,
                  rates_rps: Sequence[float] = ()) -> ServerCheck:
-    """``options.instance_cores``' layout of ``platform`` in the server scenario (its rate under ``options.p99_s``, and
-    its p50 and p99 latency at each of ``rates_rps`` per server, all simulated in one call), and the offline
-    capacity of the ``offline_cores`` layout: the same tables and simulations as :func:`plan_dynamic_batching`'s."""
-    o = resolve(model, options, 1)
-    if o.instance_cores is None or o.scenario is not Scenario.SERVER:
-        raise UserError("server_check: give the server scenario's layout (PlanOptions.instance_cores, p99_s)")
-    tab = _Tables([platform], model, precision, o)
-    rows = np.array([tab.row(0, "realistic", 0)])
-    size = o.sampling
-    mr = max_rate(o.p99_s, tab.queue[rows], tab.service(rows), o.lengths, max_batch_tokens=o.max_batch_tokens,
-                  max_wait_s=o.max_wait_s, sampling=size)
-    off_tab = tab if offline_cores == o.instance_cores else _Tables(
-        [platform], model, precision, replace(o, instance_cores=offline_cores))
-    off = offline_throughput(off_tab.instances[rows], off_tab.service(rows), o.lengths,
-                             max_batch_tokens=o.max_batch_tokens, seed=size.seed)
-    latencies: list[tuple[float | None, float | None]] = []
-    if len(rates_rps):
-        st = simulate_server(np.array([list(rates_rps)]) / tab.scale[rows, None], tab.queue[rows], tab.service(rows),
-                             o.lengths, max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=size)
-        latencies = [(num(st.p50_s[0, g]), num(st.p99_s[0, g])) for g in range(len(rates_rps))]
-    return ServerCheck(float(mr.rate_rps[0] * tab.scale[rows[0]]), float(off.rps[0]), latencies)
+    """One :class:`ServerCase`: see :func:`server_checks`."""
+    return server_checks([ServerCase(platform, model, precision, options, offline_cores, tuple(rates_rps))])[0]
+
+
+def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
+    """Each case's layout in the server scenario (its rate under its p99 SLO, and its p50 and p99 at each rate
+    asked for) and the offline capacity of its offline layout: the same tables and simulations as
+    :func:`plan_dynamic_batching`'s, without the plan's other layouts and curves. Cases that share their request
+    lengths (the same object), batch cap, wait and sampling are simulated together, one row each (common random
+    numbers make a row's answer the same whatever is simulated beside it)."""
+    resolved = []
+    for c in cases:
+        o = resolve(c.model, c.options, 1)
+        if o.instance_cores is None or o.scenario is not Scenario.SERVER:
+            raise UserError("server_check: give the server scenario's layout (PlanOptions.instance_cores, p99_s)")
+        resolved.append(o)
+    groups: dict[tuple, list[int]] = {}
+    for i, o in enumerate(resolved):
+        groups.setdefault((id(o.lengths), o.max_batch_tokens, o.max_wait_s, o.sampling), []).append(i)
+    out: list[ServerCheck | None] = [None] * len(cases)
+    for members in groups.values():
+        for i, check in zip(members, _server_group([cases[i] for i in members], [resolved[i] for i in members])):
+            out[i] = check
+    return [c for c in out if c is not None]
+
+
+def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[ServerCheck]:
+    o0 = opts[0]
+    cap, mw, size, lengths = o0.max_batch_tokens, o0.max_wait_s, o0.sampling, o0.lengths
+    tabs = [_Tables([c.platform], c.model, c.precision, o) for c, o in zip(cases, opts)]
+    first = tabs[0]
+
+    def service(rows: list[np.ndarray]):
+        t = np.concatenate(rows)
+        return BatchTable(t) if first.fixed else TokenTable(first.tokens, t)
+
+    row = [t.row(0, "realistic", 0) for t in tabs]
+    queue = np.array([t.queue[r] for t, r in zip(tabs, row)])
+    scale = np.array([t.scale[r] for t, r in zip(tabs, row)])
+    srv = service([t.rows[r][None, :] for t, r in zip(tabs, row)])
+    mr = max_rate(np.array([o.p99_s for o in opts]), queue, srv, lengths, max_batch_tokens=cap, max_wait_s=mw,
+                  sampling=size)
+    rps = mr.rate_rps * scale
+    wanted = [i for i, c in enumerate(cases) if c.offline_cores is not None]
+    offline = np.full(len(cases), np.nan)
+    if wanted:
+        off_tabs = [tabs[i] if cases[i].offline_cores == opts[i].instance_cores else
+                    _Tables([cases[i].platform], cases[i].model, cases[i].precision,
+                            replace(opts[i], instance_cores=cases[i].offline_cores)) for i in wanted]
+        off_rows = [t.row(0, "realistic", 0) for t in off_tabs]
+        off = offline_throughput(np.array([t.instances[r] for t, r in zip(off_tabs, off_rows)]),
+                                 service([t.rows[r][None, :] for t, r in zip(off_tabs, off_rows)]), lengths,
+                                 max_batch_tokens=cap, seed=size.seed)
+        offline[wanted] = off.rps
+    latencies: list[list[tuple[float | None, float | None]]] = [[] for _ in cases]
+    asked = [i for i, c in enumerate(cases) if c.rates_rps]
+    if asked:
+        width = max(len(cases[i].rates_rps) for i in asked)
+        rates = np.array([list(cases[i].rates_rps) + [cases[i].rates_rps[-1]] * (width - len(cases[i].rates_rps))
+                          for i in asked]) / scale[asked, None]
+        st = simulate_server(rates, queue[asked], service([tabs[i].rows[row[i]][None, :] for i in asked]), lengths,
+                             max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+        for k, i in enumerate(asked):
+            latencies[i] = [(num(st.p50_s[k, g]), num(st.p99_s[k, g])) for g in range(len(cases[i].rates_rps))]
+    return [ServerCheck(float(rps[i]), float(offline[i]), latencies[i]) for i in range(len(cases))]
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,

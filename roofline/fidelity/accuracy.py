@@ -11,9 +11,11 @@ fit. A figure whose runs in its source (the same command, repeated) disagree by 
 :data:`UNSTABLE_SPREAD` is unstable: no one rate is the machine's, so it is neither fitted nor scored.
 Excluded records (an engine feature the model cannot price) are listed with their reason.
 
-Whether a stack's GEMMs get the shape term is itself decided by prediction (:func:`select_shape`): each
+Whether a stack's GEMMs get the shape term is itself decided by prediction (:func:`select_variants`): each
 stack is fitted with and without it, and a left-out platform is predicted by the variant that predicted
-the other platforms better, so its own figures never choose.
+the other platforms better, so its own figures never choose. A stack with MLPerf Server runs is also
+fitted with its per-call dispatch held at each of :data:`CALL_GRID`, and the Server runs' rate, p50 and
+p99 (the plan's predictions) join the choice.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
 from roofline.catalog import load_platform
-from roofline.fidelity.plans import ServerPrediction, is_server, offline_twin, predict_server, rate_of
+from roofline.fidelity.plans import ServerGroup, ServerPrediction, is_server, offline_twin, predict_servers, rate_of
 from roofline.results.accuracy import (
     AccuracyResult,
     AccuracyRow,
@@ -133,19 +135,26 @@ class Scored:
         return not (self.suspect or self.unstable)
 
 
+#: a Server figure the plan could not price (no rate meets the bound, no request simulated): as far off as e^3
+MISSED = 3.0
+
 #: the shape term fitted (or assumed where the figures cannot tell), then left out (``work_half`` 0)
 SHAPE_VARIANTS = (True, False)
+#: the per-call dispatch (seconds) a stack with MLPerf Server runs is also fitted with, held, when no validate
+#: report measured it: its step figures (every call of about one size) cannot tell a cost per call from the
+#: per-token work, and the Server runs' calls of every size can (:func:`select_variants`)
+CALL_GRID = (2.5e-3, 5e-3, 1e-2, 2e-2)
 
 
-def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float],
-                           shape: bool = True) -> tuple[Params, dict[str, Params]]:
+def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: bool = True,
+                           call_s: float | None = None) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform (``shape``: with the shape
-    term; else ``work_half`` is 0)."""
-    full = fit(figs, dispatch, shape)
+    term; else ``work_half`` is 0; ``call_s``: the per-call dispatch held there)."""
+    full = fit(figs, dispatch, shape, call_s)
     per = {}
     for platform in sorted({f.platform for f in figs}):
         train = [f for f in figs if f.platform != platform]
-        per[platform] = fit(train, dispatch, shape) if train else Params()
+        per[platform] = fit(train, dispatch, shape, call_s) if train else Params()
     return full, per
 
 
@@ -203,15 +212,15 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     return att, bound
 
 
-def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord],
-                   command: str) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord], command: str,
+                   stack: str = "", rules=()) -> tuple[list[Scored], Params | None, dict[str, Params]]:
     """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
     score every figure."""
     at_ceiling = score(figs, bound, None, None)
     fitted = [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
     if not fitted:
         return at_ceiling, None, {}
-    full, per = select_shape(fitted, figs, bound, pooled_dispatch(recs))
+    full, per = select_variants(fitted, figs, bound, pooled_dispatch(recs), recs, stack, rules, command)
     return score(figs, bound, full, per), full, per
 
 
@@ -224,14 +233,28 @@ def _log_errors(scored: list[Scored]) -> dict[str, list[float]]:
     return out
 
 
-def select_shape(fitted: list[Figure], figs: list[Figure], bound: list[Figure],
-                 dispatch: dict[str, float]) -> tuple[Params, dict[str, Params]]:
-    """Leave-one-platform-out with the shape term chosen by prediction: the stack is fitted with and without it
-    (``work_half`` free, or 0), and a left-out platform's profile is the variant that predicted the *other*
-    platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out figures), so the choice
-    does not look at the platform's own figures; the full profile takes the variant better over all of them."""
-    variants = [leave_one_platform_out(fitted, dispatch, shape) for shape in SHAPE_VARIANTS]
-    chosen, overall = choose_variants([_log_errors(score(figs, bound, full, per)) for full, per in variants])
+def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure], dispatch: dict[str, float],
+                    recs: Sequence[LoadedRecord] = (), stack: str = "", rules=(),
+                    command: str = "") -> tuple[Params, dict[str, Params]]:
+    """Leave-one-platform-out with the shape term and, for a stack with Server runs, the per-call dispatch chosen
+    by prediction. The stack is fitted with and without the shape term (``work_half`` free, or 0); where its
+    records hold Server runs with their latencies and no validate report measured the dispatch, also with the
+    shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's profile is the
+    variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their
+    leave-one-out figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them),
+    so the choice does not look at the platform's own figures; the full profile takes the variant better over
+    all of them."""
+    servers = [r for r in recs if is_server(r) and r.record.server_latencies]
+    calls = CALL_GRID if servers and "call_s" not in dispatch else ()
+    settings = [(shape, None) for shape in SHAPE_VARIANTS] + [(True, c) for c in calls]
+    variants = [leave_one_platform_out(fitted, dispatch, shape, c) for shape, c in settings]
+    errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
+    if calls:
+        for errs, predicted in zip(errors, _server_predictions(recs, stack, rules, [per for _, per in variants],
+                                                               command, offline=False)):
+            for p, e in _server_log_errors(recs, predicted).items():
+                errs.setdefault(p, []).extend(e)
+    chosen, overall = choose_variants(errors)
     return variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}
 
 
@@ -249,38 +272,75 @@ def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str,
     return {p: best(p) for p in sorted({p for e in errors for p in e})}, best(None)
 
 
+def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: Sequence[dict[str, Params]],
+                        command: str, offline: bool = True) -> list[dict[str, ServerPrediction]]:
+    """For each set of leave-one-platform-out profiles in ``pers``, every Server record's plan prediction (its
+    platform's profile), all simulated in one call; ``offline``: with the plan's offline capacity of the Offline
+    twin's layout too."""
+    by_id = {r.id: r for r in recs}
+    groups: dict[tuple, list[LoadedRecord]] = {}
+    for rec in recs:  # records alike in all but their rate share one plan
+        if not is_server(rec):
+            continue
+        r = rec.record
+        twin = offline_twin(rec, by_id) if offline else None
+        off_cores = (twin.record.platform.instance_cores or 4) if twin else None
+        key = (r.platform.name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths,
+               r.latency_bound_s, r.platform.cores, r.platform.instance_cores, off_cores, bool(r.server_latencies))
+        groups.setdefault(key, []).append(rec)
+    jobs, where = [], []
+    for k, per in enumerate(pers):
+        profiles: dict[str, StackProfile] = {}
+        for key, members in groups.items():
+            name = key[0]
+            if name not in per:
+                continue
+            if name not in profiles:
+                profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
+            rates = tuple((rate_of(rec), rec.record.platform.sockets) for rec in members)
+            jobs.append(ServerGroup(members[0], profiles[name], key[7], rates))
+            where.append((k, members))
+    out: list[dict[str, ServerPrediction]] = [{} for _ in pers]
+    for (k, members), ps in zip(where, predict_servers(jobs)):
+        out[k].update({rec.id: p for rec, p in zip(members, ps)})
+    return out
+
+
+def _server_rps(rec: LoadedRecord, p: ServerPrediction, platform: str) -> float:
+    """The predicted rate of the run's own sockets (a run on fewer sockets than the platform's)."""
+    share = rec.record.platform.sockets
+    return p.rps * (share / load_platform(platform).sockets.value if share else 1.0)
+
+
+def _server_log_errors(recs: Sequence[LoadedRecord], predicted: dict[str, ServerPrediction]) -> dict[str, list[float]]:
+    """Each platform's ``|log(predicted / measured)|`` over its Server runs' figures: the rate, and the p50 and
+    p99 latency at it where the record states them."""
+    by_id = {r.id: r for r in recs}
+    out: dict[str, list[float]] = {}
+    for rid, p in predicted.items():
+        rec = by_id[rid]
+        name = rec.record.platform.name
+        errs = out.setdefault(name, [])
+        rps = _server_rps(rec, p, name)
+        errs.append(abs(math.log(rps / rate_of(rec))) if rps > 0 else MISSED)
+        for x in rec.record.server_latencies:
+            got = p.latency_s.get(x.percentile)
+            errs.append(abs(math.log(got / x.value)) if got else MISSED)
+    return out
+
+
 def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rules, per: dict[str, Params],
              command: str) -> tuple[list[Scored], list[PlanCheck]]:
     """Server figures predicted by the plan (leave-one-platform-out profiles), and each Server run's plan
     ratio against its Offline twin's measured one."""
     by_id = {r.id: r for r in recs}
-    profiles: dict[str, StackProfile] = {}
-    groups: dict[tuple, list[LoadedRecord]] = {}
-    for rec in recs:  # records alike in all but their rate share one plan
-        if not is_server(rec) or rec.record.platform.name not in per:
-            continue
-        r = rec.record
-        twin = offline_twin(rec, by_id)
-        off_cores = (twin.record.platform.instance_cores or 4) if twin else None
-        key = (r.platform.name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths,
-               r.latency_bound_s, r.platform.cores, r.platform.instance_cores, off_cores, bool(r.server_latencies))
-        groups.setdefault(key, []).append(rec)
-    predicted: dict[str, ServerPrediction] = {}
-    for key, members in groups.items():
-        name, off_cores = key[0], key[7]
-        if name not in profiles:
-            profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
-        rates = [(rate_of(rec), rec.record.platform.sockets) for rec in members]
-        for rec, p in zip(members, predict_server(members[0], profiles[name], off_cores, rates=rates)):
-            predicted[rec.id] = p
+    (predicted,) = _server_predictions(recs, stack, rules, [per], command)
     out = []
     for s in scored:
         p = predicted.get(s.figure.record)
         if p is not None:
-            share = by_id[s.figure.record].record.platform.sockets
-            sockets = load_platform(s.figure.platform).sockets.value
-            rps = p.rps * (share / sockets if share else 1.0)  # a run on fewer sockets than the platform's
-            s = dataclasses.replace(s, realistic=rps, realistic_in_sample=None)
+            s = dataclasses.replace(s, realistic=_server_rps(by_id[s.figure.record], p, s.figure.platform),
+                                    realistic_in_sample=None)
         out.append(s)
     checks = []
     for rid, p in predicted.items():
@@ -325,7 +385,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
             stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
             profiled.add(stack)
-            scored, _, per = _fit_and_score(figs, bound, recs, command)
+            scored, _, per = _fit_and_score(figs, bound, recs, command, stack, profile.path_rules)
             scored, checks = _servers(scored, recs, stack, profile.path_rules, per, command)
             plans += checks
             ok = [s for s in scored if s.error is not None and s.kept]
@@ -384,7 +444,7 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")
     old, _ = _profile(stack)
     figs, bound = stack_figures(recs, old)
-    scored, full, per = _fit_and_score(figs, bound, recs, command)
+    scored, full, per = _fit_and_score(figs, bound, recs, command, stack, old.path_rules if old else ())
     scored, _ = _servers(scored, recs, stack, old.path_rules if old else (), per, command)
     if full is None:
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "

@@ -5,7 +5,7 @@ weighted alike, and each record alike within its platform: ``1 / sqrt(its figure
 records)``), with a weak pull of every efficiency towards 1 so that a class no figure constrains stays
 at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates
 per core (and a second fit without the shape term, ``work_half = 0``:
-:func:`roofline.fidelity.accuracy.select_shape`).
+:func:`roofline.fidelity.accuracy.select_variants`).
 A class the training records never use takes the profile's fallback at prediction time.
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
@@ -79,6 +79,8 @@ class Params:
     (its clock against the datasheet's, a VM's share); an unseen platform gets their geometric mean"""
     dispatch_fitted: bool = False
     """call_s and per_op_s fitted from the figures (no validate report measured them)"""
+    call_held: bool = False
+    """call_s held at a value the Server runs chose (:func:`roofline.fidelity.accuracy.select_variants`)"""
     kernel_table: dict[str, float] | None = None
     """a profile's own kernel efficiencies (as stored, rounded), instead of the ratio times the GEMM ones"""
 
@@ -278,8 +280,10 @@ LOSS = "soft_l1"
 LOSS_SCALE = 0.3
 
 
-def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: bool = True) -> Params:
-    """The stack parameters that best predict ``figs`` (see the module docstring)."""
+def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: bool = True,
+        call_s: float | None = None) -> Params:
+    """The stack parameters that best predict ``figs`` (see the module docstring); ``call_s``: the per-call
+    dispatch held at this value (chosen by other figures, the Server runs'), the per-launch one still fitted."""
     from scipy.optimize import least_squares
 
     if not figs:
@@ -320,6 +324,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
     if not shape:
         x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = 0.0
         lay = dataclasses.replace(lay, work_half_free=False)
+    held_call = call_s is not None and lay.dispatch_free
+    if held_call:
+        i = lay.work_half_index + 1
+        x0[i] = lo[i] = hi[i] = math.log(call_s)
 
     table = FitTable.of(figs, lay.gemm)
     call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
@@ -347,6 +355,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
             best, best_x = sol, whole(sol.x, x)
     out = lay.params(best_x, call_s, per_op_s)
     out.shape_left_out = not shape
+    out.call_held = held_call
     return out
 
 
@@ -393,7 +402,11 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "
                                                    "ceiling over measured") for m, x in q.other.items()}},
         quantization_efficiency=None,
-        call_s=v(q.call_s, "dispatch per step (a call of the engine), fitted") if q.dispatch_fitted else
+        call_s=v(q.call_s, "dispatch per step (a call of the engine), chosen by the MLPerf Server runs' rate, p50 and "
+                 "p99 as the plan predicts them (leave-one-platform-out), the other values fitted with it: the step "
+                 "figures' calls are all of about one size, so they cannot tell a cost per call from the per-token "
+                 "work") if q.call_held else
+        v(q.call_s, "dispatch per step (a call of the engine), fitted") if q.dispatch_fitted else
         Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"median of {len(med('call_s'))} validate "
                 f"reports' compiled-graph call; {src}") if med("call_s") else None,
         per_op_s=v(q.per_op_s, "dispatch per GEMM launch, fitted") if q.dispatch_fitted else

@@ -20,11 +20,12 @@ them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from roofline.capacity import PlanOptions
-from roofline.capacity.encoder import server_check
+from roofline.capacity.encoder import ServerCase, server_checks
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.length_histogram import read_length_histogram
 from roofline.catalog.records import LoadedRecord
@@ -42,8 +43,8 @@ class ServerPrediction:
     offline_rps: float
     """the same plan's offline capacity of that layout"""
     instance_cores: int
-    offline_instance_cores: int
-    """the layout of ``offline_rps`` (the Offline twin's)"""
+    offline_instance_cores: int | None
+    """the layout of ``offline_rps`` (the Offline twin's; None: not asked, ``offline_rps`` NaN)"""
     latency_s: dict[int, float | None]
     """the plan's p50 and p99 latency at the record's own rate (None: the record states no latency)"""
 
@@ -70,36 +71,58 @@ def offline_twin(rec: LoadedRecord, records: dict[str, LoadedRecord]) -> LoadedR
     return twin if twin is not None and twin.record.scenario is Scenario.OFFLINE else None
 
 
-def predict_server(rec: LoadedRecord, profile: StackProfile, offline_instance_cores: int | None = None,
-                   seed: int = 0, rates: Sequence[tuple[float, int | None]] = ()) -> list[ServerPrediction]:
-    """The plan's server capacity of the record's layout, its offline capacity of ``offline_instance_cores``' layout
-    (default: the same one), both with ``profile``'s service times, and its latencies at the record's rate; one
-    prediction per ``(rate, sockets used)`` of ``rates`` (records alike in all but their rate; default: the
-    record's own), the capacities shared."""
-    r = rec.record
-    platform = load_platform(r.platform.name)
-    model = load_model(r.model)
-    (m,) = [m for m in r.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
-    if r.request_lengths:
-        path = (Path(rec.path).parent / r.request_lengths).resolve()
-        lengths, weights = read_length_histogram(path, "request_lengths", model.max_position_embeddings)
-        dist = histogram_lengths(lengths, weights)
-    else:
-        dist = fixed_lengths(r.seq_len)
-    want = r.platform.instance_cores or 4
-    options = PlanOptions(lengths=dist, scenario=Scenario.SERVER, p99_s=r.latency_bound_s,
-                          source=EfficiencySource(stack=profile), cores=r.platform.cores,
-                          instance_cores=want, seed=seed)
-    _check_layout(rec, platform, options, want)
-    off_cores = offline_instance_cores or want
-    _check_layout(rec, platform, options, off_cores)
-    at = list(rates) or [(m.value, r.platform.sockets)]
-    # each rate as the plan's whole server sees it (a run on fewer sockets than the platform's)
-    whole = [rate * (platform.sockets.value / share if share else 1.0) for rate, share in at]
-    check = server_check(platform, model, m.precision, options, off_cores, whole if r.server_latencies else ())
-    latencies = check.latencies_s or [(None, None)] * len(at)
-    return [ServerPrediction(check.rps, check.offline_rps, want, off_cores, {50: p50, 99: p99})
-            for p50, p99 in latencies]
+@dataclass(frozen=True)
+class ServerGroup:
+    """Server records alike in all but their rate, to predict with one profile: the first one's layout, and
+    each one's ``(rate, sockets used)``."""
+
+    rec: LoadedRecord
+    profile: StackProfile
+    offline_instance_cores: int | None = None
+    """the Offline twin's layout (None: no offline capacity wanted)"""
+    rates: tuple[tuple[float, int | None], ...] = ()
+    """default: the record's own"""
+
+
+def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[ServerPrediction]]:
+    """Per group, the plan's server capacity of the records' layout, its offline capacity of the Offline twin's
+    layout, both with the group's profile, and each record's latencies at its own rate: one prediction per rate,
+    every group simulated in one call."""
+    lengths: dict[str, object] = {}  # one request-length object per histogram: groups sharing it simulate together
+    cases, meta = [], []
+    for g in groups:
+        rec, r = g.rec, g.rec.record
+        platform = load_platform(r.platform.name)
+        model = load_model(r.model)
+        (m,) = [m for m in r.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
+        if r.request_lengths:
+            path = (Path(rec.path).parent / r.request_lengths).resolve()
+            if str(path) not in lengths:
+                values, weights = read_length_histogram(path, "request_lengths", model.max_position_embeddings)
+                lengths[str(path)] = histogram_lengths(values, weights)
+            dist = lengths[str(path)]
+        else:
+            dist = fixed_lengths(r.seq_len)
+        want = r.platform.instance_cores or 4
+        options = PlanOptions(lengths=dist, scenario=Scenario.SERVER, p99_s=r.latency_bound_s,
+                              source=EfficiencySource(stack=g.profile), cores=r.platform.cores,
+                              instance_cores=want, seed=seed)
+        _check_layout(rec, platform, options, want)
+        if g.offline_instance_cores is not None:
+            _check_layout(rec, platform, options, g.offline_instance_cores)
+        at = list(g.rates) or [(m.value, r.platform.sockets)]
+        # each rate as the plan's whole server sees it (a run on fewer sockets than the platform's)
+        whole = tuple(rate * (platform.sockets.value / share if share else 1.0) for rate, share in at)
+        cases.append(ServerCase(platform, model, m.precision, options, g.offline_instance_cores,
+                                whole if r.server_latencies else ()))
+        meta.append((want, len(at)))
+    out = []
+    for check, (want, n) in zip(server_checks(cases), meta):
+        latencies = check.latencies_s or [(None, None)] * n
+        out.append([ServerPrediction(check.rps, check.offline_rps, want, None, {50: p50, 99: p99})
+                    for p50, p99 in latencies])
+    return [[dataclasses.replace(p, offline_instance_cores=g.offline_instance_cores) for p in ps]
+            for g, ps in zip(groups, out)]
 
 
 def _check_layout(rec: LoadedRecord, platform, options: PlanOptions, want: int) -> None:

@@ -105,6 +105,9 @@ class StepParts:
     """(P,) the u8 shift and compensation (no efficiency scales it)"""
     launches: np.ndarray
     """(P,) GEMM launches per step"""
+    instances: np.ndarray
+    """(P,) the instances sharing the platform: a step's times are one instance's call over them (the whole
+    platform, amortised), so one call's dispatch, paid by each instance, counts ``1 / instances`` here"""
     gemm_ceiling_s: np.ndarray
     """(P,) the GEMMs at the ceiling: ``sum_i count_i max(t_compute,i, t_memory,i)`` (the step evaluator's sum)"""
     ceiling_s: np.ndarray
@@ -129,7 +132,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"),
                      t_memory=cat("t_memory"), m=cat("m"), attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
-                     launches=cat("launches"), gemm_ceiling_s=cat("gemm_ceiling_s"), ceiling_s=cat("ceiling_s"),
+                     launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
+                     ceiling_s=cat("ceiling_s"),
                      lead=(int(sum(p.steps for p in parts)),))
 
 
@@ -188,14 +192,15 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       (dequantization) at the efficiency without the shape term (it is per weight, not per row), the
       memory time at the memory efficiency;
     - attention, other non-GEMM work and the quantization passes: their ceiling over their efficiency;
-    - compensation as priced; dispatch ``call_s + launches x per_op_s``."""
+    - compensation as priced; dispatch ``(call_s + launches x per_op_s) / instances``: each instance pays its
+      own calls, and a step's time is one instance's call over the instances."""
     eta_x = np.minimum(e.eta / e.shape, 1.0)
     t_c = (parts.t_compute - parts.t_extra) / e.eta + parts.t_extra / eta_x
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
     return Times(gemm_s=np.bincount(parts.row_step, rows, minlength=parts.steps),
                  attention_s=parts.attention_s / e.attention, other_s=parts.other_s / e.other,
                  quantization_s=parts.quantization_s / e.quantization, compensation_s=parts.compensation_s,
-                 dispatch_s=e.call_s + parts.launches * e.per_op_s)
+                 dispatch_s=(e.call_s + parts.launches * e.per_op_s) / parts.instances)
 
 
 # ------------------------------------------------------------------------------- a step's parts
@@ -230,6 +235,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
                      t_extra=flat(g.t_extra), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
+                     instances=per_step(res.layout.total_instances),
                      gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead)
 
 
@@ -388,10 +394,11 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     if recipe.compute_dtype == "int8":
         terms += _quantization_terms(recipe, res, at(times.quantization_s), at(times.compensation_s), e, graph, mode)
     if "call_s" in fitted:
-        calls = at(parts.launches)
+        calls, n = at(parts.launches), at(parts.instances)
+        shared = f", each instance's, over {n:g} instances" if n > 1 else ""
         terms.append(Term(TermName.DISPATCH, at(times.dispatch_s),
-                          f"one graph call {e.call_s * 1e6:.0f} us + {calls:g} GEMM launches x {e.per_op_s * 1e6:.1f} us "
-                          f"({e.source})", calibrated=True))
+                          f"one graph call {e.call_s * 1e6:.0f} us + {calls:g} GEMM launches x {e.per_op_s * 1e6:.1f} us"
+                          f"{shared} ({e.source})", calibrated=True))
     else:
         terms.append(Term(TermName.DISPATCH, 0.0, "not fitted: run `roofline calibrate` on a validate report of this host"))
     eta_c = np.asarray(e.gemm if graph else e.kernel, dtype=float)
