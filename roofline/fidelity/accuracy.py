@@ -250,8 +250,8 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     variants = [leave_one_platform_out(fitted, dispatch, shape, c) for shape, c in settings]
     errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
     if calls:
-        for errs, predicted in zip(errors, _server_predictions(recs, stack, rules, [per for _, per in variants],
-                                                               command, offline=False)):
+        for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's
+            (predicted,) = _server_predictions(recs, stack, rules, [per], command, offline=False)
             for p, e in _server_log_errors(recs, predicted).items():
                 errs.setdefault(p, []).extend(e)
     chosen, overall = choose_variants(errors)
