@@ -20,7 +20,6 @@ them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +40,7 @@ class ServerPrediction:
     rps: float
     """the plan's server-scenario capacity of the record's layout (realistic)"""
     offline_rps: float
-    """the same plan's offline capacity of that layout"""
+    """the same plan's offline capacity of the ``offline_instance_cores`` layout"""
     instance_cores: int
     offline_instance_cores: int | None
     """the layout of ``offline_rps`` (the Offline twin's; None: not asked, ``offline_rps`` NaN)"""
@@ -117,12 +116,11 @@ def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[S
                                 whole if r.server_latencies else ()))
         meta.append((want, len(at)))
     out = []
-    for check, (want, n) in zip(server_checks(cases), meta):
+    for g, check, (want, n) in zip(groups, server_checks(cases), meta):
         latencies = check.latencies_s or [(None, None)] * n
-        out.append([ServerPrediction(check.rps, check.offline_rps, want, None, {50: p50, 99: p99})
+        out.append([ServerPrediction(check.rps, check.offline_rps, want, g.offline_instance_cores, {50: p50, 99: p99})
                     for p50, p99 in latencies])
-    return [[dataclasses.replace(p, offline_instance_cores=g.offline_instance_cores) for p in ps]
-            for g, ps in zip(groups, out)]
+    return out
 
 
 def _check_layout(rec: LoadedRecord, platform, options: PlanOptions, want: int) -> None:
