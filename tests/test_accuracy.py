@@ -454,7 +454,8 @@ def test_a_bad_server_latency_is_refused_in_one_line(tmp_path, edit, word):
     src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
     text = src.read_text()
     assert edit in text
-    (tmp_path / "r.toml").write_text(text.replace(edit, word).replace('request_lengths = "../', f'request_lengths = "{src.parent.parent}/'))
+    here = f'request_lengths = "{src.parent.parent}/'  # the histogram beside the corpus, from the copy's folder
+    (tmp_path / "r.toml").write_text(text.replace(edit, word).replace('request_lengths = "../', here))
     proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
     assert proc.returncode == 2 and "server_latencies" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
@@ -462,7 +463,8 @@ def test_a_bad_server_latency_is_refused_in_one_line(tmp_path, edit, word):
 
 def test_latencies_only_on_a_server_record(tmp_path):
     src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
-    text = src.read_text().replace('scenario = "server"', 'scenario = "offline"').replace("latency_bound_s = 0.13\n", "")
+    text = src.read_text().replace('scenario = "server"', 'scenario = "offline"')
+    text = text.replace("latency_bound_s = 0.13\n", "")
     (tmp_path / "r.toml").write_text(text.replace('request_lengths = "../', f'request_lengths = "{src.parent.parent}/'))
     proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
     assert proc.returncode == 2 and "server_latencies" in proc.stderr and "server scenario" in proc.stderr, proc.stderr

@@ -402,11 +402,11 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                              **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "
                                                    "ceiling over measured") for m, x in q.other.items()}},
         quantization_efficiency=None,
-        call_s=v(q.call_s, "dispatch per step (a call of the engine), chosen by the MLPerf Server runs' rate, p50 and "
-                 "p99 as the plan predicts them (leave-one-platform-out), the other values fitted with it: the step "
-                 "figures' calls are all of about one size, so they cannot tell a cost per call from the per-token "
-                 "work") if q.call_held else
-        v(q.call_s, "dispatch per step (a call of the engine), fitted") if q.dispatch_fitted else
+        call_s=v(q.call_s, "dispatch per call of the engine (each instance pays its own), chosen by the MLPerf "
+                 "Server runs' rate, p50 and p99 as the plan predicts them (leave-one-platform-out), the other values "
+                 "fitted with it: the step figures' calls are all of about one size, so they cannot tell a cost per "
+                 "call from the per-token work") if q.call_held else
+        v(q.call_s, "dispatch per call of the engine (each instance pays its own), fitted") if q.dispatch_fitted else
         Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"median of {len(med('call_s'))} validate "
                 f"reports' compiled-graph call; {src}") if med("call_s") else None,
         per_op_s=v(q.per_op_s, "dispatch per GEMM launch, fitted") if q.dispatch_fitted else
