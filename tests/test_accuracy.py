@@ -448,24 +448,29 @@ def test_a_bad_lm_head_precision_is_refused_in_one_line(tmp_path, edit, word):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
+GNR_SERVER = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
+
+
+def _server_copy(tmp_path, text: str):
+    """``text`` as a record file in ``tmp_path``, its request-length histogram still the corpus's."""
+    path = tmp_path / "r.toml"
+    path.write_text(text.replace('request_lengths = "../', f'request_lengths = "{GNR_SERVER.parent.parent}/'))
+    return path
+
+
 @pytest.mark.parametrize("edit, word", [("percentile = 50", "percentile = 90"), ("percentile = 99", "percentile = 50")])
 def test_a_bad_server_latency_is_refused_in_one_line(tmp_path, edit, word):
     """A Server record's latencies: p50 and p99 only (what the plan reports), each once."""
-    src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
-    text = src.read_text()
+    text = GNR_SERVER.read_text()
     assert edit in text
-    here = f'request_lengths = "{src.parent.parent}/'  # the histogram beside the corpus, from the copy's folder
-    (tmp_path / "r.toml").write_text(text.replace(edit, word).replace('request_lengths = "../', here))
-    proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
+    proc = run_cli("accuracy", "--records", str(_server_copy(tmp_path, text.replace(edit, word))))
     assert proc.returncode == 2 and "server_latencies" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
 def test_latencies_only_on_a_server_record(tmp_path):
-    src = REPO / "validation/records/corpus/mlperf-v4.1-intel-1node-2s-gnr-bert-99-server.toml"
-    text = src.read_text().replace('scenario = "server"', 'scenario = "offline"')
+    text = GNR_SERVER.read_text().replace('scenario = "server"', 'scenario = "offline"')
     text = text.replace("latency_bound_s = 0.13\n", "")
-    (tmp_path / "r.toml").write_text(text.replace('request_lengths = "../', f'request_lengths = "{src.parent.parent}/'))
-    proc = run_cli("accuracy", "--records", str(tmp_path / "r.toml"))
+    proc = run_cli("accuracy", "--records", str(_server_copy(tmp_path, text)))
     assert proc.returncode == 2 and "server_latencies" in proc.stderr and "server scenario" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -164,7 +164,7 @@ class ServerCheck:
     rps: float
     """the highest Poisson rate per server meeting the p99 SLO (realistic service times)"""
     offline_rps: float
-    """the offline capacity per server of the ``offline_cores`` layout"""
+    """the offline capacity per server of the ``offline_cores`` layout (NaN when none was asked)"""
     latencies_s: list[tuple[float | None, float | None]]
     """p50 and p99 at each rate asked for (None where the simulation measured no request)"""
 

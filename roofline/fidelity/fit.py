@@ -330,7 +330,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         x0[i] = lo[i] = hi[i] = math.log(call_s)
 
     table = FitTable.of(figs, lay.gemm)
-    call_s, per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)
+    given_call_s, given_per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)  # measured ones (validate reports)
 
     search = hi > lo  # a value held (work_half assumed or left out) is not a dimension of the search
 
@@ -346,14 +346,14 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
 
         def residuals(xf: np.ndarray, base: np.ndarray = x) -> np.ndarray:
             xx = whole(xf, base)
-            pred = table.predict(xx, lay, call_s, per_op_s)
+            pred = table.predict(xx, lay, given_call_s, given_per_op_s)
             return np.concatenate([weights * np.log(pred / measured), pull * (xx - prior)])
 
         sol = least_squares(residuals, x[search], bounds=(lo[search], hi[search]), method="trf", x_scale="jac",
                             loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
             best, best_x = sol, whole(sol.x, x)
-    out = lay.params(best_x, call_s, per_op_s)
+    out = lay.params(best_x, given_call_s, given_per_op_s)
     out.shape_left_out = not shape
     out.call_held = held_call
     return out

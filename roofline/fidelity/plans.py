@@ -31,6 +31,7 @@ from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError
 from roofline.model.efficiency import EfficiencySource
 from roofline.serving.request_lengths import fixed_lengths, histogram_lengths
+from roofline.spec.record import Measurement
 from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import FigureKind, Scenario
 
@@ -56,10 +57,14 @@ def is_server(rec: LoadedRecord) -> bool:
     return rec.record.scenario is Scenario.SERVER
 
 
+def _throughput(rec: LoadedRecord) -> Measurement:
+    (m,) = [m for m in rec.record.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
+    return m
+
+
 def rate_of(rec: LoadedRecord) -> float:
     """A Server (or Offline) record's samples per second: its throughput figure."""
-    (m,) = [m for m in rec.record.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
-    return m.value
+    return _throughput(rec).value
 
 
 def offline_twin(rec: LoadedRecord, records: dict[str, LoadedRecord]) -> LoadedRecord | None:
@@ -93,7 +98,7 @@ def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[S
         rec, r = g.rec, g.rec.record
         platform = load_platform(r.platform.name)
         model = load_model(r.model)
-        (m,) = [m for m in r.measurements if FigureKind(m.kind) is FigureKind.THROUGHPUT]
+        m = _throughput(rec)
         if r.request_lengths:
             path = (Path(rec.path).parent / r.request_lengths).resolve()
             if str(path) not in lengths:

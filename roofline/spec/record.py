@@ -48,6 +48,10 @@ class Citation:
     """the source's own words"""
 
 
+#: the latency percentiles a Server record may state (the plan's simulation reports p50 and p99)
+SERVER_PERCENTILES = (50, 99)
+
+
 @dataclass(frozen=True)
 class ServerLatency:
     """A latency percentile of an MLPerf Server run at its scheduled rate, as loadgen's summary states it
@@ -72,10 +76,6 @@ class ServerLatency:
             raise ValueError(f"value: a positive number of seconds up to 3,600, got {self.value}")
         if self.line < 1:
             raise ValueError(f"line: 1 or more, got {self.line}")
-
-
-#: the latency percentiles a Server record may state (the plan's simulation reports p50 and p99)
-SERVER_PERCENTILES = (50, 99)
 
 
 @dataclass(frozen=True)
