@@ -161,7 +161,8 @@ def test_windowed_scores_count_the_pairs_a_mask_allows(s, w):
     """The causal score count with a window is the pairs ``(i, j)``, ``i - w < j <= i``, to within the
     diagonal's s/2 (the same half-count the full causal s^2 / 2 makes)."""
     kw = dict(batch=1, heads=1, kv_heads=1, head_dim=1, layers=1, softmax_ops=1.0)
-    got = float(op.attention(q_len=s, k_len=s, causal=True, cached=False, window=w, window_layers=1, **kw).flops) / 5
+    a = op.attention(q_len=s, k_len=s, causal=True, cached=False, window=w, window_layers=1, **kw)
+    got = float(a.flops + a.vector_flops) / 5
     i = np.arange(1, s + 1)
     pairs = float(np.minimum(i, w).sum())
     assert abs(got - pairs) <= s / 2 + 1e-6

@@ -312,3 +312,27 @@ def test_dispatch_is_paid_per_call_of_each_instance():
         assert launches == 24 * 4  # four linears in each of 24 layers
         t = realistic_times(parts, e.rows(parts))
         assert float(t.dispatch_s[0]) * n == pytest.approx(1e-3 + launches * 1e-5, rel=1e-12)
+
+
+def test_attention_softmax_runs_on_the_vector_units_whatever_runs_the_products():
+    """One layer, one head of d = 64 over q = k = 128 (not causal), on the toy at the bound (4 cores at the 2 GHz
+    all-core turbo) with a BF16 matrix path of 512 ops/cycle: the products' 4 q k d flops run on that path, the
+    softmax's 11 q k on the FP32 vector units (32 ops/cycle), in every mode; in FP32 both run on the vector units."""
+    from roofline.calc import ops as op
+    from roofline.model.step import evaluate_ops
+    from roofline.spec.op_costs import cost
+    from roofline.spec.vocab import NonGemmMode
+
+    p = toy(compute={"fp32-avx2": ComputePath("fp32", "avx2", _v(32)), "int8-avx2": ComputePath("int8", "avx2", _v(64)),
+                     "bf16-amx": ComputePath("bf16", "avx2", _v(512))})
+    res = Resources(p, make_layout(p, instance_cores=4), ceiling="bound")
+    q = k = 128
+    att = op.attention(batch=1, q_len=q, k_len=k, heads=1, kv_heads=1, head_dim=64, layers=1, causal=False,
+                       cached=False, softmax_ops=cost("softmax_ops_per_score"))
+    assert cost("softmax_ops_per_score") == 11.0
+    assert float(att.flops) == 4 * q * k * 64 and float(att.vector_flops) == 11 * q * k
+    core_hz = 4 * 2e9
+    bf16 = evaluate_ops(res, [att], NonGemmMode.AMP_BF16, None, res.llc_capacity(), ())
+    assert float(bf16.t_compute[0]) == pytest.approx(4 * q * k * 64 / (core_hz * 512) + 11 * q * k / (core_hz * 32))
+    fp32 = evaluate_ops(res, [att], NonGemmMode.FP32, None, res.llc_capacity(), ())
+    assert float(fp32.t_compute[0]) == pytest.approx((4 * 64 + 11) * q * k / (core_hz * 32))

@@ -8,7 +8,8 @@ their values and sources live in :mod:`roofline.spec.op_costs`.
 
 What the model assumes, stated once: every operation reads its inputs and writes its outputs once
 (no re-reads); attention is one fused scaled-dot-product kernel (flash attention, as Inductor emits
-on CPU): the scores are never written, and its score and context products run on the matmul path.
+on CPU): the scores are never written, its score and context products run on the matmul path, and its
+softmax between them on the FP32 vector units (no matrix unit computes an exponential).
 Framework overhead, layout copies and launch costs are not modelled, so the non-GEMM time is a
 lower bound and the GEMM share ``f`` an upper bound.
 
@@ -43,6 +44,9 @@ class Op:
     """KV-cache elements read per step"""
     kv_working_set: np.ndarray | float = 0.0
     """the whole KV cache (all layers): it persists between steps"""
+    vector_flops: np.ndarray | float = 0.0
+    """per step: flops of a matmul operation that run on the vector path all the same (attention's softmax:
+    no matrix unit computes an exponential)"""
 
 
 def _f(x: ArrayLike) -> np.ndarray:
@@ -54,8 +58,9 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
               window_layers: int = 0) -> Op:
     """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
 
-    - flops: ``4 B h q k d`` on the matmul path (scores and context) and ``softmax_ops x B h q k``
-      (counted with the matmul flops, as the fused kernel runs them); causal masking halves both when
+    - flops: ``4 B h q k d`` on the matmul path (scores and context), and ``softmax_ops x B h q k`` on
+      the vector path (``vector_flops``: the fused kernel's softmax runs on the FP32 vector units between
+      its two products, whatever unit runs the products); causal masking halves both when
       the queries are the keys (``q = k``, prefill); a decode query sees every cached key;
     - moved: Q in and the context out, ``2 B q h d``; K and V, ``2 B k kv d`` (grouped-query attention
       reads ``kv`` heads) — fresh activations from the QKV projection (encoder, prefill), or the KV
@@ -70,7 +75,7 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     full = layers - (window_layers if window is not None else 0)
     scores = b * heads * q * k * (0.5 if causal else 1.0)
     kv_rows = 2.0 * b * k * kv_heads * head_dim
-    flops = full * (4.0 * scores * head_dim + softmax_ops * scores)
+    flops, vector = full * 4.0 * scores * head_dim, full * softmax_ops * scores
     kv_cached = full * kv_rows
     if window is not None and window_layers:
         w = float(window)
@@ -80,12 +85,12 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
             s_w = b * heads * np.where(k <= w, 0.5 * q * k, q * w - 0.5 * w * w)
         else:
             s_w = b * heads * q * np.minimum(k, w)
-        flops = flops + window_layers * (4.0 * s_w * head_dim + softmax_ops * s_w)
+        flops, vector = flops + window_layers * 4.0 * s_w * head_dim, vector + window_layers * softmax_ops * s_w
         kv_cached = kv_cached + window_layers * 2.0 * b * np.minimum(k, w) * kv_heads * head_dim
     qo = 2.0 * b * q * heads * head_dim
     if cached:
-        return Op("attention", flops, True, layers * qo, qo, kv_cached, kv_cached)
-    return Op("attention", flops, True, layers * (qo + kv_rows), qo + kv_rows)
+        return Op("attention", flops, True, layers * qo, qo, kv_cached, kv_cached, vector)
+    return Op("attention", flops, True, layers * (qo + kv_rows), qo + kv_rows, vector_flops=vector)
 
 
 def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, name: str = "norm") -> Op:

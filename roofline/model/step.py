@@ -305,7 +305,8 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
     b_l2, b_llc, b_dram = res.bandwidths()
     tc, tm, la, lk, bd = [], [], [], [], []
     for o in ops:
-        t_c = np.asarray(o.flops, dtype=float) / (matmul_peak if o.matmul else vector_peak)
+        t_c = (np.asarray(o.flops, dtype=float) / (matmul_peak if o.matmul else vector_peak)
+               + np.asarray(o.vector_flops, dtype=float) / vector_peak)
         if o.name == "mlp_activation" and mode.fuses_mlp_activation:  # in the GEMM's epilogue: no pass of its own
             o = dataclasses.replace(o, act_elements=0.0 * np.asarray(o.act_elements), act_working_set=0.0)
         a_level = level_of(np.asarray(o.act_working_set) * e_act, res.l2_capacity, llc_cap)
