@@ -125,6 +125,18 @@ def test_clock_follows_the_busy_cores():
     assert Resources(icx, make_layout(icx), "paper").clock("avx512") == 2.6e9
 
 
+def test_a_guests_few_busy_cores_get_no_boost_in_the_attainable_ceiling():
+    """A guest's idle vCPUs say nothing of the host's other cores: on a shared host 1 of the toy's 4 cores busy
+    runs at the 1 GHz all-core clock in the attainable ceiling (3 GHz on a whole machine); the bound still
+    allows the 3 GHz boost, and the whole socket busy is the same either way."""
+    whole, guest = toy(), toy(shared_host="a KVM guest (test)")
+    clock = lambda p, cores, ceiling="attainable": Resources(p, make_layout(p, cores=cores), ceiling=ceiling).clock("avx2")  # noqa: E731
+    assert clock(whole, 1) == 3e9 and clock(guest, 1) == 1e9
+    assert clock(guest, 1, "bound") == clock(whole, 1, "bound") == 3e9
+    assert clock(guest, 4) == clock(whole, 4) == 1e9 and clock(guest, 4, "bound") == clock(whole, 4, "bound") == 2e9
+    assert load_platform("emr-16vcpu").shared_host and not load_platform("emr").shared_host
+
+
 def test_estimate_states_the_level_of_each_tensor_class():
     r = estimate(load_platform("gnr"), load_model("bert-large"), batch=4, seq_len=384)
     assert r.memory_model == "levels"

@@ -115,6 +115,7 @@ def test_probe_platform_reproduces_measured_peaks(tmp_path):
     assert p.llc.read_gb_per_s_per_core.value == pytest.approx(40.0)
     assert p.l2.read_gb_per_s.value == pytest.approx(900.0) and p.l2.size_kib.value == 2048
     assert p.frequency_ghz["measured"].value == pytest.approx(2.1) and "add chain" in p.frequency_ghz["measured"].source
+    assert "hypervisor" in p.shared_host  # the fake host is a guest (its cpuinfo flags): no boost is promised
     # DRAM capacity per socket, GB: MemTotal's KiB x 1024 / 1e9 (what the OS can hand out)
     assert p.dram.capacity_gb.value == pytest.approx(25.28) and "MemTotal 24,683,652 kB" in p.dram.capacity_gb.source
     assert path_peak(p, "int8-measured", 1) == pytest.approx(5.45e12, rel=1e-3)  # cores x clock x ops/cycle

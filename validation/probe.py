@@ -314,6 +314,7 @@ def probe_platform(r: ProbeResult, name: str = "host") -> Platform:
                   read_gb_per_s_per_core=dram_core, capacity_gb=_capacity(h, r.date)),
         llc=Llc(size_mib=llc_size, read_gb_per_s=llc_bw, read_gb_per_s_per_core=llc_core),
         l2=l2,
+        shared_host="the 'hypervisor' flag in /proc/cpuinfo: a guest of a host others may share" if h.hypervisor else "",
         notes=tuple(
             [f"host: {h.cpu_model}, {h.sockets} socket(s), {h.cores} cores, {h.threads} threads, "
              f"{h.numa_nodes} NUMA node(s), hypervisor: {h.hypervisor}"]

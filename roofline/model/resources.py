@@ -21,7 +21,7 @@ Two memory models:
     efficiency in it. The nominal all-core clock of the ISA class (``frequency_ghz``: the base
     frequency Intel guarantees under every licence, AMD's all-core boost) on a busy socket, the
     single-core boost when fewer cores are busy (no per-active-core licence table is published in
-    the platform files), and STREAM-class DRAM bandwidth: the measured figure, else the theoretical
+    the platform files; on a shared host, a guest, the all-core clock still: ``Platform.shared_host``), and STREAM-class DRAM bandwidth: the measured figure, else the theoretical
     one times :data:`~roofline.spec.ceiling_inputs.STREAM_FRACTION`.
 - ``paper``: the reference paper's pricing, kept exactly: the nominal clock (``frequency_ghz``),
   X, Y and every non-GEMM tensor from DRAM, the weights from the LLC when the whole set fits one
@@ -96,8 +96,9 @@ class Resources:
 
     def clock(self, isa_class: str) -> float | np.ndarray:
         """Hz. Paper: the nominal clock. Levels: when fewer than the socket's cores are busy, the single-core
-        boost (both ceilings); when all are, the bound takes the all-core turbo (the boost where the all-core
-        figure is not published) and the attainable ceiling the nominal all-core clock; never below nominal."""
+        boost (both ceilings; the attainable one not on a shared host, a guest: its other cores are other
+        guests'); when all are, the bound takes the all-core turbo (the boost where the all-core figure is not
+        published) and the attainable ceiling the nominal all-core clock; never below nominal."""
         p = self.platform
         nominal = p.frequency_ghz[isa_class]
         if not self.levels:
@@ -111,6 +112,8 @@ class Resources:
             all_table = "all_core_turbo_ghz" if isa_class in p.all_core_turbo_ghz else boost_table
             all_core = p.all_core_turbo_ghz.get(isa_class, boost)
         few = self.layout.busy_cores < p.cores_per_socket.value
+        if self.attainable and p.shared_host:  # the host's other cores are other guests': no boost is promised
+            few = np.zeros(np.shape(few), dtype=bool)
         ghz = np.maximum(np.where(few, boost.value, all_core.value), nominal.value)
         if np.any(few):
             self.used[f"f.{isa_class}.few"] = Used(f"{boost_table}.{isa_class}", boost.value, boost)

@@ -127,6 +127,11 @@ class Platform:
     aliases: tuple[str, ...] = ()
     """other names --cpu accepts"""
     notes: tuple[str, ...] = ()
+    shared_host: str = ""
+    """why the cores' host is shared, if it is (a KVM or cloud guest: "lscpu: Hypervisor vendor KVM"); empty: a
+    whole machine. A guest's idle vCPUs say nothing of the host's other cores, which other guests keep busy, so
+    the attainable ceiling gives a few busy cores no more than the all-core clock (``frequency_ghz``); the bound
+    still allows the boost"""
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
