@@ -348,3 +348,28 @@ def test_attention_softmax_runs_on_the_vector_units_whatever_runs_the_products()
     assert float(bf16.t_compute[0]) == pytest.approx(4 * q * k * 64 / (core_hz * 512) + 11 * q * k / (core_hz * 32))
     fp32 = evaluate_ops(res, [att], NonGemmMode.FP32, None, res.llc_capacity(), ())
     assert float(fp32.t_compute[0]) == pytest.approx((4 * 64 + 11) * q * k / (core_hz * 32))
+
+
+def test_a_pass_out_of_l2_runs_at_its_levels_bandwidth_share_not_at_l2s():
+    """BERT-large FP32 on Ice Lake, 16 instances of 4 cores, 256 tokens: the GeLU's 4 MiB pass spills out of the
+    instance's L2 while the norms and residual adds stay in it. Each whole pass at the other efficiency prices
+    the GeLU at eta_other of its level's ceiling; with a pass memory efficiency, each pass takes
+    ``max(t_c / eta_other, t_m / eta_pass)``, by hand from the ceiling's own per-pass times."""
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    ev = evaluate(load_platform("icx"), load_model("bert-large"), precisions=["fp32"], batch=1, seq_len=256,
+                  instance_cores=4)
+    e = ev.evaluated[0]
+    ops = e.step.ops
+    gelu = ops.names.index("mlp_activation")
+    levels = np.asarray(ops.act_level).reshape(-1, len(ops.names))[0]
+    assert levels[gelu] > levels[ops.names.index("residual_add")]  # the GeLU's pass lies beyond L2, the adds' in it
+    parts = e.parts
+    whole = Efficiency(other=0.05)
+    split = Efficiency(other=0.05, pass_memory=0.8)
+    t_c, t_m = (np.asarray(t).reshape(-1, len(ops.names))[0] * ~ops.matmul for t in (ops.t_compute, ops.t_memory))
+    got_whole = float(realistic_times(parts, whole.rows(parts)).other_s[0])
+    got_split = float(realistic_times(parts, split.rows(parts)).other_s[0])
+    assert got_whole == pytest.approx(float(np.maximum(t_c, t_m).sum()) / 0.05)
+    assert got_split == pytest.approx(float(np.maximum(t_c / 0.05, t_m / 0.8).sum()))
+    assert got_split < got_whole

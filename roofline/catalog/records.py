@@ -88,6 +88,12 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
             out.append(Measurement(kind="latency", precision=run.precision, value=run.latency_s,
                                    non_gemm_mode=run.non_gemm_mode, note=f"encoder, {run.kernel}",
                                    ceiling_violation=run.ceiling_violation))
+            parts = (run.linear_block_s, run.attention_s, run.other_s)
+            if all(p is not None for p in parts) and sum(parts) > 0:
+                out.append(Measurement(kind="gemm_share", precision=run.precision, value=run.linear_block_s / sum(parts),
+                                       non_gemm_mode=run.non_gemm_mode,
+                                       note="the linear block's share of the profiler's self time (linear block, "
+                                            "attention, other), as the paper's f_GEMM"))
     for s in report.shapes:
         if s.measured_ops_per_s and s.numerics_ok and _clean(s.flags):
             out.append(Measurement(kind="gemm", precision=s.precision, value=2.0 * s.m * s.n * s.k / s.measured_ops_per_s,

@@ -140,6 +140,9 @@ MISSED = 3.0
 
 #: the shape term fitted (or assumed where the figures cannot tell), then left out (``work_half`` 0)
 SHAPE_VARIANTS = (True, False)
+#: the other non-GEMM passes each at the other efficiency as a whole, then with their memory time at the memory
+#: efficiency (:attr:`~roofline.fidelity.fit.Params.passes`)
+PASS_VARIANTS = (False, True)
 #: the per-call dispatch (seconds) a stack with MLPerf Server runs is also fitted with, held, when no validate
 #: report measured it: its step figures (every call of about one size) cannot tell a cost per call from the
 #: per-token work, and the Server runs' calls of every size can (:func:`select_variants`)
@@ -147,14 +150,15 @@ CALL_GRID = (2.5e-3, 5e-3, 1e-2, 2e-2)
 
 
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: bool = True,
-                           call_s: float | None = None) -> tuple[Params, dict[str, Params]]:
+                           call_s: float | None = None, passes: bool = False) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform (``shape``: with the shape
-    term; else ``work_half`` is 0; ``call_s``: the per-call dispatch held there)."""
-    full = fit(figs, dispatch, shape, call_s)
+    term; else ``work_half`` is 0; ``call_s``: the per-call dispatch held there; ``passes``: the other non-GEMM
+    passes' memory time at the memory efficiency)."""
+    full = fit(figs, dispatch, shape, call_s, passes)
     per = {}
     for platform in sorted({f.platform for f in figs}):
         train = [f for f in figs if f.platform != platform]
-        per[platform] = fit(train, dispatch, shape, call_s) if train else Params()
+        per[platform] = fit(train, dispatch, shape, call_s, passes) if train else Params(passes=passes)
     return full, per
 
 
@@ -237,25 +241,35 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
                     recs: Sequence[LoadedRecord] = (), stack: str = "", rules=(),
                     command: str = "") -> tuple[Params, dict[str, Params]]:
     """Leave-one-platform-out with the shape term and, for a stack with Server runs, the per-call dispatch chosen
-    by prediction. The stack is fitted with and without the shape term (``work_half`` free, or 0); where its
-    records hold Server runs with their latencies and no validate report measured the dispatch, also with the
-    shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's profile is the
-    variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their
-    leave-one-out figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them),
-    so the choice does not look at the platform's own figures; the full profile takes the variant better over
-    all of them."""
+    by prediction, in the form of the non-GEMM passes the stack is predicted better with.
+
+    In each form of the passes (:data:`PASS_VARIANTS`: each whole pass at the other efficiency, or its memory
+    time at the memory efficiency) the stack is fitted with and without the shape term (``work_half`` free, or
+    0); where its records hold Server runs with their latencies and no validate report measured the dispatch,
+    also with the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's
+    profile is the variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of
+    their leave-one-out figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts
+    them), so that choice does not look at the platform's own figures; the full profile takes the variant better
+    over all of them. Of the two forms the stack keeps the one whose leave-one-platform-out figures, so chosen,
+    are the closer (the same mean over every platform's): one structural choice per stack, made on the figures
+    its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     settings = [(shape, None) for shape in SHAPE_VARIANTS] + [(True, c) for c in calls]
-    variants = [leave_one_platform_out(fitted, dispatch, shape, c) for shape, c in settings]
-    errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
-    if calls:
-        for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's
-            (predicted,) = _server_predictions(recs, stack, rules, [per], command, offline=False)
-            for p, e in _server_log_errors(recs, predicted).items():
-                errs.setdefault(p, []).extend(e)
-    chosen, overall = choose_variants(errors)
-    return variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}
+    best: tuple[float, Params, dict[str, Params]] | None = None
+    for passes in PASS_VARIANTS:
+        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes) for shape, c in settings]
+        errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
+        if calls:
+            for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's
+                (predicted,) = _server_predictions(recs, stack, rules, [per], command, offline=False)
+                for p, e in _server_log_errors(recs, predicted).items():
+                    errs.setdefault(p, []).extend(e)
+        chosen, overall = choose_variants(errors)
+        loss = statistics.fmean([e for p, k in chosen.items() for e in errors[k].get(p, [])] or [0.0])
+        if best is None or loss < best[0]:
+            best = (loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]})
+    return best[1], best[2]
 
 
 def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str, int], int]:

@@ -236,6 +236,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
+    if stack.pass_memory_efficiency is not None:
+        values["pass_memory"] = stack.pass_memory_efficiency.value
     for part in ("attention", "other"):
         v = mode_value({k.split("-", 1)[1]: x.value for k, x in stack.non_gemm_efficiency.items()
                         if k.startswith(part + "-")}, mode)

@@ -114,6 +114,15 @@ class StepParts:
     """(P,) the step's ceiling (the step evaluator's)"""
     lead: tuple[int, ...] = ()
     """the steps' leading axes (``P = prod(lead)``); () for one step"""
+    pass_compute_s: np.ndarray | None = None
+    """(P, O) each of the other non-GEMM passes' vector work at the ceiling (0 in attention's column); O may be
+    padded with zero columns"""
+    pass_memory_s: np.ndarray | None = None
+    """(P, O) each pass's memory time at the ceiling (``other_s`` is ``sum_o max(compute, memory)``)"""
+    quant_compute_s: np.ndarray | None = None
+    """(P, S) each GEMM row's activation quantization pass: its vector work at the ceiling (0: none)"""
+    quant_memory_s: np.ndarray | None = None
+    """(P, S) its memory time (``quantization_s`` is ``sum_i max(compute, memory)``)"""
 
     @property
     def steps(self) -> int:
@@ -134,7 +143,17 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
                      ceiling_s=cat("ceiling_s"),
-                     lead=(int(sum(p.steps for p in parts)),))
+                     lead=(int(sum(p.steps for p in parts)),),
+                     **{k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
+                        for k in ("pass_compute_s", "pass_memory_s", "quant_compute_s", "quant_memory_s")})
+
+
+def _padded(blocks: Sequence[np.ndarray | None], steps: Sequence[int]) -> np.ndarray | None:
+    """``(P, O)`` blocks of different widths (models with different passes) stacked, zero columns added."""
+    if any(b is None for b in blocks):
+        return None
+    width = max(b.shape[-1] for b in blocks)
+    return np.concatenate([np.pad(b.reshape(n, -1), ((0, 0), (0, width - b.shape[-1]))) for b, n in zip(blocks, steps)])
 
 
 @dataclass(frozen=True)
@@ -157,6 +176,9 @@ class RowEfficiency:
     """(P,) one compiled graph call"""
     per_op_s: np.ndarray
     """(P,) each GEMM launch"""
+    pass_memory: np.ndarray | None = None
+    """(P,) the other non-GEMM passes' memory time: the ceiling's over the real one (their vector work then at
+    ``other``); None: each whole pass at ``other``"""
 
 
 @dataclass(frozen=True)
@@ -184,6 +206,15 @@ class Times:
         return self.linear_s + self.non_gemm_s
 
 
+def _passes(whole: np.ndarray, compute: np.ndarray | None, memory: np.ndarray | None, eta: np.ndarray,
+            e: RowEfficiency) -> np.ndarray:
+    """(P,) passes' realistic seconds (:func:`realistic_times`): ``whole / eta``, or, with a pass memory
+    efficiency, ``sum_o max(compute_o / eta, memory_o / eta_pass)``."""
+    if e.pass_memory is None or compute is None:
+        return whole / eta
+    return np.maximum(compute / eta[:, None], memory / e.pass_memory[:, None]).sum(axis=-1)
+
+
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     """Every step's realistic time, by part:
 
@@ -191,15 +222,22 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       the multiply-accumulates at their efficiency (shape term included), the extra vector work
       (dequantization) at the efficiency without the shape term (it is per weight, not per row), the
       memory time at the memory efficiency;
-    - attention, other non-GEMM work and the quantization passes: their ceiling over their efficiency;
+    - attention: its ceiling over its efficiency;
+    - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
+      memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
+      and its memory time at the memory one (a pass that spills out of L2 runs at a share of that level's
+      bandwidth, not at the share of L2's that passes inside it reach);
     - compensation as priced; dispatch ``(call_s + launches x per_op_s) / instances``: each instance pays its
       own calls, and a step's time is one instance's call over the instances."""
     eta_x = np.minimum(e.eta / e.shape, 1.0)
     t_c = (parts.t_compute - parts.t_extra) / e.eta + parts.t_extra / eta_x
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
     return Times(gemm_s=np.bincount(parts.row_step, rows, minlength=parts.steps),
-                 attention_s=parts.attention_s / e.attention, other_s=parts.other_s / e.other,
-                 quantization_s=parts.quantization_s / e.quantization, compensation_s=parts.compensation_s,
+                 attention_s=parts.attention_s / e.attention,
+                 other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e),
+                 quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
+                                        e.quantization, e),
+                 compensation_s=parts.compensation_s,
                  dispatch_s=(e.call_s + parts.launches * e.per_op_s) / parts.instances)
 
 
@@ -228,22 +266,28 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     per_step = lambda a: np.broadcast_to(a, lead).reshape(-1).astype(float)  # noqa: E731
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     attention = step.attention_time
-    quant, comp = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
+    quant, comp, q_compute, q_memory = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
     m = work_per_core(m, gemms, res)
     n_steps = int(np.prod(lead)) if lead else 1
+    ops = step.ops
+    passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
+    per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
                      instances=per_step(res.layout.total_instances),
-                     gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead)
+                     gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead,
+                     pass_compute_s=passes(ops.t_compute), pass_memory_s=passes(ops.t_memory),
+                     quant_compute_s=per_row(q_compute), quant_memory_s=per_row(q_memory))
 
 
 def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval,
                           mode: NonGemmMode, graph: bool, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The activation quantization passes at efficiency 1, and the u8 compensation (module docstring)."""
+    """The activation quantization passes at efficiency 1, the u8 compensation (module docstring), and each GEMM
+    row's quantization pass as its vector work and its memory time (``(..., S)``, zeros where none)."""
     if recipe.compute_dtype != "int8":
-        return np.zeros(()), np.zeros(())
+        return np.zeros(()), np.zeros(()), np.zeros(len(gemms.k)), np.zeros(len(gemms.k))
     e_act = DTYPE_BYTES[mode.activation_dtype]
     k = gemms.k.astype(float)
     c = np.asarray(step.gemms.count, dtype=float)
@@ -258,11 +302,12 @@ def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmLi
     vector = np.expand_dims(np.asarray(res.vector_peak, dtype=float), -1)
     level = level_of(x_el * e_act, np.expand_dims(step.l2_capacity, -1), np.expand_dims(step.llc_capacity, -1))
     bw = level_bandwidth(level, *(np.expand_dims(b, -1) for b in res.bandwidths()))
-    quant = np.maximum(q_ops / vector, q_bytes / bw).sum(axis=-1)
+    q_compute, q_memory = q_ops / vector, q_bytes / bw
+    quant = np.maximum(q_compute, q_memory).sum(axis=-1)
     comp = np.zeros(())
     if "amx_int8" not in res.platform.isa:
         comp = (c * m * gemms.n.astype(float)).sum(axis=-1) * cost("compensation_ops_per_output") / vector[..., 0]
-    return quant, comp
+    return quant, comp, q_compute, q_memory
 
 
 # ------------------------------------------------------------------------------- resolved efficiencies
@@ -286,6 +331,9 @@ class Efficiency:
     attention: float = 1.0
     other: float = 1.0
     """norms, activations, residual adds"""
+    pass_memory: float | None = None
+    """those passes' memory time: the ceiling's over the real one, their vector work then at ``other`` (None:
+    each whole pass at ``other``)"""
     quantization: float = 1.0
     """the activation quantization kernels inside a compiled model"""
     kernel_quantization: float = 1.0
@@ -303,8 +351,9 @@ class Efficiency:
         """Every efficiency at most 1 (see the module docstring)."""
         keys = ("gemm", "kernel", "attention", "other", "quantization", "kernel_quantization")
         out = {k: np.minimum(getattr(self, k), 1.0) for k in keys}
-        if self.memory is not None:
-            out["memory"] = min(self.memory, 1.0)
+        for name in ("memory", "pass_memory"):
+            if getattr(self, name) is not None:
+                out[name] = min(getattr(self, name), 1.0)
         return replace(self, **out)
 
     def rows(self, parts: StepParts, graph: bool = True) -> RowEfficiency:
@@ -318,7 +367,8 @@ class Efficiency:
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),
                              call_s=per_step(e.call_s if "call_s" in e.fitted else 0.0),
-                             per_op_s=per_step(e.per_op_s if "call_s" in e.fitted else 0.0))
+                             per_op_s=per_step(e.per_op_s if "call_s" in e.fitted else 0.0),
+                             pass_memory=None if e.pass_memory is None else per_step(e.pass_memory))
 
 
 UNFITTED = Efficiency()
@@ -409,11 +459,15 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
                       f"the GEMM kernels at {span} of their compute ceiling{memory} ({e.source})"
                       if hi < 1 or e.memory is not None else "kernels at their ceiling (not fitted)",
                       ("gemm" if graph else "kernel") in fitted))
-    for name, t, eta, key, what in ((TermName.ATTENTION_EFFICIENCY, attention_s, e.attention, "attention", "attention"),
-                                    (TermName.OTHER_EFFICIENCY, other_s, e.other, "other",
-                                     "norms, activations, residual adds")):
-        terms.append(Term(name, t * (1 / eta - 1), f"{what} at {eta:.0%} of their roofline ({mode}, {e.source})"
-                          if eta < 1 else f"{what} at their roofline (not fitted)", key in fitted))
+    passes = "" if e.pass_memory is None else f", their memory time at {e.pass_memory:.0%} of its bandwidth"
+    for name, t, real, eta, key, what, how in (
+            (TermName.ATTENTION_EFFICIENCY, attention_s, at(times.attention_s), e.attention, "attention", "attention",
+             "of their roofline"),
+            (TermName.OTHER_EFFICIENCY, other_s, at(times.other_s), e.other, "other", "norms, activations, residual adds",
+             "of their roofline" if e.pass_memory is None else f"of their vector rate{passes}")):
+        terms.append(Term(name, max(real - t, 0.0), f"{what} at {eta:.0%} {how} ({mode}, {e.source})"
+                          if eta < 1 or (key == "other" and e.pass_memory is not None and e.pass_memory < 1)
+                          else f"{what} at their roofline (not fitted)", key in fitted))
     return Realistic(gemm_s, attention_s, other_s, terms, at(parts.ceiling_s))
 
 

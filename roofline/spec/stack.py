@@ -83,6 +83,9 @@ class StackProfile:
     ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work); 0: none"""
     memory_efficiency: Sourced | None = None
     """memory-bound GEMMs: the ceiling's memory time over the measured one"""
+    pass_memory_efficiency: Sourced | None = None
+    """the other non-GEMM passes (norms, activations, residual adds): their memory time at this efficiency and
+    their vector work at ``other-<mode>``'s; None: each whole pass at ``other-<mode>``'s"""
     kernel_efficiency: dict[str, Sourced] = field(default_factory=dict)
     """per class: the same for one linear compiled and called on its own"""
     non_gemm_efficiency: dict[str, Sourced] = field(default_factory=dict)
@@ -109,7 +112,7 @@ class StackProfile:
             for k, v in getattr(self, group).items():
                 if not v.known or not 0 < v.value <= 1:
                     raise ValueError(f"{group}.{k}: an efficiency in (0, 1], got {v.value}")
-        for name in ("memory_efficiency", "quantization_efficiency"):
+        for name in ("memory_efficiency", "pass_memory_efficiency", "quantization_efficiency"):
             v = getattr(self, name)
             if v is not None and not (v.known and 0 < v.value <= 1):
                 raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
