@@ -421,8 +421,10 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                                  "figures are predicted better so than with each whole pass at other-<mode>'s")
         if q.passes else None,
         non_gemm_efficiency={**{f"attention-{m}": v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
-                             **{f"other-{m}": v(x, "norms, activations, residual adds and quantization passes at their "
-                                                   "ceiling over measured") for m, x in q.other.items()}},
+                             **{f"other-{m}": v(x, "norms, activations, residual adds: their vector work at the ceiling "
+                                                   "over measured (their memory time at pass_memory_efficiency)"
+                                                if q.passes else "norms, activations, residual adds and quantization "
+                                                "passes at their ceiling over measured") for m, x in q.other.items()}},
         quantization_efficiency=Sourced(value=1.0, kind="assumed", source=QUANTIZATION_WITH_PASSES)
         if q.passes else None,
         call_s=v(q.call_s, "dispatch per call of the engine (each instance pays its own), chosen by the MLPerf "

@@ -177,8 +177,8 @@ class RowEfficiency:
     per_op_s: np.ndarray
     """(P,) each GEMM launch"""
     pass_memory: np.ndarray | None = None
-    """(P,) the other non-GEMM passes' memory time: the ceiling's over the real one (their vector work then at
-    ``other``); None: each whole pass at ``other``"""
+    """(P,) the other non-GEMM passes' and the quantization passes' memory time: the ceiling's over the real one
+    (their vector work then at ``other`` and ``quantization``); None: each whole pass at its efficiency"""
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,8 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
 
 
 def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval,
-                          mode: NonGemmMode, graph: bool, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                          mode: NonGemmMode, graph: bool, m: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The activation quantization passes at efficiency 1, the u8 compensation (module docstring), and each GEMM
     row's quantization pass as its vector work and its memory time (``(..., S)``, zeros where none)."""
     if recipe.compute_dtype != "int8":
@@ -479,8 +480,9 @@ def _quantization_terms(recipe: PrecisionRecipe, res: Resources, quant: float, c
     passes = ("a scale-search pass and a quantize pass over each GEMM input X (per token)" if dynamic else
               "the quantize fused into the kernel producing each GEMM input X (per tensor): its ops, no extra pass"
               if fused else "a quantize pass over the GEMM input X (per tensor)")
+    memory = "" if e.pass_memory is None else f", its memory time at {e.pass_memory:.0%} of its bandwidth"
     terms = [Term(TermName.ACTIVATION_QUANTIZATION, quant,
-                  passes + (f", over the fitted quantization efficiency {eta_q:.2f}" if eta_q != 1.0 else ""),
+                  passes + (f", over the fitted quantization efficiency {eta_q:.2f}" if eta_q != 1.0 else "") + memory,
                   calibrated=("quantization" if graph else "kernel_quantization") in e.fitted),
              Term(TermName.SMOOTHING, 0.0, "SmoothQuant's X / s, fused into the quantization pass")]
     if "amx_int8" not in res.platform.isa:
