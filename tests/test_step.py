@@ -373,3 +373,22 @@ def test_a_pass_out_of_l2_runs_at_its_levels_bandwidth_share_not_at_l2s():
     assert got_whole == pytest.approx(float(np.maximum(t_c, t_m).sum()) / 0.05)
     assert got_split == pytest.approx(float(np.maximum(t_c / 0.05, t_m / 0.8).sum()))
     assert got_split < got_whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(w=workloads)
+def test_a_stack_profile_never_beats_the_ceiling_in_either_form_of_the_passes(w):
+    """The shipped torch-inductor profile (its passes' memory time at the memory efficiency) and the same profile
+    with each whole pass at the other efficiency: both realistic times are at least the attainable ceiling."""
+    import dataclasses
+
+    from roofline.catalog.stacks import load_stack
+
+    shipped = load_stack("torch-inductor")
+    assert shipped.pass_memory_efficiency is not None
+    whole = dataclasses.replace(shipped, pass_memory_efficiency=None, quantization_efficiency=None)
+    p, m = PLATFORMS[w["cpu"]], MODELS[w["model"]]
+    kw = dict(batch=w["batch"], seq_len=w["seq_len"], cores=_cores(p, w["cores_share"]))
+    for stack in (shipped, whole):
+        ceiling, realistic = _step_times(p, m, w["precision"], stack=stack, **kw)
+        assert realistic >= ceiling * (1 - 1e-12)
