@@ -15,7 +15,9 @@ Whether a stack's GEMMs get the shape term is itself decided by prediction (:fun
 stack is fitted with and without it, and a left-out platform is predicted by the variant that predicted
 the other platforms better, so its own figures never choose. A stack with MLPerf Server runs is also
 fitted with its per-call dispatch held at each of :data:`CALL_GRID`, and the Server runs' rate, p50 and
-p99 (the plan's predictions) join the choice.
+p99 (the plan's predictions) join the choice. All of that is done in both forms of the other non-GEMM
+passes (:data:`PASS_VARIANTS`), and a stack keeps the form its leave-one-platform-out figures are the
+closer in.
 """
 
 from __future__ import annotations

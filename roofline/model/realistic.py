@@ -112,17 +112,17 @@ class StepParts:
     """(P,) the GEMMs at the ceiling: ``sum_i count_i max(t_compute,i, t_memory,i)`` (the step evaluator's sum)"""
     ceiling_s: np.ndarray
     """(P,) the step's ceiling (the step evaluator's)"""
-    lead: tuple[int, ...] = ()
-    """the steps' leading axes (``P = prod(lead)``); () for one step"""
-    pass_compute_s: np.ndarray | None = None
+    pass_compute_s: np.ndarray
     """(P, O) each of the other non-GEMM passes' vector work at the ceiling (0 in attention's column); O may be
     padded with zero columns"""
-    pass_memory_s: np.ndarray | None = None
+    pass_memory_s: np.ndarray
     """(P, O) each pass's memory time at the ceiling (``other_s`` is ``sum_o max(compute, memory)``)"""
-    quant_compute_s: np.ndarray | None = None
+    quant_compute_s: np.ndarray
     """(P, S) each GEMM row's activation quantization pass: its vector work at the ceiling (0: none)"""
-    quant_memory_s: np.ndarray | None = None
+    quant_memory_s: np.ndarray
     """(P, S) its memory time (``quantization_s`` is ``sum_i max(compute, memory)``)"""
+    lead: tuple[int, ...] = ()
+    """the steps' leading axes (``P = prod(lead)``); () for one step"""
 
     @property
     def steps(self) -> int:
@@ -148,10 +148,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                         for k in ("pass_compute_s", "pass_memory_s", "quant_compute_s", "quant_memory_s")})
 
 
-def _padded(blocks: Sequence[np.ndarray | None], steps: Sequence[int]) -> np.ndarray | None:
+def _padded(blocks: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
     """``(P, O)`` blocks of different widths (models with different passes) stacked, zero columns added."""
-    if any(b is None for b in blocks):
-        return None
     width = max(b.shape[-1] for b in blocks)
     return np.concatenate([np.pad(b.reshape(n, -1), ((0, 0), (0, width - b.shape[-1]))) for b, n in zip(blocks, steps)])
 
@@ -206,13 +204,13 @@ class Times:
         return self.linear_s + self.non_gemm_s
 
 
-def _passes(whole: np.ndarray, compute: np.ndarray | None, memory: np.ndarray | None, eta: np.ndarray,
-            e: RowEfficiency) -> np.ndarray:
+def _passes(whole: np.ndarray, compute: np.ndarray, memory: np.ndarray, eta: np.ndarray,
+            pass_memory: np.ndarray | None) -> np.ndarray:
     """(P,) passes' realistic seconds (:func:`realistic_times`): ``whole / eta``, or, with a pass memory
     efficiency, ``sum_o max(compute_o / eta, memory_o / eta_pass)``."""
-    if e.pass_memory is None or compute is None:
+    if pass_memory is None:
         return whole / eta
-    return np.maximum(compute / eta[:, None], memory / e.pass_memory[:, None]).sum(axis=-1)
+    return np.maximum(compute / eta[:, None], memory / pass_memory[:, None]).sum(axis=-1)
 
 
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
@@ -234,9 +232,9 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
     return Times(gemm_s=np.bincount(parts.row_step, rows, minlength=parts.steps),
                  attention_s=parts.attention_s / e.attention,
-                 other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e),
+                 other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e.pass_memory),
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
-                                        e.quantization, e),
+                                        e.quantization, e.pass_memory),
                  compensation_s=parts.compensation_s,
                  dispatch_s=(e.call_s + parts.launches * e.per_op_s) / parts.instances)
 

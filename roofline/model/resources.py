@@ -21,8 +21,9 @@ Two memory models:
     efficiency in it. The nominal all-core clock of the ISA class (``frequency_ghz``: the base
     frequency Intel guarantees under every licence, AMD's all-core boost) on a busy socket, the
     single-core boost when fewer cores are busy (no per-active-core licence table is published in
-    the platform files; on a shared host, a guest, the all-core clock still: ``Platform.shared_host``), and STREAM-class DRAM bandwidth: the measured figure, else the theoretical
-    one times :data:`~roofline.spec.ceiling_inputs.STREAM_FRACTION`.
+    the platform files; on a shared host, a guest, the all-core clock still: ``Platform.shared_host``),
+    and STREAM-class DRAM bandwidth: the measured figure, else the theoretical one times
+    :data:`~roofline.spec.ceiling_inputs.STREAM_FRACTION`.
 - ``paper``: the reference paper's pricing, kept exactly: the nominal clock (``frequency_ghz``),
   X, Y and every non-GEMM tensor from DRAM, the weights from the LLC when the whole set fits one
   LLC domain (``B_eff``).
