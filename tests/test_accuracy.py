@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import statistics
 
 import numpy as np
 import pytest
@@ -251,6 +252,17 @@ def test_server_runs_are_plan_predictions(records):
         assert 0 < p["plan_p50_s"] < p["plan_p99_s"]
     rows = [r for r in data["rows"] if r["record"] in {p["record"] for p in data["plans"]}]
     assert rows and all(r["realistic"] is not None and r["realistic_in_sample"] is None for r in rows)
+    # the plan's range: its ratio at every service time (1 + band) longer and shorter, the band the median |error| of
+    # the other platforms' leave-one-out step figures of the stack (Server figures are the plan's, left out)
+    servers = {r.id for r in records if r.record.scenario == "server"}
+    for p in data["plans"]:
+        others = [abs(r["realistic_error"]) for r in data["rows"] if r["stack"] == p["stack"] and r["platform"] !=
+                  p["platform"] and r["realistic_error"] is not None and not r["suspect"] and not r["unstable"]
+                  and r["record"] not in servers]
+        assert p["band"] == pytest.approx(statistics.median(others), rel=1e-12)
+        lo, hi = p["plan_ratio_band"]
+        assert lo <= p["plan_ratio"] * (1 + 1e-9) and p["plan_ratio"] <= hi * (1 + 1e-9) and lo < hi
+        assert p["within_band"] == (lo <= p["measured_ratio"] <= hi)
 
 
 def test_a_record_on_fewer_memory_channels_scales_the_bandwidth():
@@ -495,3 +507,15 @@ def test_a_validate_reports_profile_split_is_a_gemm_share_figure(records):
                                                                   + 0.019790031600000466))
     figs = [f for f in figures(rec) if f.kind.value == "gemm_share"]
     assert len(figs) == 4 and all(0 < f.measured < 1 for f in figs)
+
+
+def test_a_plans_ratio_range_scales_the_offline_capacity_with_the_service_times():
+    """The ratio at the band's ends: each end's server rate over the offline capacity at the same service times,
+    which (every instance always busy) is the realistic one over ``1 + band`` at the longer and times it at the
+    shorter: 50 x 1.25 / 100 and 120 / (1.25 x 100)."""
+    from roofline.fidelity.plans import ServerPrediction
+
+    p = ServerPrediction(rps=80.0, offline_rps=100.0, instance_cores=8, offline_instance_cores=4, latency_s={},
+                         band=0.25, rps_band=(50.0, 120.0))
+    assert p.ratio == 0.8 and p.ratio_band == pytest.approx((0.625, 0.96), rel=1e-15)
+    assert dataclasses.replace(p, band=None).ratio_band is None and dataclasses.replace(p, rps_band=None).ratio_band is None

@@ -29,7 +29,8 @@ from roofline.model.workload import make_workload
 from roofline.schema import schema_path
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
-from roofline.model.efficiency import EfficiencySource
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.spec.vocab import Scenario
 
 STACK = load_stack("torch-inductor")
 WITH_STACK = EfficiencySource(STACK)
@@ -241,6 +242,42 @@ def test_server_check_is_the_plans_own_answer():
     lay = plan([p], m, "int8-static", o).cpus[0].layouts[0]
     got = plan_dynamic_batching.server_check(p, m, "int8-static", o, 4)
     assert (got.rps, got.offline_rps) == (lay.rps_per_server, lay.offline_rps_per_server) and got.latencies_s == []
+    # the plan simulated its layouts' band ends beside them; the check asked for them gives the same two rates
+    band = plan_dynamic_batching.server_checks([plan_dynamic_batching.ServerCase(p, m, "int8-static", o, 4,
+                                                                                 band=STACK.accuracy.band)])[0]
+    assert band.rps == got.rps and list(band.rps_band) == lay.rps_per_server_band
+
+
+def test_a_server_plans_rate_band_is_the_plan_at_the_bands_service_times(monkeypatch):
+    """With a stack profile's error band b, each layout's rate band is its rate with every realistic service time
+    (1 + b) times longer and shorter: the rate of a plan whose service times are so (the same simulation), the rate
+    itself between them; the servers a load needs at its two ends; nothing offline, nor without a band."""
+    b = STACK.accuracy.band
+    icx, bert = load_platform("icx"), load_model("bert-base")
+
+    def run(d: float, scenario=Scenario.SERVER, source=WITH_STACK):
+        monkeypatch.setattr(plan_dynamic_batching, "step_times", fake_step_times(0.0, d, cores=2))
+        return plan([icx], bert, "int8-static", PlanOptions(
+            lengths=fixed_lengths(256), max_batch_tokens=1024, p99_s=0.05 if scenario is Scenario.SERVER else None,
+            scenario=scenario, cores=2, source=source, target_rps=1000, sampling=QUICK))
+
+    r = run(0.010)
+    assert r.service_band == b > 0
+    for x in r.cpus[0].layouts:
+        slower, faster = x.rps_per_server_band
+        assert 0 < slower < x.rps_per_server < faster
+    best = r.cpus[0].best
+    assert best.rps_per_server == run(0.010, source=NO_EFFICIENCIES).cpus[0].best.rps_per_server
+    longer = next(x for x in run(0.010 * (1 + b)).cpus[0].layouts if x.instance_cores == best.instance_cores)
+    shorter = next(x for x in run(0.010 / (1 + b)).cpus[0].layouts if x.instance_cores == best.instance_cores)
+    assert best.rps_per_server_band == pytest.approx([longer.rps_per_server, shorter.rps_per_server], rel=1e-6)
+    lo, hi = best.rps_per_server_band
+    assert r.cpus[0].servers_needed_band == [math.ceil(1000 / hi), math.ceil(1000 / lo)]
+    off = run(0.010, Scenario.OFFLINE)
+    assert off.service_band is None and off.cpus[0].best.rps_per_server_band is None
+    assert off.cpus[0].servers_needed_band is None
+    bare = run(0.010, source=NO_EFFICIENCIES)
+    assert bare.service_band is None and bare.cpus[0].best.rps_per_server_band is None
 
 
 # ------------------------------------------------------------------ real models, both scenarios

@@ -52,7 +52,8 @@ def _weights_fit(p: Platform, c: CpuPlan, model: ModelSpec, precision: str, o) -
         return c
     why = (f"the weights, {weights / 1e9:,.4g} GB, do not fit the {dram / 1e9:,.4g} GB of DRAM per socket ({source}): "
            "no layout runs")
-    return dataclasses.replace(c, meets=False, best_reason=why, servers_needed=None, cost_per_million_requests=None,
+    return dataclasses.replace(c, meets=False, best_reason=why, servers_needed=None, servers_needed_band=None,
+                               cost_per_million_requests=None,
                                cost_per_million_tokens=None, notes=[*c.notes, why],
                                memory=Memory(dram_bytes_per_socket=dram, source=source, weight_bytes=weights,
                                              kv_bytes_per_token=0.0, tokens_per_sequence=0.0))
@@ -124,4 +125,5 @@ def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: P
                               replications=s.replications, requests_per_replication=s.requests,
                               warmup_requests=s.warmup, confidence=CONFIDENCE),
         cpus=cpus, notes=notes,
+        service_band=o.source.band if o.scenario is Scenario.SERVER and not decode else None,
     )

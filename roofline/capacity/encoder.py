@@ -8,7 +8,10 @@ realistic or ceiling) is one scenario of the serving simulations, all in one cal
 - offline: :func:`~roofline.serving.dynamic_batching.offline_throughput`, every instance always busy on
   the best batch;
 - server: :func:`~roofline.serving.dynamic_batching.max_rate`, the highest Poisson rate whose
-  simulated p99 (queueing, the batching wait, the service) meets the SLO;
+  simulated p99 (queueing, the batching wait, the service) meets the SLO; with a stack profile's error
+  band ``b`` also at the realistic service times ``(1 + b)`` times longer and shorter (two more
+  scenarios per layout): under a p99 bound the rate moves much more than the service time where the
+  p99 barely rises with the load, and the plan gives that range;
 
 then each CPU's best layout (:mod:`roofline.capacity.fleet`) and its latency-vs-load curve
 (:func:`~roofline.serving.dynamic_batching.simulate_server` at loads up to 95% of its capacity).
@@ -58,9 +61,11 @@ MAX_QUEUE_INSTANCES = 256
 
 
 class _Tables:
-    """The service tables of every scenario: rows ``(cpu, layout, realistic|ceiling)``."""
+    """The service tables of every scenario: rows ``(cpu, layout, realistic|ceiling)``, and with a ``band`` also
+    ``slower`` and ``faster``: the realistic service times ``(1 + band)`` times longer and shorter."""
 
-    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions) -> None:
+    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions,
+                 band: float | None = None) -> None:
         lengths, cap = o.lengths, o.max_batch_tokens
         self.fixed = lengths.is_fixed
         grid, top = None, 0
@@ -81,7 +86,10 @@ class _Tables:
             for p in platforms]
         rows, inst, self.index = [], [], []
         for k, t in enumerate(self.times):
-            for kind, table in (("realistic", t.realistic_s), ("ceiling", t.ceiling_s)):
+            kinds = [("realistic", t.realistic_s), ("ceiling", t.ceiling_s)]
+            if band:
+                kinds += [("slower", t.realistic_s * (1 + band)), ("faster", t.realistic_s / (1 + band))]
+            for kind, table in kinds:
                 rows.append(by_batch(table, grid, top) if self.fixed else table)
                 inst.append(t.instances_per_server)
                 self.index += [(k, kind, i) for i in range(len(t.instance_cores))]
@@ -108,10 +116,11 @@ class _Tables:
 def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision: str,
                           o: PlanOptions) -> list[CpuPlan]:
     lengths, cap, mw, size = o.lengths, o.max_batch_tokens, o.max_wait_s, o.sampling
-    tab = _Tables(platforms, model, precision, o)
+    server = o.scenario is Scenario.SERVER
+    band = o.source.band if server else None  # the realistic service times' error band: the rate at its two ends
+    tab = _Tables(platforms, model, precision, o, band)
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
-    server = o.scenario is Scenario.SERVER
     mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
           if server else None)
     rate = mr.rate_rps * tab.scale if server else off.rps
@@ -127,7 +136,8 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
         pick = choose(rate[real], t.instance_cores, usable, bare[real], what)
         pick_c = choose(rate[ceil], t.instance_cores, mr.meets[ceil] if server else np.ones(n, dtype=bool),
                         bare[ceil], what)
-        layouts = [_layout(o, tab, t, i, real[i], ceil[i], off, mr, rate, bare) for i in range(n)]
+        ends = [(tab.row(k, "slower", i), tab.row(k, "faster", i)) if band else None for i in range(n)]
+        layouts = [_layout(o, tab, t, i, real[i], ceil[i], off, mr, rate, bare, ends[i]) for i in range(n)]
         best = layouts[pick.index]
         reason = pick.reason if pick.meets else (
             f"no layout meets p99 {o.p99_s * 1e3:g} ms: the fastest, {best.instances_per_socket} x "
@@ -147,6 +157,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             cores_per_socket=int(o.cores or p.cores_per_socket.value), weights_llc_resident=t.weights_llc_resident,
             layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if pick.meets else None,
+            servers_needed_band=_servers_band(o, best) if pick.meets else None,
             price_per_hour=price,
             cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
                                        else None),
@@ -167,6 +178,8 @@ class ServerCheck:
     """the offline capacity per server of the ``offline_cores`` layout (NaN when none was asked)"""
     latencies_s: list[tuple[float | None, float | None]]
     """p50 and p99 at each rate asked for (None where the simulation measured no request)"""
+    rps_band: tuple[float, float] | None = None
+    """``rps`` with the realistic service times ``1 + band`` times longer, then shorter (None: no band asked)"""
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,8 @@ class ServerCase:
     options: PlanOptions
     offline_cores: int | None = None
     rates_rps: tuple[float, ...] = ()
+    band: float | None = None
+    """also the rate with the realistic service times ``1 + band`` times longer and shorter"""
 
 
 def server_check(platform: Platform, model: ModelSpec, precision: str, options: PlanOptions, offline_cores: int,
@@ -214,7 +229,7 @@ def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
 def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[ServerCheck]:
     o0 = opts[0]
     cap, mw, size, lengths = o0.max_batch_tokens, o0.max_wait_s, o0.sampling, o0.lengths
-    tabs = [_Tables([c.platform], c.model, c.precision, o) for c, o in zip(cases, opts)]
+    tabs = [_Tables([c.platform], c.model, c.precision, o, c.band) for c, o in zip(cases, opts)]
     first = tabs[0]
 
     def service(rows: list[np.ndarray]):
@@ -224,10 +239,18 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
     row = [t.row(0, "realistic", 0) for t in tabs]
     queue = np.array([t.queue[r] for t, r in zip(tabs, row)])
     scale = np.array([t.scale[r] for t, r in zip(tabs, row)])
-    srv = service([t.rows[r][None, :] for t, r in zip(tabs, row)])
-    mr = max_rate(np.array([o.p99_s for o in opts]), queue, srv, lengths, max_batch_tokens=cap, max_wait_s=mw,
-                  sampling=size)
-    rps = mr.rate_rps * scale
+    # the scenarios of the search: each case's realistic row, then the band's two ends of the cases that ask
+    banded = [i for i, c in enumerate(cases) if c.band]
+    search = [(i, r) for i, r in enumerate(row)] + [(i, tabs[i].row(0, kind, 0)) for i in banded
+                                                   for kind in ("slower", "faster")]
+    mr = max_rate(np.array([opts[i].p99_s for i, _ in search]), np.array([tabs[i].queue[r] for i, r in search]),
+                  service([tabs[i].rows[r][None, :] for i, r in search]), lengths, max_batch_tokens=cap,
+                  max_wait_s=mw, sampling=size)
+    found = mr.rate_rps * np.array([tabs[i].scale[r] for i, r in search])
+    rps = found[:len(cases)]
+    bands: list[tuple[float, float] | None] = [None] * len(cases)
+    for k, i in enumerate(banded):
+        bands[i] = (float(found[len(cases) + 2 * k]), float(found[len(cases) + 2 * k + 1]))
     wanted = [i for i, c in enumerate(cases) if c.offline_cores is not None]
     offline = np.full(len(cases), np.nan)
     if wanted:
@@ -249,13 +272,21 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
                              max_batch_tokens=cap, max_wait_s=mw, sampling=size)
         for k, i in enumerate(asked):
             latencies[i] = [(num(st.p50_s[k, g]), num(st.p99_s[k, g])) for g in range(len(cases[i].rates_rps))]
-    return [ServerCheck(float(rps[i]), float(offline[i]), latencies[i]) for i in range(len(cases))]
+    return [ServerCheck(float(rps[i]), float(offline[i]), latencies[i], bands[i]) for i in range(len(cases))]
+
+
+def _servers_band(o: PlanOptions, best: PlanLayout) -> list[int | None] | None:
+    """The servers the load needs at the two ends of the best layout's rate band (fewest first)."""
+    if best.rps_per_server_band is None or not o.target_rps:
+        return None
+    slower, faster = best.rps_per_server_band
+    return [servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,
-            bare: np.ndarray) -> PlanLayout:
+            bare: np.ndarray, ends: tuple[int, int] | None = None) -> PlanLayout:
     """Layout ``i`` of a CPU from its realistic row ``r`` and ceiling row ``rc`` (``mr``: the server
-    scenario's search, None offline)."""
+    scenario's search, None offline; ``ends``: the rows of its service times at the two ends of the error band)."""
     fields = layout_fields(o.scenario, t.instance_cores[i], t.instances_per_socket[i], tab.instances[r],
                            t.time_split[i, tab.alone_point])
     rates = dict(rps_per_server=float(rate[r]), rps_per_server_ceiling=float(rate[rc]), server_rps=float(rate[r]),
@@ -266,8 +297,9 @@ def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int,
                             batch_tokens=float(off.batch_tokens[r]), batch_requests=float(off.batch_requests[r]),
                             meets_latency=None)
     st = mr.stats
-    return PlanLayout(**fields, **rates, p50_s=num(st.p50_s[r, 0]), p99_s=num(st.p99_s[r, 0]),
-                        p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
+    band = [float(rate[ends[0]]), float(rate[ends[1]])] if ends is not None else None
+    return PlanLayout(**fields, **rates, rps_per_server_band=band, p50_s=num(st.p50_s[r, 0]),
+                        p99_s=num(st.p99_s[r, 0]), p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
                         batch_tokens=num(st.batch_tokens[r, 0]), batch_requests=num(st.batch_requests[r, 0]),
                         meets_latency=bool(mr.meets[r]))
 

@@ -289,10 +289,11 @@ def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str,
 
 
 def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: Sequence[dict[str, Params]],
-                        command: str, offline: bool = True) -> list[dict[str, ServerPrediction]]:
+                        command: str, offline: bool = True,
+                        bands: dict[str, float] | None = None) -> list[dict[str, ServerPrediction]]:
     """For each set of leave-one-platform-out profiles in ``pers``, every Server record's plan prediction (its
     platform's profile), all simulated in one call; ``offline``: with the plan's offline capacity of the Offline
-    twin's layout too."""
+    twin's layout too; ``bands``: per platform, the error band at whose two ends the capacity is also simulated."""
     by_id = {r.id: r for r in recs}
     groups: dict[tuple, list[LoadedRecord]] = {}
     for rec in recs:  # records alike in all but their rate share one plan
@@ -314,7 +315,7 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
             if name not in profiles:
                 profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
             rates = tuple((rate_of(rec), rec.record.platform.sockets) for rec in members)
-            jobs.append(ServerGroup(members[0], profiles[name], key[7], rates))
+            jobs.append(ServerGroup(members[0], profiles[name], key[7], rates, (bands or {}).get(name)))
             where.append((k, members))
     out: list[dict[str, ServerPrediction]] = [{} for _ in pers]
     for (k, members), ps in zip(where, predict_servers(jobs)):
@@ -350,7 +351,7 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
     """Server figures predicted by the plan (leave-one-platform-out profiles), and each Server run's plan
     ratio against its Offline twin's measured one."""
     by_id = {r.id: r for r in recs}
-    (predicted,) = _server_predictions(recs, stack, rules, [per], command)
+    (predicted,) = _server_predictions(recs, stack, rules, [per], command, bands=_bands(scored))
     out = []
     for s in scored:
         p = predicted.get(s.figure.record)
@@ -367,7 +368,9 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
         measured = rate_of(rec) / rate_of(twin)
         ratio = p.ratio
         stated = {x.percentile: x.value for x in rec.record.server_latencies}
-        checks.append(PlanCheck(record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
+        ends = p.ratio_band
+        checks.append(PlanCheck(plan_ratio_band=list(ends) if ends else None, band=p.band,
+                                within_band=ends[0] <= measured <= ends[1] if ends else None,record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
                                 instance_cores=p.instance_cores, latency_bound_s=rec.record.latency_bound_s,
                                 measured_ratio=measured, plan_ratio=ratio, error=ratio / measured - 1,
                                 offline_instance_cores=p.offline_instance_cores,
@@ -376,6 +379,19 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
                                 measured_p99_s=stated.get(99), plan_p99_s=p.latency_s.get(99),
                                 p99_error=_relative(p.latency_s.get(99), stated.get(99))))
     return out, checks
+
+
+def _bands(scored: list[Scored]) -> dict[str, float]:
+    """Per platform, the error band its plan is also simulated at the ends of: the median ``|error|`` of the other
+    platforms' leave-one-out step figures (as a user predicting an unseen CPU would quote it)."""
+    errs = [(s.figure.platform, abs(s.error)) for s in scored
+            if s.error is not None and s.kept and s.figure.scenario is not Scenario.SERVER]
+    out = {}
+    for platform in sorted({p for p, _ in errs}):
+        others = [e for p, e in errs if p != platform]
+        if others:
+            out[platform] = statistics.median(others)
+    return out
 
 
 def _relative(predicted: float | None, measured: float | None) -> float | None:

@@ -47,10 +47,23 @@ class ServerPrediction:
     """the layout of ``offline_rps`` (the Offline twin's; None: not asked, ``offline_rps`` NaN)"""
     latency_s: dict[int, float | None]
     """the plan's p50 and p99 latency at the record's own rate (None: the record states no latency)"""
+    band: float | None = None
+    rps_band: tuple[float, float] | None = None
+    """``rps`` with the realistic service times ``1 + band`` times longer, then shorter"""
 
     @property
     def ratio(self) -> float:
         return self.rps / self.offline_rps if self.offline_rps > 0 else 0.0
+
+    @property
+    def ratio_band(self) -> tuple[float, float] | None:
+        """The ratio at the band's two ends, lowest first: each end's server capacity over the offline capacity
+        at the same service times (which scales as their inverse: ``offline_rps / (1 + band)`` at the longer)."""
+        if self.rps_band is None or self.band is None or not self.offline_rps > 0:
+            return None
+        k = 1 + self.band
+        ends = (self.rps_band[0] * k / self.offline_rps, self.rps_band[1] / (k * self.offline_rps))
+        return min(ends), max(ends)
 
 
 def is_server(rec: LoadedRecord) -> bool:
@@ -86,6 +99,8 @@ class ServerGroup:
     """the Offline twin's layout (None: no offline capacity wanted)"""
     rates: tuple[tuple[float, int | None], ...] = ()
     """default: the record's own"""
+    band: float | None = None
+    """also the capacity with the realistic service times ``1 + band`` times longer and shorter"""
 
 
 def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[ServerPrediction]]:
@@ -118,12 +133,13 @@ def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[S
         # each rate as the plan's whole server sees it (a run on fewer sockets than the platform's)
         whole = tuple(rate * (platform.sockets.value / share if share else 1.0) for rate, share in at)
         cases.append(ServerCase(platform, model, m.precision, options, g.offline_instance_cores,
-                                whole if r.server_latencies else ()))
+                                whole if r.server_latencies else (), g.band))
         meta.append((want, len(at)))
     out = []
     for g, check, (want, n) in zip(groups, server_checks(cases), meta):
         latencies = check.latencies_s or [(None, None)] * n
-        out.append([ServerPrediction(check.rps, check.offline_rps, want, g.offline_instance_cores, {50: p50, 99: p99})
+        out.append([ServerPrediction(check.rps, check.offline_rps, want, g.offline_instance_cores, {50: p50, 99: p99},
+                                     g.band, check.rps_band)
                     for p50, p99 in latencies])
     return out
 

@@ -136,6 +136,20 @@ def _notes(r: PlanResult) -> list[str]:
                     and c.ceiling.tokens_per_s_per_server is not None else f"{sig(c.ceiling.rps_per_server)} req/s")
             out.append(f"{c.cpu}: at the ceiling the best is {c.ceiling.instances_per_socket} x "
                        f"{c.ceiling.instance_cores} cores, {rate} per server")
+        band = c.best.rps_per_server_band
+        if band is not None and c.meets and r.service_band is not None:
+            servers = c.servers_needed_band or [None, None]
+            k = 1 + r.service_band
+            if band[0] > 0:
+                fleet = f", {servers[0]:,} to {servers[1]:,} servers" if servers[1] else ""
+                span = f"serves {sig(band[0])} to {sig(band[1])} req/s per server{fleet}"
+            else:
+                fleet = f" ({servers[0]:,} servers)" if servers[0] else ""
+                span = f"meets the p99 bound at no rate with the longer ones, {sig(band[1])} req/s with the shorter{fleet}"
+            steep = band[0] > 0 and band[1] / band[0] > 1.25 * k * k  # the rate moves much more than the service time
+            out.append(f"{c.cpu}: with service times {r.service_band:.0%} longer or shorter (the {r.stack} profile's "
+                       f"median error on unseen CPUs: about half are further off) the best layout {span}"
+                       + (": near the p99 bound the rate moves much further than the service time" if steep else ""))
         if c.memory is not None:
             m = c.memory
             out.append(f"{c.cpu}: KV cache: {m.dram_bytes_per_socket / 1e9:.4g} GB DRAM per socket less "

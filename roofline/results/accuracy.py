@@ -124,6 +124,14 @@ class PlanCheck:
     measured_p99_s: float | None = None
     plan_p99_s: float | None = None
     p99_error: float | None = None
+    band: float | None = None
+    """the error band the plan is also simulated at the ends of: the median |error| of the stack's other platforms'
+    leave-one-out step figures"""
+    plan_ratio_band: list[float] | None = None
+    """the plan's ratio with every realistic service time ``1 + band`` times longer and shorter, lowest first (near a
+    p99 bound the server capacity moves much more than the service time)"""
+    within_band: bool | None = None
+    """measured_ratio lies inside plan_ratio_band"""
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,11 @@ class PlanLayout:
     """decoders: sequences of prompt plus output the DRAM left after the weights holds, per instance"""
     note: str | None = None
     """why the layout cannot serve (no sequence fits the KV cache), when it cannot"""
+    rps_per_server_band: list[float] | None = None
+    """encoders, server scenario with a stack profile's error band (``PlanResult.service_band``): rps_per_server
+    with the realistic service times ``1 + band`` times longer, then ``1 + band`` times shorter. Under a p99 bound
+    the rate can move much more than the service time: where the p99 barely rises with the load (batches grow
+    with it), a few percent of service time moves the rate at which it crosses the bound far"""
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,9 @@ class CpuPlan:
     """decoders: per million output tokens"""
     memory: Memory | None = None
     notes: list[str] = field(default_factory=list)
+    servers_needed_band: list[int | None] | None = None
+    """servers_needed at the two ends of the best layout's rps_per_server_band: fewest, most (null: no band or no
+    target; an end null: no rate meets the SLO there)"""
 
 
 @dataclass(frozen=True)
@@ -240,4 +248,8 @@ class PlanResult(JsonResult):
     notes: list[str] = field(default_factory=list)
     calibration: str | None = None
     """the calibration (a measured host's efficiencies) of the realistic service time, instead of a stack profile"""
+    service_band: float | None = None
+    """encoders, server scenario: the stack profile's error band on unseen CPUs (its leave-one-platform-out median
+    |error|, or the cross-stack one), at whose two ends each layout's rate is also given (rps_per_server_band);
+    null offline, for decoders, with a calibration or without a measured band"""
     schema_version: int = SCHEMA_VERSION
