@@ -36,9 +36,12 @@ def profile():
 
 
 @pytest.fixture(scope="module")
-def corpus_accuracy(records):
-    """``roofline accuracy`` over the committed records, computed once for the tests that read it"""
-    return accuracy(records, "test")
+def corpus_accuracy():
+    """``roofline accuracy`` over the committed records, computed once for the tests that read it: through the API,
+    whose results cache the CLI tests' ``roofline accuracy`` then reads (one uncached run in a fresh environment)"""
+    import roofline
+
+    return roofline.accuracy()
 
 
 def test_no_committed_measurement_beats_its_ceiling(corpus_accuracy):
@@ -95,13 +98,15 @@ def test_the_fast_fit_path_is_the_realistic_model(records, profile):
 
 def test_the_fit_table_predicts_what_predict_does(records):
     """The fit's vectorised pass over all figures equals predict() with the same parameters, at random
-    parameter vectors (kernel ratio, shape term and fitted dispatch included)."""
+    parameter vectors (kernel ratio, shape term, fitted dispatch and both forms of the passes included), one vector
+    at a time and all of them in one batch (the Jacobian's)."""
     figs = [f for r in records if r.record.excluded is None for f in figures(r)]  # every kind of figure
-    for dispatch_free in (False, True):
+    for dispatch_free, passes in ((False, False), (True, False), (False, True)):
         lay = ParamLayout(tuple(sorted({c for f in figs for p in f.parts for c in p.classes})), ("any",),
-                          True, dispatch_free=dispatch_free)
+                          True, dispatch_free=dispatch_free, passes=passes)
         table = FitTable.of(figs, lay.gemm)
         rng = np.random.default_rng(7)
+        xs, wants = [], []
         for _ in range(3):
             x = rng.uniform(np.log(0.05), 0.3, lay.size)
             x[lay.work_half_index] = rng.choice([0.0, rng.uniform(1e3, 1e8)])
@@ -110,6 +115,8 @@ def test_the_fit_table_predicts_what_predict_does(records):
             q = lay.params(x, 2e-4, 3e-6)
             want = np.array([predict(f, q) for f in figs])
             assert table.predict(x, lay, 2e-4, 3e-6) == pytest.approx(want, rel=1e-12)
+            xs.append(x), wants.append(want)
+        assert table.predict_many(np.stack(xs), lay, 2e-4, 3e-6) == pytest.approx(np.stack(wants), rel=1e-12)
     assert {f.kind for f in figs} >= {"latency", "gemm", "gemm_share", "speedup", "linear_speedup",
                                       "non_gemm_speedup", "throughput", "tokens_per_s"}
 
@@ -519,3 +526,28 @@ def test_a_plans_ratio_range_scales_the_offline_capacity_with_the_service_times(
                          band=0.25, rps_band=(50.0, 120.0))
     assert p.ratio == 0.8 and p.ratio_band == pytest.approx((0.625, 0.96), rel=1e-15)
     assert dataclasses.replace(p, band=None).ratio_band is None and dataclasses.replace(p, rps_band=None).ratio_band is None
+
+
+def test_the_fits_jacobian_is_scipys_two_point_one_from_a_single_batch():
+    """forward_jacobian: the analytic Jacobian of a closed form to the forward difference's accuracy, its steps
+    scipy's '2-point' ones to the last bit, and at an upper bound the step turned back inside (the function is NaN
+    beyond the bounds)."""
+    from scipy.optimize._numdiff import approx_derivative
+
+    from roofline.fidelity.fit import forward_jacobian
+
+    lo, hi = np.array([-2.0, 0.0, -1.0]), np.array([2.0, 1.0, 3.0])
+
+    def many(xs):
+        xs = np.atleast_2d(xs)
+        out = np.stack([np.sin(xs[:, 0]) * xs[:, 1], xs[:, 0] ** 2 + np.exp(xs[:, 2]), xs[:, 1] * xs[:, 2]], axis=1)
+        return np.where(((xs < lo) | (xs > hi)).any(axis=1)[:, None], np.nan, out)
+
+    calls = []
+    for x in (np.array([0.3, 0.5, -0.2]), np.array([-1.1, 1.0, 3.0])):  # inside; on two upper bounds
+        got = forward_jacobian(lambda xs: calls.append(len(xs)) or many(xs), x, lo, hi)
+        exact = np.array([[np.cos(x[0]) * x[1], np.sin(x[0]), 0.0], [2 * x[0], 0.0, np.exp(x[2])],
+                          [0.0, x[2], x[1]]])
+        assert np.all(np.isfinite(got)) and got == pytest.approx(exact, abs=1e-6)
+        assert np.array_equal(got, approx_derivative(lambda v: many(v)[0], x, method="2-point", bounds=(lo, hi)))
+    assert calls == [4, 4]  # the point and its three steps, one call

@@ -17,7 +17,8 @@ them, else fitted (per call 1 us to 2 ms, per GEMM launch 0.01 to 20 us).
 Every prediction, the fit's and the reported ones alike, is the realistic model's own arithmetic
 (:func:`roofline.model.realistic.realistic_times`) over all figures' steps at once (:class:`FitTable`),
 the per-row efficiencies resolved from a parameter vector or a :class:`Params` by
-:func:`roofline.model.efficiency.shaped`, as a stack profile's estimate resolves them.
+:func:`roofline.model.efficiency.shaped`, as a stack profile's estimate resolves them. The least-squares
+Jacobian is scipy's forward differences, its columns evaluated in one batch (:func:`forward_jacobian`).
 """
 
 from __future__ import annotations
@@ -129,9 +130,20 @@ class ParamLayout:
 
     def exp(self, x: np.ndarray) -> np.ndarray:
         """``exp`` of the log-space entries (``work_half`` is linear: its entry is 1 here)"""
-        logs = np.array(x, dtype=float)
-        logs[self.work_half_index] = 0.0
+        return self.exp_many(np.asarray(x, dtype=float)[None, :])[0]
+
+    def exp_many(self, xs: np.ndarray) -> np.ndarray:
+        """:meth:`exp` of each row of ``xs`` ``(B, n)``"""
+        logs = np.array(xs, dtype=float)
+        logs[:, self.work_half_index] = 0.0
         return np.exp(logs)
+
+    def dispatch_many(self, xs: np.ndarray, call_s: float, per_op_s: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`dispatch` of each row of ``xs`` ``(B, n)``: two ``(B,)`` arrays"""
+        if not self.dispatch_free:
+            return np.full(len(xs), call_s), np.full(len(xs), per_op_s)
+        i = self.work_half_index
+        return np.exp(xs[:, i + 1]), np.exp(xs[:, i + 2])
 
     def params(self, x: np.ndarray, call_s: float, per_op_s: float) -> Params:
         e = self.exp(x)
@@ -210,52 +222,61 @@ class FitTable:
                    a(row_factor), a(step_platform, int), tuple(step_mode), a(fig["nw"], int), a(fig["ns"], int),
                    a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
-    def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float, memory: float,
-                   attention: np.ndarray, other: np.ndarray, phi: np.ndarray, call_s: float,
-                   per_op_s: float, passes: bool = False) -> RowEfficiency:
+    def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
+                   memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
+                   call_s: float | np.ndarray, per_op_s: float | np.ndarray, passes: bool = False) -> RowEfficiency:
         """The rows' and steps' efficiencies from a profile's values: ``eta_graph`` and ``eta_kernel`` per
         class (in a compiled model, and one linear alone), ``attention`` and ``other`` per step, ``phi`` per
         platform; the rows' path-rule factors, shape term and platform factor through
         :func:`~roofline.model.efficiency.shaped`, as an estimate with the profile resolves them; ``passes``: the
         other non-GEMM passes' and the quantization passes' memory time at ``memory`` too, the quantization passes'
-        vector work at its roofline (:data:`QUANTIZATION_WITH_PASSES`)."""
+        vector work at its roofline (:data:`QUANTIZATION_WITH_PASSES`). Several profiles at once: the class values
+        ``(B, C)``, the step values ``(B, P)`` and the scalars ``(B,)`` (:meth:`predict_many`)."""
         p = self.parts
-        eta = np.where(self.row_graph, eta_graph[self.row_class], eta_kernel[self.row_class])
+        eta = np.where(self.row_graph, eta_graph[..., self.row_class], eta_kernel[..., self.row_class])
         phi_step = phi[self.step_platform]
         eta, shape = shaped(eta, p.m, work_half, self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
-        steps = p.steps
-        return RowEfficiency(eta=eta, shape=shape, memory=np.full(len(eta), memory),
+        per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
+        return RowEfficiency(eta=eta, shape=shape, memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None],
+                                                                          eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
-                             quantization=np.ones(steps) if passes else vector,
-                             call_s=np.full(steps, call_s), per_op_s=np.full(steps, per_op_s),
-                             pass_memory=np.full(steps, memory) if passes else None)
+                             quantization=np.ones_like(vector) if passes else vector,
+                             call_s=per_step(call_s), per_op_s=per_step(per_op_s),
+                             pass_memory=per_step(memory) if passes else None)
 
     def figures_from(self, e: RowEfficiency | None) -> np.ndarray:
-        """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms)."""
+        """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms); ``(B, F)``
+        for ``B`` profiles' efficiencies at once."""
         p = self.parts
         if e is None:
             linear = p.gemm_ceiling_s
             pieces = np.stack([p.ceiling_s, linear, p.ceiling_s - linear])
         else:
             t = realistic_times(p, e)
-            pieces = np.stack([t.total_s, t.linear_s, t.non_gemm_s])
-        num = np.where(self.num_which < 0, self.num_const, pieces[np.maximum(self.num_which, 0), self.num_step])
-        den = np.where(self.den_which < 0, 1.0, pieces[np.maximum(self.den_which, 0), self.den_step])
+            pieces = np.stack([t.total_s, t.linear_s, t.non_gemm_s], axis=-2)
+        num = np.where(self.num_which < 0, self.num_const, pieces[..., np.maximum(self.num_which, 0), self.num_step])
+        den = np.where(self.den_which < 0, 1.0, pieces[..., np.maximum(self.den_which, 0), self.den_step])
         return num / den
 
     def predict(self, x: np.ndarray, lay: ParamLayout, call_s: float, per_op_s: float) -> np.ndarray:
-        """Every figure with the parameter vector ``x`` laid out as ``lay`` (the fit's inner loop)."""
-        e = lay.exp(x)
+        """Every figure with the parameter vector ``x`` laid out as ``lay``."""
+        return self.predict_many(np.asarray(x, dtype=float)[None, :], lay, call_s, per_op_s)[0]
+
+    def predict_many(self, xs: np.ndarray, lay: ParamLayout, call_s: float, per_op_s: float) -> np.ndarray:
+        """``(B, F)``: every figure for each of the parameter vectors ``xs`` ``(B, n)`` laid out as ``lay``, in one
+        pass of the realistic arithmetic (the fit's inner loop: a residual and its Jacobian's columns)."""
+        e = lay.exp_many(xs)
         g, nm = len(lay.gemm), len(lay.modes)
-        ratio = e[g + 2 * nm + 1] if lay.kernels else 1.0
-        eta_g = e[:g][[lay.gemm.index(c) for c in self.classes]] if self.classes != lay.gemm else e[:g]
+        ratio = e[:, g + 2 * nm + 1:g + 2 * nm + 2] if lay.kernels else 1.0
+        eta_g = e[:, :g][:, [lay.gemm.index(c) for c in self.classes]] if self.classes != lay.gemm else e[:, :g]
         steps = self.parts.steps
         phi = np.ones(len(self.platforms))
-        call_s, per_op_s = lay.dispatch(x, call_s, per_op_s)
-        return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), float(x[lay.work_half_index]),
-                                                 float(e[g + 2 * nm]), np.full(steps, e[g]), np.full(steps, e[g + nm]),
-                                                 phi, call_s, per_op_s, lay.passes))
+        calls, per_ops = lay.dispatch_many(xs, call_s, per_op_s)
+        full = lambda v: np.broadcast_to(v[:, None], (len(xs), steps))  # noqa: E731
+        return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), xs[:, lay.work_half_index],
+                                                 e[:, g + 2 * nm], full(e[:, g]), full(e[:, g + nm]), phi, calls,
+                                                 per_ops, lay.passes))
 
     def predict_params(self, q: Params | None) -> np.ndarray:
         """Every figure as a profile holding ``q`` predicts it (None: the ceiling)."""
@@ -295,6 +316,27 @@ FIT_STARTS = (0.9, 0.5, 0.2)
 #: the profile for every other CPU
 LOSS = "soft_l1"
 LOSS_SCALE = 0.3
+
+
+def forward_jacobian(fun_many, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The Jacobian of ``fun_many`` at ``x`` by forward differences, every column from one call: ``fun_many`` maps
+    ``(B, n)`` points to ``(B, m)`` values, and is given ``x`` and ``x + h_j e_j`` together. The steps are scipy's
+    ``'2-point'`` ones (``least_squares``' default): ``h_j = sqrt(eps) x sign(x_j) x max(1, |x_j|)``, reversed where
+    ``x + h`` leaves the bounds and still fits inside them, else the distance to the farther bound; ``dx`` is the
+    difference the floats really hold."""
+    n = len(x)
+    h = np.finfo(float).eps ** 0.5 * np.where(x >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x))
+    h = (x + h) - x
+    below, above = x - lo, hi - x
+    out = (x + h < lo) | (x + h > hi)
+    fits = np.abs(h) <= np.maximum(below, above)
+    h = np.where(out & fits, -h, h)
+    h = np.where(~fits & (above >= below), above, np.where(~fits, -below, h))
+    points = np.repeat(x[None, :], n + 1, axis=0)
+    points[1 + np.arange(n), np.arange(n)] += h
+    values = fun_many(points)
+    dx = points[1 + np.arange(n), np.arange(n)] - x
+    return ((values[1:] - values[0]) / dx[:, None]).T
 
 
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: bool = True,
@@ -358,17 +400,20 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         return x
 
     best, best_x = None, None
+    lo_s, hi_s = lo[search], hi[search]
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
         x[:lay.work_half_index] = math.log(start)  # the efficiencies and the kernel ratio
 
-        def residuals(xf: np.ndarray, base: np.ndarray = x) -> np.ndarray:
-            xx = whole(xf, base)
-            pred = table.predict(xx, lay, given_call_s, given_per_op_s)
-            return np.concatenate([weights * np.log(pred / measured), pull * (xx - prior)])
+        def residuals_many(xfs: np.ndarray, base: np.ndarray = x) -> np.ndarray:
+            xx = np.repeat(base[None, :], len(xfs), axis=0)
+            xx[:, search] = xfs
+            pred = table.predict_many(xx, lay, given_call_s, given_per_op_s)
+            return np.concatenate([weights * np.log(pred / measured), pull * (xx - prior)], axis=1)
 
-        sol = least_squares(residuals, x[search], bounds=(lo[search], hi[search]), method="trf", x_scale="jac",
-                            loss=LOSS, f_scale=LOSS_SCALE)
+        sol = least_squares(lambda xf, f=residuals_many: f(xf[None, :])[0], x[search],
+                            jac=lambda xf, f=residuals_many: forward_jacobian(f, xf, lo_s, hi_s),
+                            bounds=(lo_s, hi_s), method="trf", x_scale="jac", loss=LOSS, f_scale=LOSS_SCALE)
         if best is None or sol.cost < best.cost:
             best, best_x = sol, whole(sol.x, x)
     out = lay.params(best_x, given_call_s, given_per_op_s)

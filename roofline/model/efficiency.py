@@ -168,13 +168,18 @@ def mode_value(table: dict[str, float], mode: str) -> float | None:
     return geometric_mean(list(table.values())) if table else None
 
 
-def shaped(eta: np.ndarray, m: np.ndarray, work_half: float, scale: np.ndarray | float = 1.0
+def shaped(eta: np.ndarray, m: np.ndarray, work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
            ) -> tuple[np.ndarray, np.ndarray]:
     """``(min(eta x scale x W / (W + work_half), 1), W / (W + work_half))``: a class efficiency on GEMMs of ``W``
-    multiply-accumulates per core (the shape term; none when ``work_half`` is 0), times a platform's and a path rule's factors (``scale``).
-    The stack profile's estimate and its fit both go through here."""
+    multiply-accumulates per core (the shape term; none when ``work_half`` is 0), times a platform's and a path
+    rule's factors (``scale``). The stack profile's estimate and its fit both go through here; the fit's Jacobian
+    gives ``work_half`` as ``(B,)``, one per parameter vector, and ``eta`` as ``(B, R)``."""
     m = np.asarray(m, dtype=float)
-    shape = m / (m + work_half) if work_half > 0 else np.ones_like(m)
+    half = np.asarray(work_half, dtype=float)
+    if half.ndim:
+        shape = np.where(half[:, None] > 0, m / (m + half[:, None]), 1.0)
+    else:
+        shape = m / (m + half) if half > 0 else np.ones_like(m)
     return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 

@@ -151,12 +151,18 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
 def _padded(blocks: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
     """``(P, O)`` blocks of different widths (models with different passes) stacked, zero columns added."""
     width = max(b.shape[-1] for b in blocks)
-    return np.concatenate([np.pad(b.reshape(n, -1), ((0, 0), (0, width - b.shape[-1]))) for b, n in zip(blocks, steps)])
+    out = np.zeros((int(sum(steps)), width))
+    row = 0
+    for b, n in zip(blocks, steps):
+        out[row:row + n, :b.shape[-1]] = b.reshape(n, -1)
+        row += n
+    return out
 
 
 @dataclass(frozen=True)
 class RowEfficiency:
-    """The efficiencies of :func:`realistic_times`, resolved: per GEMM row and per step."""
+    """The efficiencies of :func:`realistic_times`, resolved: per GEMM row and per step (each may carry a leading
+    batch axis, ``(B, R)`` and ``(B, P)``: the fit evaluates several parameter vectors at once)."""
 
     eta: np.ndarray
     """(R,) the compute efficiency of each row, shape term included, at most 1"""
@@ -210,7 +216,15 @@ def _passes(whole: np.ndarray, compute: np.ndarray, memory: np.ndarray, eta: np.
     efficiency, ``sum_o max(compute_o / eta, memory_o / eta_pass)``."""
     if pass_memory is None:
         return whole / eta
-    return np.maximum(compute / eta[:, None], memory / pass_memory[:, None]).sum(axis=-1)
+    return np.maximum(compute / eta[..., None], memory / pass_memory[..., None]).sum(axis=-1)
+
+
+def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
+    """``(..., P)``: the rows' values ``(..., R)`` summed per step (one ``bincount`` over every batch)."""
+    lead = rows.shape[:-1]
+    n = int(np.prod(lead))
+    idx = (row_step + steps * np.arange(n)[:, None]).ravel()
+    return np.bincount(idx, rows.reshape(n, -1).ravel(), minlength=n * steps).reshape(lead + (steps,))
 
 
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
@@ -230,7 +244,7 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     eta_x = np.minimum(e.eta / e.shape, 1.0)
     t_c = (parts.t_compute - parts.t_extra) / e.eta + parts.t_extra / eta_x
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
-    return Times(gemm_s=np.bincount(parts.row_step, rows, minlength=parts.steps),
+    return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  attention_s=parts.attention_s / e.attention,
                  other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e.pass_memory),
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
