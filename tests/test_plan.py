@@ -400,6 +400,42 @@ def test_decoder_offline_and_server(decoder_plans):
         assert cs.curve and all(p.ttft_p99_s is not None and p.p99_s is None for p in cs.curve)
 
 
+def test_a_decoder_server_plans_rate_band_is_the_plan_at_the_bands_step_times(monkeypatch, decoder_plans):
+    """A decoder's server plan with a stack's band b gives each layout's rate with every realistic prefill and
+    decode step (1 + b) times longer and shorter: the rate of the same plan whose step times are so; the offline
+    plan gives none."""
+    from roofline.capacity import decoder
+    from roofline.capacity import service_times as st
+
+    offline, server = decoder_plans
+    b = STACK.accuracy.band
+    assert server.service_band == b and offline.service_band is None
+    assert all(x.rps_per_server_band is None for c in offline.cpus for x in c.layouts)
+    for c in server.cpus:
+        for x in c.layouts:
+            slower, faster = x.rps_per_server_band
+            assert slower <= x.rps_per_server <= faster  # all 0 where no rate meets the SLOs
+        slower, faster = c.best.rps_per_server_band
+        assert 0 < slower < c.best.rps_per_server < faster
+
+    def scaled(k):
+        def step_times(*args, **kw):
+            t = st.step_times(*args, **kw)
+            return dataclasses.replace(t, realistic_s=t.realistic_s * k)
+        return step_times
+
+    ps, m = [load_platform("spr"), load_platform("gnr")], load_model("llama-3.2-1b")
+    kw = dict(lengths=fixed_lengths(256), output_len=32, source=NO_EFFICIENCIES, sampling=QUICK, ttft_s=2.0,
+              tpot_s=0.1)
+    ends = []
+    for k in (1 + b, 1 / (1 + b)):
+        monkeypatch.setattr(decoder, "step_times", scaled(k))
+        ends.append(plan(ps, m, "int8-weight-only", dataclasses.replace(PlanOptions(**kw), source=WITH_STACK)))
+    for c, longer, shorter in zip(server.cpus, *(r.cpus for r in ends)):
+        for x, lo, hi in zip(c.layouts, longer.layouts, shorter.layouts):
+            assert x.rps_per_server_band == pytest.approx([lo.rps_per_server, hi.rps_per_server], rel=1e-9)
+
+
 def test_decoder_needs_its_memory():
     p = load_platform("spr")
     import dataclasses

@@ -125,5 +125,5 @@ def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: P
                               replications=s.replications, requests_per_replication=s.requests,
                               warmup_requests=s.warmup, confidence=CONFIDENCE),
         cpus=cpus, notes=notes,
-        service_band=o.source.band if o.scenario is Scenario.SERVER and not decode else None,
+        service_band=o.source.band if o.scenario is Scenario.SERVER else None,
     )

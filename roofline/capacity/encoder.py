@@ -37,6 +37,7 @@ from roofline.capacity.fleet import (
     interval,
     layout_fields,
     num,
+    servers_band,
     servers_needed,
 )
 from roofline.capacity.options import PlanOptions, resolve
@@ -157,7 +158,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             cores_per_socket=int(o.cores or p.cores_per_socket.value), weights_llc_resident=t.weights_llc_resident,
             layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if pick.meets else None,
-            servers_needed_band=_servers_band(o, best) if pick.meets else None,
+            servers_needed_band=servers_band(o, best) if pick.meets else None,
             price_per_hour=price,
             cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
                                        else None),
@@ -273,14 +274,6 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
         for k, i in enumerate(asked):
             latencies[i] = [(num(st.p50_s[k, g]), num(st.p99_s[k, g])) for g in range(len(cases[i].rates_rps))]
     return [ServerCheck(float(rps[i]), float(offline[i]), latencies[i], bands[i]) for i in range(len(cases))]
-
-
-def _servers_band(o: PlanOptions, best: PlanLayout) -> list[int | None] | None:
-    """The servers the load needs at the two ends of the best layout's rate band (fewest first)."""
-    if best.rps_per_server_band is None or not o.target_rps:
-        return None
-    slower, faster = best.rps_per_server_band
-    return [servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,

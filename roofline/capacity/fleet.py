@@ -68,6 +68,15 @@ def servers_needed(target_rps: float | None, rps_per_server: float, utilization:
     return math.ceil(n) if math.isfinite(n) else None
 
 
+def servers_band(o, best) -> list[int | None] | None:
+    """The servers ``o.target_rps`` needs at the two ends of the best layout's rate band, fewest first (None: no
+    band or no target; an end None: no rate meets the SLO there)."""
+    if best.rps_per_server_band is None or not o.target_rps:
+        return None
+    slower, faster = best.rps_per_server_band
+    return [servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
+
+
 def cost_per_million(price_per_hour: float | None, per_s: float, utilization: float) -> float | None:
     """Dollars per million of what ``per_s`` counts (requests, tokens) at the planned utilization."""
     if price_per_hour is None or not per_s > 0:

@@ -141,15 +141,16 @@ def _notes(r: PlanResult) -> list[str]:
             servers = c.servers_needed_band or [None, None]
             k = 1 + r.service_band
             if band[0] > 0:
-                fleet = f", {servers[0]:,} to {servers[1]:,} servers" if servers[1] else ""
+                fleet = ("" if not servers[1] else f", {servers[0]:,} servers" if servers[0] == servers[1] else
+                         f", {servers[0]:,} to {servers[1]:,} servers")
                 span = f"serves {sig(band[0])} to {sig(band[1])} req/s per server{fleet}"
             else:
                 fleet = f" ({servers[0]:,} servers)" if servers[0] else ""
-                span = f"meets the p99 bound at no rate with the longer ones, {sig(band[1])} req/s with the shorter{fleet}"
+                span = f"meets the p99 bounds at no rate with the longer ones, {sig(band[1])} req/s with the shorter{fleet}"
             steep = band[0] > 0 and band[1] / band[0] > 1.25 * k * k  # the rate moves much more than the service time
             out.append(f"{c.cpu}: with service times {r.service_band:.0%} longer or shorter (the {r.stack} profile's "
                        f"median error on unseen CPUs: about half are further off) the best layout {span}"
-                       + (": near the p99 bound the rate moves much further than the service time" if steep else ""))
+                       + (": near a p99 bound the rate moves much further than the service time" if steep else ""))
         if c.memory is not None:
             m = c.memory
             out.append(f"{c.cpu}: KV cache: {m.dram_bytes_per_socket / 1e9:.4g} GB DRAM per socket less "
