@@ -369,15 +369,16 @@ def _servers(scored: list[Scored], recs: Sequence[LoadedRecord], stack: str, rul
         ratio = p.ratio
         stated = {x.percentile: x.value for x in rec.record.server_latencies}
         ends = p.ratio_band
-        checks.append(PlanCheck(plan_ratio_band=list(ends) if ends else None, band=p.band,
-                                within_band=ends[0] <= measured <= ends[1] if ends else None,record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
+        checks.append(PlanCheck(record=rid, offline_record=twin.id, platform=rec.record.platform.name, stack=stack,
                                 instance_cores=p.instance_cores, latency_bound_s=rec.record.latency_bound_s,
                                 measured_ratio=measured, plan_ratio=ratio, error=ratio / measured - 1,
                                 offline_instance_cores=p.offline_instance_cores,
                                 measured_p50_s=stated.get(50), plan_p50_s=p.latency_s.get(50),
                                 p50_error=_relative(p.latency_s.get(50), stated.get(50)),
                                 measured_p99_s=stated.get(99), plan_p99_s=p.latency_s.get(99),
-                                p99_error=_relative(p.latency_s.get(99), stated.get(99))))
+                                p99_error=_relative(p.latency_s.get(99), stated.get(99)),
+                                band=p.band, plan_ratio_band=list(ends) if ends else None,
+                                within_band=ends[0] <= measured <= ends[1] if ends else None))
     return out, checks
 
 

@@ -14,7 +14,8 @@ capacity of the Server run's layout over its offline capacity of the Offline twi
 
 A Server record may also state loadgen's p50 and p99 latency at its scheduled rate
 (``server_latencies``): the plan's simulation of the run's layout at that rate (the same profile) predicts
-them.
+them. With an error band the plan is simulated at every service time ``1 + band`` times longer and shorter
+too, and the ratio at those two ends is the plan's range (near the p99 bound it is much wider than the band).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class ServerPrediction:
     latency_s: dict[int, float | None]
     """the plan's p50 and p99 latency at the record's own rate (None: the record states no latency)"""
     band: float | None = None
+    """the error band the capacity was also simulated at the ends of (None: not asked)"""
     rps_band: tuple[float, float] | None = None
     """``rps`` with the realistic service times ``1 + band`` times longer, then shorter"""
 
