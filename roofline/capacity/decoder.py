@@ -20,8 +20,8 @@ Then :func:`~roofline.serving.continuous_batching.decoder_offline` (offline) or
 whose simulated TTFT p99 and TPOT p99 meet their SLOs), every (CPU, layout, realistic or ceiling)
 in one call, and each CPU's best layout simulated at loads up to 95% of its capacity
 (:func:`~roofline.serving.continuous_batching.simulate_decoder`). In the server scenario with a stack
-profile's error band ``b`` the realistic step times ``(1 + b)`` times longer and shorter are two more rows
-of each layout: the rate at the band's two ends.
+profile's error band ``b`` each CPU's best layout is simulated again with every realistic step ``(1 + b)``
+times longer and shorter: the rate at the band's two ends.
 """
 
 from __future__ import annotations
@@ -35,14 +35,15 @@ from roofline.errors import UserError
 from roofline.model.recipes import precision_recipe
 from roofline.model.footprint import footprint
 from roofline.capacity.fleet import (
+    band_factors,
     choose,
     cost_per_million,
     curve_loads,
     interval,
     layout_fields,
     num,
-    servers_band,
     servers_needed,
+    with_band,
 )
 from roofline.capacity.options import PlanOptions
 from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
@@ -79,11 +80,9 @@ def dram_per_socket(platform: Platform, memory_gb: float | None) -> tuple[float,
 
 class _Decoder:
     """Every scenario's step tables: rows ``(cpu, layout, realistic|ceiling)`` of the layouts whose KV cache
-    holds at least one sequence, and with a ``band`` also ``slower`` and ``faster``: every realistic step time
-    ``(1 + band)`` times longer and shorter."""
+    holds at least one sequence."""
 
-    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions,
-                 band: float | None = None) -> None:
+    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions) -> None:
         prompts, out, cap = o.lengths, int(o.output_len), o.max_batch_tokens
         recipe = precision_recipe(precision, model)
         kv_dtype = o.kv_dtype or KV_DTYPE[recipe.non_gemm_mode]
@@ -126,14 +125,11 @@ class _Decoder:
             self.decode = [step_times(p, model, precision, Phase.DECODE, points, **kw) for p in platforms]
         rows_pre, rows_lo, rows_hi, inst, kk, self.index = [], [], [], [], [], []
         g = len(self.grid)
-        scale = {"realistic": 1.0, "slower": 1 + (band or 0.0), "faster": 1 / (1 + (band or 0.0))}
-        kinds = ("realistic", "ceiling") + (("slower", "faster") if band else ())
         for c, t in enumerate(self.prefill):
-            for kind in kinds:
-                real = kind != "ceiling"
-                pre = t.realistic_s * scale[kind] if real else t.ceiling_s
+            for kind in ("realistic", "ceiling"):
+                pre = t.realistic_s if kind == "realistic" else t.ceiling_s
                 if self.decode is not None:
-                    dec = self.decode[c].realistic_s * scale[kind] if real else self.decode[c].ceiling_s
+                    dec = self.decode[c].realistic_s if kind == "realistic" else self.decode[c].ceiling_s
                     lo, hi = by_batch(dec[:, :g], self.grid, self.k_max), by_batch(dec[:, g:], self.grid, self.k_max)
                 for i in range(len(t.instance_cores)):
                     if self.k[c][i] < 1:
@@ -159,13 +155,17 @@ class _Decoder:
         except ValueError:
             return None
 
-    def prefill_time(self, rows: np.ndarray | None = None):
-        table = TokenTable(self.prefill_tokens, self.pre_rows if rows is None else self.pre_rows[rows])
+    def prefill_time(self, rows: np.ndarray | None = None, scale: np.ndarray | float = 1.0):
+        """The prefill times of ``rows`` (default all), each row's times times its ``scale``."""
+        t = self.pre_rows if rows is None else self.pre_rows[rows]
+        table = TokenTable(self.prefill_tokens, t * np.reshape(scale, (-1, 1)))
         return lambda scenario, tokens: table(scenario, tokens, tokens)
 
-    def decode_step(self, rows: np.ndarray | None = None) -> DecodeStep:
-        lo_t = self.lo_rows if rows is None else self.lo_rows[rows]
-        hi_t = self.hi_rows if rows is None else self.hi_rows[rows]
+    def decode_step(self, rows: np.ndarray | None = None, scale: np.ndarray | float = 1.0) -> DecodeStep:
+        """The decode steps of ``rows`` (default all), each row's times times its ``scale``."""
+        k = np.reshape(scale, (-1, 1))
+        lo_t = (self.lo_rows if rows is None else self.lo_rows[rows]) * k
+        hi_t = (self.hi_rows if rows is None else self.hi_rows[rows]) * k
         c_lo, c_hi = self.ctx
 
         def step_time(s, b, total_context):  # linear in the context between the two tabulated ones
@@ -179,8 +179,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                              o: PlanOptions) -> list[CpuPlan]:
     out = int(o.output_len)
     server = o.scenario is Scenario.SERVER
-    band = o.source.band if server else None  # the realistic step times' error band: the rate at its two ends
-    dec = _Decoder(platforms, model, precision, o, band)
+    dec = _Decoder(platforms, model, precision, o)
     n_rows = len(dec.index)
     sim = _simulate(dec, o) if n_rows else None
     slos = " and ".join(x for x in (f"TTFT p99 {o.ttft_s * 1e3:g} ms" if o.ttft_s else "",
@@ -190,8 +189,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
         n = len(t.instance_cores)
         real = [dec.row(c, "realistic", i) for i in range(n)]
         ceil = [dec.row(c, "ceiling", i) for i in range(n)]
-        ends = [(dec.row(c, "slower", i), dec.row(c, "faster", i)) if band else None for i in range(n)]
-        results = [_layout(o, dec, c, i, real[i], ceil[i], t, sim, out, ends[i]) for i in range(n)]
+        results = [_layout(o, dec, c, i, real[i], ceil[i], t, sim, out) for i in range(n)]
         fits = np.array([r is not None for r in real])
         rates = np.array([x.rps_per_server for x in results])
         usable = fits & (np.array([bool(x.meets_latency) for x in results]) if server else fits)
@@ -220,7 +218,6 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
             cores_per_socket=int(o.cores or p.cores_per_socket.value), weights_llc_resident=t.weights_llc_resident,
             layouts=results, best=best, best_reason=reason, meets=ok,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if ok else None,
-            servers_needed_band=servers_band(o, best) if ok else None,
             price_per_hour=price,
             cost_per_million_requests=cost_per_million(price, best.rps_per_server, o.utilization) if ok else None,
             cost_per_million_tokens=cost_per_million(price, best.tokens_per_s_per_server or 0.0, o.utilization)
@@ -235,7 +232,24 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
         best_rows.append(real[pick.index])
     if sim is None:
         return plans
+    band = o.source.band if server else None  # the realistic step times' error band: the rate at its two ends
+    banded = [k for k, (c, r) in enumerate(zip(plans, best_rows)) if band and c.meets and r is not None]
+    if banded:
+        ends = _band_rates(dec, [best_rows[k] for k in banded], band, o)
+        for k, e in zip(banded, ends):
+            plans[k] = with_band(plans[k], e, o)
     return _with_curves(plans, dec, best_rows, sim.off.rps, sim.rate, o)
+
+
+def _band_rates(dec: _Decoder, rows: list[int], band: float, o: PlanOptions) -> np.ndarray:
+    """``(len(rows), 2)``: each realistic row's server rate with its prefill and decode steps ``1 + band`` times
+    longer, then shorter, all in one simulation."""
+    r, n = np.array(rows * 2), len(rows)
+    scale = np.repeat(band_factors(band), n)
+    mr = decoder_max_rate(o.ttft_s, o.tpot_s, dec.instances[r], dec.prefill_time(r, scale), dec.decode_step(r, scale),
+                          o.lengths, int(o.output_len), dec.max_sequences[r], max_prefill_tokens=o.max_batch_tokens,
+                          sampling=o.sampling)
+    return np.stack([mr.rate_rps[:n], mr.rate_rps[n:]], axis=1)
 
 
 @dataclass(frozen=True)
@@ -272,9 +286,8 @@ def _ms(s: float | None) -> str:
 
 
 def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: int | None, t, sim: _Sim | None,
-            out: int, ends: tuple[int | None, int | None] | None = None) -> PlanLayout:
-    """One layout's result (a layout whose KV cache holds no sequence gets zeros; ``ends``: the rows of its step
-    times at the two ends of the error band)."""
+            out: int) -> PlanLayout:
+    """One layout's result (a layout whose KV cache holds no sequence gets zeros)."""
     server = o.scenario is Scenario.SERVER
     if dec.decode is not None:  # the ceiling's decode step at the running batch cap, longest context
         g_k = min(int(np.searchsorted(dec.grid, max(1, int(dec.k[c][i])))), len(dec.grid) - 1)
@@ -309,7 +322,6 @@ def _layout(o: PlanOptions, dec: _Decoder, c: int, i: int, r: int | None, rc: in
         tpot_p99_s=num(mr.stats.tpot_p99_s[r, 0]) if server else None,
         tpot_p99_ci_s=interval(mr.stats.tpot_p99_ci_s[r, 0]) if server else None,
         prefill_time_s=pre, decode_step_s=stp if out > 1 else None,
-        rps_per_server_band=[float(rate[ends[0]]), float(rate[ends[1]])] if ends is not None and server else None,
     )
 
 

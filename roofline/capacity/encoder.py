@@ -9,9 +9,9 @@ realistic or ceiling) is one scenario of the serving simulations, all in one cal
   the best batch;
 - server: :func:`~roofline.serving.dynamic_batching.max_rate`, the highest Poisson rate whose
   simulated p99 (queueing, the batching wait, the service) meets the SLO; with a stack profile's error
-  band ``b`` also at the realistic service times ``(1 + b)`` times longer and shorter (two more
-  scenarios per layout): under a p99 bound the rate moves much more than the service time where the
-  p99 barely rises with the load, and the plan gives that range;
+  band ``b`` each CPU's best layout also at the realistic service times ``(1 + b)`` times longer and
+  shorter (one more simulation of two scenarios per CPU): under a p99 bound the rate moves much more
+  than the service time where the p99 barely rises with the load, and the plan gives that range;
 
 then each CPU's best layout (:mod:`roofline.capacity.fleet`) and its latency-vs-load curve
 (:func:`~roofline.serving.dynamic_batching.simulate_server` at loads up to 95% of its capacity).
@@ -31,14 +31,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from roofline.capacity.fleet import (
+    band_factors,
     choose,
     cost_per_million,
     curve_loads,
     interval,
     layout_fields,
     num,
-    servers_band,
     servers_needed,
+    with_band,
 )
 from roofline.capacity.options import PlanOptions, resolve
 from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, step_times, token_grid
@@ -62,11 +63,9 @@ MAX_QUEUE_INSTANCES = 256
 
 
 class _Tables:
-    """The service tables of every scenario: rows ``(cpu, layout, realistic|ceiling)``, and with a ``band`` also
-    ``slower`` and ``faster``: the realistic service times ``(1 + band)`` times longer and shorter."""
+    """The service tables of every scenario: rows ``(cpu, layout, realistic|ceiling)``."""
 
-    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions,
-                 band: float | None = None) -> None:
+    def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions) -> None:
         lengths, cap = o.lengths, o.max_batch_tokens
         self.fixed = lengths.is_fixed
         grid, top = None, 0
@@ -87,10 +86,7 @@ class _Tables:
             for p in platforms]
         rows, inst, self.index = [], [], []
         for k, t in enumerate(self.times):
-            kinds = [("realistic", t.realistic_s), ("ceiling", t.ceiling_s)]
-            if band:
-                kinds += [("slower", t.realistic_s * (1 + band)), ("faster", t.realistic_s / (1 + band))]
-            for kind, table in kinds:
+            for kind, table in (("realistic", t.realistic_s), ("ceiling", t.ceiling_s)):
                 rows.append(by_batch(table, grid, top) if self.fixed else table)
                 inst.append(t.instances_per_server)
                 self.index += [(k, kind, i) for i in range(len(t.instance_cores))]
@@ -107,6 +103,10 @@ class _Tables:
 
     def service(self, rows: np.ndarray | None = None):
         t = self.rows if rows is None else self.rows[rows]
+        return self.table(t)
+
+    def table(self, t: np.ndarray):
+        """Service times ``t`` (one row per scenario) as the simulations take them."""
         return BatchTable(t) if self.fixed else TokenTable(self.tokens, t)
 
     def alone_s(self, row: int) -> float:
@@ -118,8 +118,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
                           o: PlanOptions) -> list[CpuPlan]:
     lengths, cap, mw, size = o.lengths, o.max_batch_tokens, o.max_wait_s, o.sampling
     server = o.scenario is Scenario.SERVER
-    band = o.source.band if server else None  # the realistic service times' error band: the rate at its two ends
-    tab = _Tables(platforms, model, precision, o, band)
+    tab = _Tables(platforms, model, precision, o)
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
     mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
@@ -137,8 +136,7 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
         pick = choose(rate[real], t.instance_cores, usable, bare[real], what)
         pick_c = choose(rate[ceil], t.instance_cores, mr.meets[ceil] if server else np.ones(n, dtype=bool),
                         bare[ceil], what)
-        ends = [(tab.row(k, "slower", i), tab.row(k, "faster", i)) if band else None for i in range(n)]
-        layouts = [_layout(o, tab, t, i, real[i], ceil[i], off, mr, rate, bare, ends[i]) for i in range(n)]
+        layouts = [_layout(o, tab, t, i, real[i], ceil[i], off, mr, rate, bare) for i in range(n)]
         best = layouts[pick.index]
         reason = pick.reason if pick.meets else (
             f"no layout meets p99 {o.p99_s * 1e3:g} ms: the fastest, {best.instances_per_socket} x "
@@ -158,14 +156,27 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             cores_per_socket=int(o.cores or p.cores_per_socket.value), weights_llc_resident=t.weights_llc_resident,
             layouts=layouts, best=best, best_reason=reason, meets=pick.meets,
             servers_needed=servers_needed(o.target_rps, best.rps_per_server, o.utilization) if pick.meets else None,
-            servers_needed_band=servers_band(o, best) if pick.meets else None,
             price_per_hour=price,
             cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
                                        else None),
             ceiling=ceiling, curve=[], notes=notes,
         ))
         best_rows.append(real[pick.index])
+    band = o.source.band if server else None  # the realistic service times' error band: the rate at its two ends
+    if band:
+        plans = [with_band(c, ends, o) for c, ends in zip(plans, _band_rates(tab, best_rows, band, o))]
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
+
+
+def _band_rates(tab: _Tables, rows: Sequence[int], band: float, o: PlanOptions) -> np.ndarray:
+    """``(len(rows), 2)``: each realistic row's server rate with its service times ``1 + band`` times longer,
+    then shorter, every one in one simulation (common random numbers: the rows' own answers are unchanged)."""
+    r = np.asarray(rows)
+    service = tab.table(np.concatenate([tab.rows[r] * f for f in band_factors(band)]))
+    mr = max_rate(o.p99_s, np.tile(tab.queue[r], 2), service, o.lengths, max_batch_tokens=o.max_batch_tokens,
+                  max_wait_s=o.max_wait_s, sampling=o.sampling)
+    found = mr.rate_rps * np.tile(tab.scale[r], 2)
+    return np.stack([found[:len(r)], found[len(r):]], axis=1)
 
 
 @dataclass(frozen=True)
@@ -230,7 +241,7 @@ def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
 def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[ServerCheck]:
     o0 = opts[0]
     cap, mw, size, lengths = o0.max_batch_tokens, o0.max_wait_s, o0.sampling, o0.lengths
-    tabs = [_Tables([c.platform], c.model, c.precision, o, c.band) for c, o in zip(cases, opts)]
+    tabs = [_Tables([c.platform], c.model, c.precision, o) for c, o in zip(cases, opts)]
     first = tabs[0]
 
     def service(rows: list[np.ndarray]):
@@ -242,12 +253,11 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
     scale = np.array([t.scale[r] for t, r in zip(tabs, row)])
     # the scenarios of the search: each case's realistic row, then the band's two ends of the cases that ask
     banded = [i for i, c in enumerate(cases) if c.band]
-    search = [(i, r) for i, r in enumerate(row)] + [(i, tabs[i].row(0, kind, 0)) for i in banded
-                                                   for kind in ("slower", "faster")]
-    mr = max_rate(np.array([opts[i].p99_s for i, _ in search]), np.array([tabs[i].queue[r] for i, r in search]),
-                  service([tabs[i].rows[r][None, :] for i, r in search]), lengths, max_batch_tokens=cap,
+    search = [(i, 1.0) for i in range(len(cases))] + [(i, f) for i in banded for f in band_factors(cases[i].band)]
+    mr = max_rate(np.array([opts[i].p99_s for i, _ in search]), np.array([queue[i] for i, _ in search]),
+                  service([tabs[i].rows[row[i]][None, :] * f for i, f in search]), lengths, max_batch_tokens=cap,
                   max_wait_s=mw, sampling=size)
-    found = mr.rate_rps * np.array([tabs[i].scale[r] for i, r in search])
+    found = mr.rate_rps * np.array([scale[i] for i, _ in search])
     rps = found[:len(cases)]
     bands: list[tuple[float, float] | None] = [None] * len(cases)
     for k, i in enumerate(banded):
@@ -277,9 +287,9 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
 
 
 def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int, off, mr, rate: np.ndarray,
-            bare: np.ndarray, ends: tuple[int, int] | None = None) -> PlanLayout:
+            bare: np.ndarray) -> PlanLayout:
     """Layout ``i`` of a CPU from its realistic row ``r`` and ceiling row ``rc`` (``mr``: the server
-    scenario's search, None offline; ``ends``: the rows of its service times at the two ends of the error band)."""
+    scenario's search, None offline)."""
     fields = layout_fields(o.scenario, t.instance_cores[i], t.instances_per_socket[i], tab.instances[r],
                            t.time_split[i, tab.alone_point])
     rates = dict(rps_per_server=float(rate[r]), rps_per_server_ceiling=float(rate[rc]), server_rps=float(rate[r]),
@@ -290,8 +300,7 @@ def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int,
                             batch_tokens=float(off.batch_tokens[r]), batch_requests=float(off.batch_requests[r]),
                             meets_latency=None)
     st = mr.stats
-    band = [float(rate[ends[0]]), float(rate[ends[1]])] if ends is not None else None
-    return PlanLayout(**fields, **rates, rps_per_server_band=band, p50_s=num(st.p50_s[r, 0]),
+    return PlanLayout(**fields, **rates, p50_s=num(st.p50_s[r, 0]),
                         p99_s=num(st.p99_s[r, 0]), p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
                         batch_tokens=num(st.batch_tokens[r, 0]), batch_requests=num(st.batch_requests[r, 0]),
                         meets_latency=bool(mr.meets[r]))

@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from roofline.model.step import BOUNDS
+from roofline.results.plan import CpuPlan
 from roofline.spec.vocab import Scenario
 
 #: layouts whose rate is within this fraction of the best count as a tie
@@ -68,13 +69,21 @@ def servers_needed(target_rps: float | None, rps_per_server: float, utilization:
     return math.ceil(n) if math.isfinite(n) else None
 
 
-def servers_band(o, best) -> list[int | None] | None:
-    """The servers ``o.target_rps`` needs at the two ends of the best layout's rate band, fewest first (None: no
-    band or no target; an end None: no rate meets the SLO there)."""
-    if best.rps_per_server_band is None or not o.target_rps:
-        return None
-    slower, faster = best.rps_per_server_band
-    return [servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
+def band_factors(band: float) -> tuple[float, float]:
+    """The service-time factors at the error band's two ends: ``1 + band`` times longer, then shorter."""
+    return 1 + band, 1 / (1 + band)
+
+
+def with_band(c: CpuPlan, ends, o) -> CpuPlan:
+    """``c`` with its best layout's rate at the two ends of the error band (``ends``: with the service times longer,
+    then shorter) and the servers ``o.target_rps`` needs at them, fewest first (None where no rate meets the SLO)."""
+    if not c.meets:
+        return c
+    slower, faster = float(ends[0]), float(ends[1])
+    best = replace(c.best, rps_per_server_band=[slower, faster])
+    servers = ([servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
+               if o.target_rps else None)
+    return replace(c, best=best, layouts=[best if x is c.best else x for x in c.layouts], servers_needed_band=servers)
 
 
 def cost_per_million(price_per_hour: float | None, per_s: float, utilization: float) -> float | None:
