@@ -117,10 +117,10 @@ class _Tables:
 def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision: str,
                           o: PlanOptions) -> list[CpuPlan]:
     lengths, cap, mw, size = o.lengths, o.max_batch_tokens, o.max_wait_s, o.sampling
-    server = o.scenario is Scenario.SERVER
     tab = _Tables(platforms, model, precision, o)
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
+    server = o.scenario is Scenario.SERVER
     mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
           if server else None)
     rate = mr.rate_rps * tab.scale if server else off.rps
@@ -164,19 +164,23 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
         best_rows.append(real[pick.index])
     band = o.source.band if server else None  # the realistic service times' error band: the rate at its two ends
     if band:
-        plans = [with_band(c, ends, o) for c, ends in zip(plans, _band_rates(tab, best_rows, band, o))]
+        r = np.asarray(best_rows)
+        ends = _band_rates(tab.table, tab.rows[r], tab.queue[r], tab.scale[r], np.full(len(r), band), o.p99_s, o)
+        plans = [with_band(c, e, o) for c, e in zip(plans, ends)]
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
 
 
-def _band_rates(tab: _Tables, rows: Sequence[int], band: float, o: PlanOptions) -> np.ndarray:
-    """``(len(rows), 2)``: each realistic row's server rate with its service times ``1 + band`` times longer,
-    then shorter, every one in one simulation (common random numbers: the rows' own answers are unchanged)."""
-    r = np.asarray(rows)
-    service = tab.table(np.concatenate([tab.rows[r] * f for f in band_factors(band)]))
-    mr = max_rate(o.p99_s, np.tile(tab.queue[r], 2), service, o.lengths, max_batch_tokens=o.max_batch_tokens,
-                  max_wait_s=o.max_wait_s, sampling=o.sampling)
-    found = mr.rate_rps * np.tile(tab.scale[r], 2)
-    return np.stack([found[:len(r)], found[len(r):]], axis=1)
+def _band_rates(table, times: np.ndarray, queue: np.ndarray, scale: np.ndarray, bands: np.ndarray, p99_s,
+                o: PlanOptions) -> np.ndarray:
+    """``(S, 2)``: the server rate of each scenario's realistic service times ``times`` ``(S, G)`` made ``1 + band``
+    times longer, then shorter (``table``: how the simulations take service times; ``queue``, ``scale``: the
+    scenarios' simulated queue and the server's rate over it; ``p99_s``: the SLO, one or per scenario), in one
+    simulation (common random numbers: no other scenario's answer moves with it)."""
+    longer, shorter = band_factors(np.asarray(bands, dtype=float))
+    mr = max_rate(np.tile(np.broadcast_to(p99_s, len(times)), 2), np.tile(queue, 2),
+                  table(np.concatenate([times * longer[:, None], times * shorter[:, None]])), o.lengths,
+                  max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=o.sampling)
+    return (mr.rate_rps * np.tile(scale, 2)).reshape(2, -1).T
 
 
 @dataclass(frozen=True)
@@ -251,17 +255,18 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
     row = [t.row(0, "realistic", 0) for t in tabs]
     queue = np.array([t.queue[r] for t, r in zip(tabs, row)])
     scale = np.array([t.scale[r] for t, r in zip(tabs, row)])
-    # the scenarios of the search: each case's realistic row, then the band's two ends of the cases that ask
-    banded = [i for i, c in enumerate(cases) if c.band]
-    search = [(i, 1.0) for i in range(len(cases))] + [(i, f) for i in banded for f in band_factors(cases[i].band)]
-    mr = max_rate(np.array([opts[i].p99_s for i, _ in search]), np.array([queue[i] for i, _ in search]),
-                  service([tabs[i].rows[row[i]][None, :] * f for i, f in search]), lengths, max_batch_tokens=cap,
-                  max_wait_s=mw, sampling=size)
-    found = mr.rate_rps * np.array([scale[i] for i, _ in search])
-    rps = found[:len(cases)]
+    srv = service([t.rows[r][None, :] for t, r in zip(tabs, row)])
+    slo = np.array([o.p99_s for o in opts])
+    mr = max_rate(slo, queue, srv, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+    rps = mr.rate_rps * scale
     bands: list[tuple[float, float] | None] = [None] * len(cases)
-    for k, i in enumerate(banded):
-        bands[i] = (float(found[len(cases) + 2 * k]), float(found[len(cases) + 2 * k + 1]))
+    banded = [i for i, c in enumerate(cases) if c.band]
+    if banded:  # the cases that ask: their rate at the band's two ends
+        b = np.array(banded)
+        ends = _band_rates(lambda t: service([t]), np.concatenate([tabs[i].rows[row[i]][None, :] for i in banded]),
+                           queue[b], scale[b], np.array([cases[i].band for i in banded]), slo[b], o0)
+        for i, (slower, faster) in zip(banded, ends):
+            bands[i] = (float(slower), float(faster))
     wanted = [i for i, c in enumerate(cases) if c.offline_cores is not None]
     offline = np.full(len(cases), np.nan)
     if wanted:
@@ -300,8 +305,8 @@ def _layout(o: PlanOptions, tab: _Tables, t: StepTimes, i: int, r: int, rc: int,
                             batch_tokens=float(off.batch_tokens[r]), batch_requests=float(off.batch_requests[r]),
                             meets_latency=None)
     st = mr.stats
-    return PlanLayout(**fields, **rates, p50_s=num(st.p50_s[r, 0]),
-                        p99_s=num(st.p99_s[r, 0]), p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
+    return PlanLayout(**fields, **rates, p50_s=num(st.p50_s[r, 0]), p99_s=num(st.p99_s[r, 0]),
+                        p99_ci_s=interval(st.p99_ci_s[r, 0]), utilization=num(st.utilization[r, 0]),
                         batch_tokens=num(st.batch_tokens[r, 0]), batch_requests=num(st.batch_requests[r, 0]),
                         meets_latency=bool(mr.meets[r]))
 

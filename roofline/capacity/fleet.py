@@ -69,8 +69,9 @@ def servers_needed(target_rps: float | None, rps_per_server: float, utilization:
     return math.ceil(n) if math.isfinite(n) else None
 
 
-def band_factors(band: float) -> tuple[float, float]:
-    """The service-time factors at the error band's two ends: ``1 + band`` times longer, then shorter."""
+def band_factors(band: float | np.ndarray) -> tuple:
+    """The service-time factors at the error band's two ends: ``1 + band`` times longer, then shorter (one pair,
+    or a pair of arrays for an array of bands)."""
     return 1 + band, 1 / (1 + band)
 
 

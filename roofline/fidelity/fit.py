@@ -123,10 +123,8 @@ class ParamLayout:
 
     def dispatch(self, x: np.ndarray, call_s: float, per_op_s: float) -> tuple[float, float]:
         """``(call_s, per_op_s)``: the fitted ones, or the measured ones given"""
-        if not self.dispatch_free:
-            return call_s, per_op_s
-        i = self.work_half_index
-        return float(np.exp(x[i + 1])), float(np.exp(x[i + 2]))
+        calls, per_ops = self.dispatch_many(np.asarray(x, dtype=float)[None, :], call_s, per_op_s)
+        return float(calls[0]), float(per_ops[0])
 
     def exp(self, x: np.ndarray) -> np.ndarray:
         """``exp`` of the log-space entries (``work_half`` is linear: its entry is 1 here)"""
