@@ -417,8 +417,9 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     :class:`~roofline.results.plan.PlanResult`.
 
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
-    seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, max_wait_ms, output_len, ttft_ms, tpot_ms,
-    memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores, memory_model, ceiling, bandwidth, seed
+    seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, batch_watermark_tokens, max_wait_ms,
+    output_len, ttft_ms, tpot_ms, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
+    memory_model, ceiling, bandwidth, seed
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions, plan as capacity_plan
     from roofline.catalog import resolve
@@ -431,7 +432,8 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     ms = lambda v: None if v is None else v / 1e3  # noqa: E731
     options = PlanOptions(
         lengths=_request_lengths(a, spec), scenario=a.scenario, phase=a.phase,
-        max_batch_tokens=a.max_batch_tokens, max_wait_s=a.max_wait_ms / 1e3, p99_s=ms(a.p99_ms),
+        max_batch_tokens=a.max_batch_tokens, batch_watermark_tokens=a.batch_watermark_tokens,
+        max_wait_s=a.max_wait_ms / 1e3, p99_s=ms(a.p99_ms),
         ttft_s=ms(a.ttft_ms), tpot_s=ms(a.tpot_ms), target_rps=a.target_rps, utilization=a.utilization,
         prices=a.price_per_hour, output_len=a.output_len, memory_gb=a.memory_gb, max_sequences=a.max_sequences,
         kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores, instance_cores=a.instance_cores,

@@ -493,6 +493,9 @@ PLAN = Command("plan", (
     Arg("max_wait_ms", "encoders: the longest the oldest waiting request waits for its batch to fill, 0 to 1e7 ms "
         "(default 0: an instance that frees up takes whatever is waiting)", Float(0, 1e7, "milliseconds"),
         default=0.0, group=_BATCHING),
+    Arg("batch_watermark_tokens", "encoders: a batch closes once its tokens reach this many, never past "
+        "--max-batch-tokens (Intel's MLPerf BERT harness: -w 1300 with --max-batch-tokens 1560; default: it fills "
+        "to the cap)", Int(1, 1 << 20, "tokens"), group=_BATCHING),
     Arg("output_len", f"output tokens per request, 1 to {MAX_TOKENS:,} (default 128)", TOKENS, group=_DECODERS),
     Arg("ttft_ms", "server scenario: p99 time to first token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),
     Arg("tpot_ms", "server scenario: p99 time per output token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),

@@ -272,6 +272,42 @@ def test_server_runs_are_plan_predictions(records):
         assert p["within_band"] == (lo <= p["measured_ratio"] <= hi)
 
 
+def test_a_server_run_is_planned_at_its_harness_batching(records):
+    """Intel's BERT Server harness closes a batch once it holds -w 1300 tokens, never past -u 1560 (its launch line,
+    cited in each record where the source has it); the plan check simulates the run at that batching, as a user's
+    plan with the same flags would, and that differs from the plan's default cap of 2,048 tokens."""
+    from roofline.capacity import PlanOptions
+    from roofline.capacity.encoder import server_check
+    from roofline.catalog.length_histogram import read_length_histogram
+    from roofline.fidelity.plans import ServerGroup, is_server, predict_servers
+    from roofline.serving.request_lengths import histogram_lengths
+    from roofline.serving.sampling import Sampling
+
+    intel = [r for r in records if is_server(r) and r.record.stack == "intel-mlperf" and r.record.model == "bert-large"]
+    assert len(intel) >= 20
+    for r in intel:
+        assert (r.record.max_batch_tokens, r.record.batch_watermark_tokens) == (1560, 1300)
+        launch = [c.quote for c in r.record.citations if "-w 1300" in c.quote]
+        assert all("-u 1560" in q for q in launch) and (launch or "max_batch_tokens/batch_watermark_tokens"
+                                                        in r.record.assumed)
+    rec = next(r for r in intel if r.id == "mlperf-v4.1-intel-1node-2s-emr-bert-99-server")
+    stack = load_stack("intel-mlperf")
+    (got,) = predict_servers([ServerGroup(rec, stack, 4)])[0]  # one prediction: the record's own rate
+    path = rec.path.parent / rec.record.request_lengths
+    lengths = histogram_lengths(*read_length_histogram(path, "request_lengths", 512))
+
+    def check(**batching):
+        o = PlanOptions(lengths=lengths, p99_s=0.13, source=EfficiencySource(stack=stack), instance_cores=8,
+                        sampling=Sampling(seed=0, max_requests=20_000), **batching)
+        return server_check(load_platform("emr"), load_model("bert-large"), "int8-full", o, 4,
+                            [rec.record.measurements[0].value])
+
+    harness = check(max_batch_tokens=1560, batch_watermark_tokens=1300)
+    assert (got.rps, got.offline_rps) == (harness.rps, harness.offline_rps)
+    assert (got.latency_s[50], got.latency_s[99]) == harness.latencies_s[0]
+    assert check().rps != harness.rps
+
+
 def test_a_record_on_fewer_memory_channels_scales_the_bandwidth():
     from roofline.spec.platform import with_memory_channels
 
@@ -493,6 +529,21 @@ def test_a_bad_server_latency_is_refused_in_one_line(tmp_path, edit, word):
     proc = run_cli("accuracy", "--records", str(_server_copy(tmp_path, text.replace(edit, word))))
     assert proc.returncode == 2 and "server_latencies" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("edit, word", [
+    ("batch_watermark_tokens = 1300", "batch_watermark_tokens = 1600"),  # past the cap
+    ("max_batch_tokens = 1560\n", ""),  # a watermark alone
+    ("max_batch_tokens = 1560", "max_batch_tokens = 0"),
+    ("max_batch_tokens = 1560", "max_batch_tokens = \"1560\""),
+    ("max_batch_tokens = 1560", "max_batch_tokens = nan"),
+])
+def test_a_bad_server_batching_is_refused_in_one_line(tmp_path, edit, word):
+    text = GNR_SERVER.read_text()
+    assert edit in text
+    proc = run_cli("accuracy", "--records", str(_server_copy(tmp_path, text.replace(edit, word))))
+    assert proc.returncode == 2 and ("max_batch_tokens" in proc.stderr or "batch_watermark_tokens" in proc.stderr)
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_latencies_only_on_a_server_record(tmp_path):

@@ -33,8 +33,9 @@ def const(seconds):
     return lambda s, n, tok: np.full(np.shape(n), float(seconds))
 
 
-def reference_path(arrivals, lengths, c, service, cap, max_wait, shortest):
+def reference_path(arrivals, lengths, c, service, cap, max_wait, shortest, watermark=None):
     """The batching policy of the module docstring, one request at a time with a heap of free times."""
+    wm = cap if watermark is None else watermark
     n = len(arrivals)
     free = [0.0] * c
     dispatch, end = [0.0] * n, [0.0] * n
@@ -47,10 +48,12 @@ def reference_path(arrivals, lengths, c, service, cap, max_wait, shortest):
             if acc > cap:
                 break
             fit = j
+            if acc >= wm:
+                break
         acc, t_full = 0, math.inf
         for j in range(h, n):
             acc += lengths[j]
-            if acc > cap - shortest:
+            if acc > cap - shortest or acc >= wm:
                 t_full = arrivals[j]
                 break
         t = max(f, min(arrivals[h] + max_wait, t_full))
@@ -79,12 +82,15 @@ def affine_service(s, n, tok):
     c=st.integers(1, 4),
     cap=st.integers(1, 120),
     max_wait=st.sampled_from([0.0, 0.02, 0.2, 1.0]),
+    watermark=st.one_of(st.none(), st.floats(0.0, 1.0)),
 )
-def test_vectorised_path_equals_the_reference(gaps, data, c, cap, max_wait):
+def test_vectorised_path_equals_the_reference(gaps, data, c, cap, max_wait, watermark):
     lengths = data.draw(st.lists(st.integers(1, 40), min_size=len(gaps), max_size=len(gaps)))
     arrivals = np.cumsum(gaps)
-    d, e = batch_queue_path(arrivals, lengths, c, affine_service, max_batch_tokens=cap, max_wait_s=max_wait)
-    d_ref, e_ref = reference_path(list(arrivals), lengths, c, affine_service, cap, max_wait, min(lengths))
+    wm = None if watermark is None else max(1, round(watermark * cap))
+    d, e = batch_queue_path(arrivals, lengths, c, affine_service, max_batch_tokens=cap, max_wait_s=max_wait,
+                            watermark_tokens=wm)
+    d_ref, e_ref = reference_path(list(arrivals), lengths, c, affine_service, cap, max_wait, min(lengths), wm)
     np.testing.assert_allclose(d, d_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(e, e_ref, rtol=0, atol=1e-12)
 
@@ -102,6 +108,47 @@ def test_batching_policy_by_hand():
     # requests 1-3 together when it frees at 1.0
     d, _ = batch_queue_path(a, [10] * 6, 1, const(1.0), max_batch_tokens=30)
     np.testing.assert_allclose(d, [0.0, 1.0, 1.0, 1.0, 2.0, 5.0])
+
+
+def test_a_watermark_closes_the_batch_by_hand():
+    # Intel's MLPerf BERT harness: a batch takes waiting samples until it holds the watermark's tokens
+    # (-w), never more than the cap (-u). Cap 40, watermark 25, one instance busy until 1.0 with request 0.
+    # At 1.0 requests 1-5 wait (10, 10, 10, 10, 10 tokens): 10 + 10 + 10 = 30 >= 25 closes the batch at three,
+    # although a fourth would still fit the cap; requests 4 and 5 go next, at 2.0.
+    a = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    d, e = batch_queue_path(a, [10] * 6, 1, const(1.0), max_batch_tokens=40, watermark_tokens=25)
+    np.testing.assert_allclose(d, [0.0, 1.0, 1.0, 1.0, 2.0, 2.0])
+    # without it the cap alone bounds the batch: four requests of 10, then one
+    d, _ = batch_queue_path(a, [10] * 6, 1, const(1.0), max_batch_tokens=40)
+    np.testing.assert_allclose(d, [0.0, 1.0, 1.0, 1.0, 1.0, 2.0])
+    # with a wait the batch is full once it reaches the watermark: request 0 waits for requests 1 and 2
+    d, _ = batch_queue_path(a, [10] * 6, 1, const(1.0), max_batch_tokens=40, watermark_tokens=25, max_wait_s=5.0)
+    np.testing.assert_allclose(d[:3], [0.2, 0.2, 0.2])
+    # a watermark at the cap changes nothing
+    for wait in (0.0, 0.25):
+        np.testing.assert_array_equal(
+            batch_queue_path(a, [10, 7, 12, 10, 3, 10], 2, affine_service, max_batch_tokens=30, max_wait_s=wait,
+                             watermark_tokens=30),
+            batch_queue_path(a, [10, 7, 12, 10, 3, 10], 2, affine_service, max_batch_tokens=30, max_wait_s=wait))
+
+
+def test_offline_batches_close_at_the_watermark():
+    # fixed lengths 10, cap 80, watermark 25: every batch holds ceil(25 / 10) = 3 requests
+    times = np.linspace(1.0, 2.4, 8)  # per-request cost falls with the batch: unwatermarked, the cap's 8 win
+    off = offline_throughput([2], BatchTable(times), fixed_lengths(10), max_batch_tokens=80, watermark_tokens=25)
+    assert off.batch_requests[0] == 3 and off.rps[0] == pytest.approx(2 * 3 / times[2])
+    assert offline_throughput([2], BatchTable(times), fixed_lengths(10), max_batch_tokens=80).batch_requests[0] == 8
+    # unequal lengths: greedy packing closes each batch at the first request reaching 25 tokens
+    lengths = histogram_lengths([6, 14], [1, 1])
+    off = offline_throughput([1], TokenTable([1.0, 200.0], [1.0, 2.0]), lengths, max_batch_tokens=80,
+                             watermark_tokens=25, requests=4000)
+    assert 25 <= off.batch_tokens[0] < 25 + 14
+    # at vanishing load a lone request waits for company only while it is under the watermark
+    table = BatchTable([0.01, 0.015])
+    assert bare_latency_p99(table, fixed_lengths(64), 1, max_batch_tokens=128, max_wait_s=0.004,
+                            watermark_tokens=64)[0] == pytest.approx(0.01)
+    assert bare_latency_p99(table, fixed_lengths(64), 1, max_batch_tokens=128, max_wait_s=0.004,
+                            watermark_tokens=65)[0] == pytest.approx(0.014)
 
 
 def test_batch_full_is_judged_without_future_lengths():
@@ -370,6 +417,10 @@ def test_bad_rates_and_slos_raise_user_errors(bad):
     (lambda: simulate_server(1.0, [1], BatchTable([0.01]), fixed_lengths(8), max_batch_tokens=8, max_wait_s=-1),
      "max_wait_s"),
     (lambda: simulate_server(1.0, [1], const(-1.0), fixed_lengths(8), max_batch_tokens=8), "service_time"),
+    (lambda: simulate_server(1.0, [1], BatchTable([0.01]), fixed_lengths(8), max_batch_tokens=8, watermark_tokens=9),
+     "watermark_tokens"),
+    (lambda: max_rate(0.1, [1], BatchTable([0.01]), fixed_lengths(8), max_batch_tokens=8, watermark_tokens=0),
+     "watermark_tokens"),
     (lambda: simulate_server(1.0, [1], const(float("nan")), fixed_lengths(8), max_batch_tokens=8), "service_time"),
     (lambda: Sampling(requests=0), "requests"),
     (lambda: Sampling(replications=0), "replications"),

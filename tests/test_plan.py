@@ -248,6 +248,47 @@ def test_server_check_is_the_plans_own_answer():
     assert band.rps == got.rps and list(band.rps_band) == lay.rps_per_server_band
 
 
+def test_a_batch_watermark_closes_the_plans_batches():
+    """--batch-watermark-tokens W: every batch closes at the first request that brings it to W tokens, never past
+    the cap (Intel's BERT harness: -w 1300 -u 1560). The check of a layout is the plan's answer at it to the last
+    digit; a watermark at the cap changes nothing; offline, where every batch is full, a batch holds the watermark
+    plus less than one request."""
+    p, m = load_platform("spr"), load_model("bert-base")
+
+    def run(p99_s=0.05, **batching):
+        o = PlanOptions(lengths=lognormal_lengths(150, 0.5, 16, 384), p99_s=p99_s, source=WITH_STACK, sampling=QUICK,
+                        instance_cores=4, max_batch_tokens=2048, **batching)
+        return o, plan([p], m, "int8-static", o)
+
+    o, closed = run(batch_watermark_tokens=600)
+    lay = closed.cpus[0].layouts[0]
+    assert closed.batch_watermark_tokens == 600 and closed.max_batch_tokens == 2048
+    got = plan_dynamic_batching.server_check(p, m, "int8-static", o, 4)
+    assert (got.rps, got.offline_rps) == (lay.rps_per_server, lay.offline_rps_per_server)
+    _, cap = run()
+    at_cap = run(batch_watermark_tokens=2048)[1]
+    assert at_cap.cpus[0].layouts[0].rps_per_server == cap.cpus[0].layouts[0].rps_per_server
+    assert cap.batch_watermark_tokens is None
+    # offline, closed at 600 tokens: a batch holds 600 to 600 + 383 (the longest request less one); at the cap,
+    # more than 2,048 - 384
+    closed_off, cap_off = run(None, batch_watermark_tokens=600)[1], run(None)[1]
+    assert 600 <= closed_off.cpus[0].layouts[0].batch_tokens <= 600 + 383 < 2048 - 384
+    assert 2048 - 384 < cap_off.cpus[0].layouts[0].batch_tokens <= 2048
+    data = run_json("plan", "--model", "bert-base", "--cpu", "spr", "--p99-ms", "50", "--instance-cores", "4",
+                    "--seq-len-mean", "150", "--batch-watermark-tokens", "600", "--seed", "0")
+    assert data["batch_watermark_tokens"] == 600 and data["max_batch_tokens"] == 2048
+    text = run_cli("plan", "--model", "bert-base", "--cpu", "spr", "--instance-cores", "4", "--seq-len-mean", "150",
+                   "--batch-watermark-tokens", "600")
+    assert text.returncode == 0 and "batches of up to 2,048 tokens (closed at 600)" in text.stdout
+    for flags, word in ((["--batch-watermark-tokens", "4096"], "--max-batch-tokens"),
+                        (["--batch-watermark-tokens", "0"], "--batch-watermark-tokens"),
+                        (["--batch-watermark-tokens", "nan"], "--batch-watermark-tokens")):
+        bad = run_cli("plan", "--model", "bert-base", "--cpu", "spr", *flags)
+        assert bad.returncode == 2 and word in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    dec = run_cli("plan", "--model", "llama-3.1-8b", "--cpu", "spr", "--batch-watermark-tokens", "300")
+    assert dec.returncode == 2 and "prefill" in dec.stderr
+
+
 def test_a_server_plans_rate_band_is_the_plan_at_the_bands_service_times(monkeypatch):
     """With a stack profile's error band b, the best layout's rate band is its rate with every realistic service
     time (1 + b) times longer and shorter: the rate of a plan whose service times are so, the rate itself between

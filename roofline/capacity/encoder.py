@@ -117,15 +117,17 @@ class _Tables:
 def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision: str,
                           o: PlanOptions) -> list[CpuPlan]:
     lengths, cap, mw, size = o.lengths, o.max_batch_tokens, o.max_wait_s, o.sampling
+    wm = o.batch_watermark_tokens
     tab = _Tables(platforms, model, precision, o)
     service = tab.service()
-    off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, seed=size.seed)
+    off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, watermark_tokens=wm, seed=size.seed)
     server = o.scenario is Scenario.SERVER
-    mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+    mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, watermark_tokens=wm, max_wait_s=mw,
+                   sampling=size)
           if server else None)
     rate = mr.rate_rps * tab.scale if server else off.rps
     bare = mr.bare_p99_s if server else bare_latency_p99(service, lengths, tab.rows.shape[0], max_batch_tokens=cap,
-                                                         max_wait_s=mw)
+                                                         watermark_tokens=wm, max_wait_s=mw)
     what = f"p99 {o.p99_s * 1e3:g} ms" if server else ""
     plans, best_rows = [], []
     for k, (p, t) in enumerate(zip(platforms, tab.times)):
@@ -179,7 +181,8 @@ def _band_rates(table, times: np.ndarray, queue: np.ndarray, scale: np.ndarray, 
     longer, shorter = band_factors(np.asarray(bands, dtype=float))
     mr = max_rate(np.tile(np.broadcast_to(p99_s, len(times)), 2), np.tile(queue, 2),
                   table(np.concatenate([times * longer[:, None], times * shorter[:, None]])), o.lengths,
-                  max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=o.sampling)
+                  max_batch_tokens=o.max_batch_tokens, watermark_tokens=o.batch_watermark_tokens,
+                  max_wait_s=o.max_wait_s, sampling=o.sampling)
     return (mr.rate_rps * np.tile(scale, 2)).reshape(2, -1).T
 
 
@@ -224,8 +227,8 @@ def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
     """Each case's layout in the server scenario (its rate under its p99 SLO, and its p50 and p99 at each rate
     asked for) and the offline capacity of its offline layout: the same tables and simulations as
     :func:`plan_dynamic_batching`'s, without the plan's other layouts and curves. Cases that share their request
-    lengths (the same object), batch cap, wait and sampling are simulated together, one row each (common random
-    numbers make a row's answer the same whatever is simulated beside it)."""
+    lengths (the same object), batch cap, watermark, wait and sampling are simulated together, one row each
+    (common random numbers make a row's answer the same whatever is simulated beside it)."""
     resolved = []
     for c in cases:
         o = resolve(c.model, c.options, 1)
@@ -234,7 +237,8 @@ def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
         resolved.append(o)
     groups: dict[tuple, list[int]] = {}
     for i, o in enumerate(resolved):
-        groups.setdefault((id(o.lengths), o.max_batch_tokens, o.max_wait_s, o.sampling), []).append(i)
+        groups.setdefault((id(o.lengths), o.max_batch_tokens, o.batch_watermark_tokens, o.max_wait_s, o.sampling),
+                          []).append(i)
     out: list[ServerCheck | None] = [None] * len(cases)
     for members in groups.values():
         for i, check in zip(members, _server_group([cases[i] for i in members], [resolved[i] for i in members])):
@@ -245,6 +249,7 @@ def server_checks(cases: Sequence[ServerCase]) -> list[ServerCheck]:
 def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[ServerCheck]:
     o0 = opts[0]
     cap, mw, size, lengths = o0.max_batch_tokens, o0.max_wait_s, o0.sampling, o0.lengths
+    wm = o0.batch_watermark_tokens
     tabs = [_Tables([c.platform], c.model, c.precision, o) for c, o in zip(cases, opts)]
     first = tabs[0]
 
@@ -257,7 +262,7 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
     scale = np.array([t.scale[r] for t, r in zip(tabs, row)])
     srv = service([t.rows[r][None, :] for t, r in zip(tabs, row)])
     slo = np.array([o.p99_s for o in opts])
-    mr = max_rate(slo, queue, srv, lengths, max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+    mr = max_rate(slo, queue, srv, lengths, max_batch_tokens=cap, watermark_tokens=wm, max_wait_s=mw, sampling=size)
     rps = mr.rate_rps * scale
     bands: list[tuple[float, float] | None] = [None] * len(cases)
     banded = [i for i, c in enumerate(cases) if c.band]
@@ -276,7 +281,7 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
         off_rows = [t.row(0, "realistic", 0) for t in off_tabs]
         off = offline_throughput(np.array([t.instances[r] for t, r in zip(off_tabs, off_rows)]),
                                  service([t.rows[r][None, :] for t, r in zip(off_tabs, off_rows)]), lengths,
-                                 max_batch_tokens=cap, seed=size.seed)
+                                 max_batch_tokens=cap, watermark_tokens=wm, seed=size.seed)
         offline[wanted] = off.rps
     latencies: list[list[tuple[float | None, float | None]]] = [[] for _ in cases]
     asked = [i for i, c in enumerate(cases) if c.rates_rps]
@@ -285,7 +290,7 @@ def _server_group(cases: list[ServerCase], opts: list[PlanOptions]) -> list[Serv
         rates = np.array([list(cases[i].rates_rps) + [cases[i].rates_rps[-1]] * (width - len(cases[i].rates_rps))
                           for i in asked]) / scale[asked, None]
         st = simulate_server(rates, queue[asked], service([tabs[i].rows[row[i]][None, :] for i in asked]), lengths,
-                             max_batch_tokens=cap, max_wait_s=mw, sampling=size)
+                             max_batch_tokens=cap, watermark_tokens=wm, max_wait_s=mw, sampling=size)
         for k, i in enumerate(asked):
             latencies[i] = [(num(st.p50_s[k, g]), num(st.p99_s[k, g])) for g in range(len(cases[i].rates_rps))]
     return [ServerCheck(float(rps[i]), float(offline[i]), latencies[i], bands[i]) for i in range(len(cases))]
@@ -320,7 +325,8 @@ def _with_curves(plans: list[CpuPlan], tab: _Tables, rows: list[int], capacity: 
     scale = tab.scale[rows_a, None]
     grid = np.array([np.pad(x, (0, width - len(x)), mode="edge") for x in loads]) * capacity[rows_a, None]
     st = simulate_server(grid / scale, tab.queue[rows_a], tab.service(rows_a), o.lengths,
-                         max_batch_tokens=o.max_batch_tokens, max_wait_s=o.max_wait_s, sampling=o.sampling)
+                         max_batch_tokens=o.max_batch_tokens, watermark_tokens=o.batch_watermark_tokens,
+                         max_wait_s=o.max_wait_s, sampling=o.sampling)
     out = []
     for s, (plan, x) in enumerate(zip(plans, loads)):
         k = float(scale[s, 0])

@@ -37,6 +37,9 @@ class PlanOptions:
     phase: Phase | None = None
     """forward (encoders), prefill (a decoder's prompts alone), decode (decoders, the default)"""
     max_batch_tokens: int = 2048
+    batch_watermark_tokens: int | None = None
+    """encoders: a batch closes once its tokens reach this many, never past ``max_batch_tokens`` (None: at the
+    cap); Intel's MLPerf BERT harness closes batches at 1,300 tokens, at most 1,560"""
     max_wait_s: float = 0.0
     p99_s: float | None = None
     ttft_s: float | None = None
@@ -73,6 +76,9 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
     decode = phase is Phase.DECODE
     decoder_only = {"--output-len": o.output_len, "--ttft-ms": o.ttft_s, "--tpot-ms": o.tpot_s,
                     "--memory-gb": o.memory_gb, "--max-sequences": o.max_sequences, "--kv-dtype": o.kv_dtype}
+    if decode and o.batch_watermark_tokens is not None:
+        raise UserError("--batch-watermark-tokens applies to batches of whole requests (encoders, --phase prefill); "
+                        "a decoder's prefill steps take the waiting prompts up to --max-batch-tokens")
     if not decode:
         given = [k for k, v in decoder_only.items() if v is not None]
         if given:
@@ -127,6 +133,10 @@ def _check_numbers(o: PlanOptions, n_cpus: int) -> None:
     positive("--memory-gb", o.memory_gb)
     if not (isinstance(o.max_batch_tokens, int) and o.max_batch_tokens >= 1):
         raise UserError(f"--max-batch-tokens {o.max_batch_tokens}: a whole number of tokens, 1 or more")
+    w = o.batch_watermark_tokens
+    if w is not None and not (isinstance(w, int) and 1 <= w <= o.max_batch_tokens):
+        raise UserError(f"--batch-watermark-tokens {w}: a whole number of tokens from 1 to --max-batch-tokens "
+                        f"({o.max_batch_tokens:,}); a batch closes at the watermark or at the cap")
     if not (math.isfinite(o.max_wait_s) and o.max_wait_s >= 0):
         raise UserError(f"--max-wait-ms {o.max_wait_s * 1e3:g}: must be 0 or more, and finite")
     for flag, v in (("--output-len", o.output_len), ("--max-sequences", o.max_sequences)):

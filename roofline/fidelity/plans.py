@@ -1,23 +1,24 @@
 """MLPerf Server figures as predictions of ``roofline plan``.
 
 A Server run sustains a Poisson arrival rate under a p99 latency bound; the record states the bound
-(``latency_bound_s``), the instance layout and a histogram of its request lengths
-(``request_lengths``, SQuAD's for BERT). Its predicted figure is the plan's server-scenario capacity of
-that layout: the highest Poisson rate whose simulated p99 (queueing, batching and service at the stack
-profile's realistic service times) meets the bound, the profile refitted without the record's platform
-(leave-one-platform-out, as every other figure). Over the same plan's offline capacity of that layout
-it is the plan's server/offline capacity ratio, compared with the measured ratio of the run and its
-Offline twin (the record of the same submission and system, its file named ``...-offline`` beside
-``...-server``; Intel's harness runs 8-core instances in the server scenario and 4-core ones offline,
-each its best, so the measured ratio is of the two best layouts, and the plan's is of the same two: its server
-capacity of the Server run's layout over its offline capacity of the Offline twin's).
+(``latency_bound_s``), the instance layout, a histogram of its request lengths (``request_lengths``,
+SQuAD's for BERT) and its harness's batching (``max_batch_tokens`` and ``batch_watermark_tokens``:
+Intel's BERT harness closes a batch once it holds 1,300 tokens, never past 1,560). Its predicted figure
+is the plan's server-scenario capacity of that layout at that batching: the highest Poisson rate whose
+simulated p99 (queueing, batching and service at the stack profile's realistic service times) meets the
+bound, the profile refitted without the record's platform (leave-one-platform-out, as every other
+figure). Over the same plan's offline capacity (the same batching) it is the plan's server/offline
+capacity ratio, compared with the measured ratio of the run and its Offline twin (the record of the same
+submission and system, its file named ``...-offline`` beside ``...-server``; Intel's harness runs 8-core
+instances in the server scenario and 4-core ones offline, each its best, so the measured ratio is of the
+two best layouts, and the plan's is of the same two: its server capacity of the Server run's layout over
+its offline capacity of the Offline twin's).
 
 A Server record may also state loadgen's p50 and p99 latency at its scheduled rate
 (``server_latencies``): the plan's simulation of the run's layout at that rate (the same profile) predicts
 them. With an error band the plan is simulated at every service time ``1 + band`` times longer and shorter
 too, and the ratio at those two ends is the plan's range (near the p99 bound it is much wider than the band).
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -125,9 +126,11 @@ def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[S
         else:
             dist = fixed_lengths(r.seq_len)
         want = r.platform.instance_cores or 4
+        batching = {k: v for k, v in (("max_batch_tokens", r.max_batch_tokens),
+                                      ("batch_watermark_tokens", r.batch_watermark_tokens)) if v is not None}
         options = PlanOptions(lengths=dist, scenario=Scenario.SERVER, p99_s=r.latency_bound_s,
                               source=EfficiencySource(stack=g.profile), cores=r.platform.cores,
-                              instance_cores=want, seed=seed)
+                              instance_cores=want, seed=seed, **batching)
         _check_layout(rec, platform, options, want)
         if g.offline_instance_cores is not None:
             _check_layout(rec, platform, options, g.offline_instance_cores)

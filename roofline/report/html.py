@@ -274,8 +274,9 @@ def plan_page(r, command: str) -> str:
                                   c.cost_per_million_requests, sig(c.cost_per_million_requests)))
     inputs = [("model", r.model, "argument", ""), ("precision", r.precision, "argument", ""),
               ("scenario", r.scenario, "argument", ""), ("request lengths", r.lengths.description, r.lengths.kind, ""),
-              ("batching", f"up to {r.max_batch_tokens:,} tokens" + (f", max wait {r.max_wait_s * 1e3:g} ms"
-                                                                      if r.max_wait_s else ""), "argument", ""),
+              ("batching", f"up to {r.max_batch_tokens:,} tokens"
+               + (f", closed at {r.batch_watermark_tokens:,}" if r.batch_watermark_tokens is not None else "")
+               + (f", max wait {r.max_wait_s * 1e3:g} ms" if r.max_wait_s else ""), "argument", ""),
               ("utilization", f"{r.utilization:g}", "argument", ""),
               ("service times", r.stack or r.calibration or "no stack profile", "stack profile" if r.stack else
                "calibration" if r.calibration else "ceiling", ""),

@@ -253,4 +253,6 @@ class PlanResult(JsonResult):
     """server scenario: the stack profile's error band on unseen CPUs (its leave-one-platform-out median |error|,
     or the cross-stack one), at whose two ends each CPU's best layout's rate is also given (rps_per_server_band);
     null offline, with a calibration or without a measured band"""
+    batch_watermark_tokens: int | None = None
+    """encoders: a batch closes once its tokens reach this many (null: at ``max_batch_tokens``)"""
     schema_version: int = SCHEMA_VERSION

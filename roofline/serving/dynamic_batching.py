@@ -10,16 +10,22 @@ caller's function of the batch, ``service_time(scenario, batch_requests, batch_t
 Batches are formed in arrival order from the head of the queue. A batch holds the requests that
 have arrived by its dispatch time, in order, while their tokens sum to at most
 ``max_batch_tokens`` (it stops at the first request that does not fit, never skips one; a single
-request longer than the cap goes alone). With ``h`` the oldest waiting request and ``f`` the time
-the earliest-free instance is free, the batch is dispatched at
+request longer than the cap goes alone). With a watermark ``W`` (``watermark_tokens``, at most the
+cap; default: the cap, which changes nothing) the batch also closes at the first request that
+brings its tokens to ``W`` or more, as Intel's MLPerf BERT harness does (``-w 1300 -u 1560``: a
+batch takes waiting samples until it holds 1,300 tokens, never more than 1,560; that harness skips
+a sample that would pass the upper mark and looks further down the queue, which this never does).
+With ``h`` the oldest waiting request and ``f`` the time the earliest-free instance is free, the
+batch is dispatched at
 
     ``t = max(f, min(a_h + max_wait_s, t_full))``
 
 where ``t_full`` is the arrival of the request that makes the batch full, judged without
 knowing future lengths: the first request after which no request of the shortest possible length
-would still fit, or the first that does not fit. So a free instance dispatches as soon as the
-batch is full or its oldest request has waited ``max_wait_s``; an instance that frees up after
-that deadline takes at once whatever is waiting (up to the cap). ``max_wait_s = 0`` dispatches
+would still fit, or the first that does not fit, or the first that reaches the watermark. So a
+free instance dispatches as soon as the batch is full or its oldest request has waited
+``max_wait_s``; an instance that frees up after that deadline takes at once whatever is waiting
+(up to the cap). ``max_wait_s = 0`` dispatches
 whatever is waiting as soon as an instance is free. The dispatch times are non-decreasing, so
 the service is FCFS across batches.
 
@@ -225,13 +231,24 @@ def _check_service(service: ServiceTime, lengths: RequestLengths, cap: np.ndarra
                         f"{lengths.min}-{most_tokens}")
 
 
-def _check_common(instances, lengths, max_batch_tokens, max_wait_s):
+def _check_common(instances, lengths, max_batch_tokens, max_wait_s, watermark_tokens=None):
     c = whole("instances", instances).ravel()
     if not isinstance(lengths, RequestLengths):
         raise UserError("lengths: must be a RequestLengths (fixed_lengths, lognormal_lengths or histogram_lengths)")
     cap = np.broadcast_to(whole("max_batch_tokens", max_batch_tokens), c.shape).astype(np.int64)
     mw = np.broadcast_to(positive("max_wait_s", max_wait_s, allow_zero=True), c.shape).astype(float)
-    return c, cap, mw
+    return c, cap, mw, _watermark(watermark_tokens, cap)
+
+
+def _watermark(watermark_tokens, cap: np.ndarray) -> np.ndarray:
+    """The tokens at which a batch closes, per scenario (None: the cap, where it closes anyway)."""
+    if watermark_tokens is None:
+        return cap
+    wm = np.broadcast_to(whole("watermark_tokens", watermark_tokens), cap.shape).astype(np.int64)
+    if np.any(wm > cap):
+        raise UserError(f"watermark_tokens {int(wm.max())}: at most max_batch_tokens ({int(cap.min())}); a batch "
+                        "closes at the watermark or at the cap, whichever it reaches first")
+    return wm
 
 
 # --------------------------------------------------------------------------- the engine
@@ -241,7 +258,8 @@ def _check_common(instances, lengths, max_batch_tokens, max_wait_s):
 
 def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarray, row_scen: np.ndarray,
          row_scale: np.ndarray, row_c: np.ndarray, row_cap: np.ndarray, row_wait: np.ndarray, lmin: int,
-         service: ServiceTime) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+         service: ServiceTime, row_wm: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """The batching recursion for every row at once.
 
     ``u`` (R, N): arrival times per replication; row ``i`` simulates the first ``row_total[i]``
@@ -251,8 +269,9 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     numbers of the requests that head a batch, ``dispatch`` and ``end`` that batch's times, as
     times plus ``frame x`` the row's replication.
 
-    What a batch can hold depends only on its first request and the cap, so the last request that
-    fits and the time the batch becomes full are computed once per (cap, request) before the loop
+    What a batch can hold depends only on its first request, the cap and the watermark (``row_wm``,
+    default the cap), so the last request that fits and the time the batch becomes full are computed
+    once per (cap, watermark, request) before the loop
     (requests past a row's last may make its last batches full: they are the tail of the stream).
     The loop drops the finished rows once they are 30% of its arrays.
     """
@@ -263,15 +282,21 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     off_t = int(cum[:, -1].max()) + 1
     tf = (cum + off_t * np.arange(reps, dtype=np.int64)[:, None]).ravel()
     tb = tf - ln.ravel()  # tokens before each request
-    caps, cap_id = np.unique(row_cap, return_inverse=True)
+    pairs, cap_id = np.unique(np.stack([row_cap, row_cap if row_wm is None else row_wm], axis=1), axis=0,
+                              return_inverse=True)
+    cap_id = cap_id.ravel()
     n_flat = reps * total
-    fit_tab = np.empty(caps.size * n_flat, dtype=np.int64)
-    full_tab = np.empty(caps.size * n_flat)
+    fit_tab = np.empty(pairs.shape[0] * n_flat, dtype=np.int64)
+    full_tab = np.empty(pairs.shape[0] * n_flat)
     own = np.arange(n_flat)
-    for k, cap in enumerate(caps):
+    for k, (cap, wm) in enumerate(pairs):
         fit = np.searchsorted(tf, tb + cap, side="right") - 1  # the last request that fits
+        full = np.searchsorted(tf, tb + (cap - lmin), side="right")  # the arrival after which none fits
+        if wm < cap:
+            reach = np.searchsorted(tf, tb + wm, side="left")  # the request that brings it to the watermark
+            fit, full = np.minimum(fit, reach), np.minimum(full, reach)
         fit_tab[k * n_flat:(k + 1) * n_flat] = np.minimum(np.maximum(fit, own), rep_last)
-        full = np.maximum(np.searchsorted(tf, tb + (cap - lmin), side="right"), own)  # the arrival making it full
+        full = np.maximum(full, own)  # the arrival making it full
         full_tab[k * n_flat:(k + 1) * n_flat] = np.where(full <= rep_last, uf[np.minimum(full, rep_last)], np.inf)
 
     offsets = np.concatenate([[0], np.cumsum(row_total)])
@@ -328,10 +353,10 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
 
 def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.ndarray, mw: np.ndarray,
               batch_time: np.ndarray, service: ServiceTime, lengths: RequestLengths, size: Sampling,
-              keep_samples: bool) -> ServerStats:
+              keep_samples: bool, wm: np.ndarray) -> ServerStats:
     """``rates`` (S', G) for the scenarios ``scen_ids`` (S',) (indices the service function sees);
-    ``c``, ``cap``, ``mw``, ``batch_time`` (a full batch's service time, for the sizing) indexed by
-    position in ``scen_ids``."""
+    ``c``, ``cap``, ``mw``, ``batch_time`` (a full batch's service time, for the sizing), ``wm``
+    indexed by position in ``scen_ids``."""
     n_s, n_g = rates.shape
     reps = size.replications
     s_i, g_i, r_i = row_layout(n_s, n_g, reps)
@@ -340,7 +365,8 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
     meas, warm, tail = size.rows(lam * batch_time[s_i], most)
     total = warm + meas + tail
     u, ln = streams(lengths, reps, int(total.max()), size.seed)
-    offsets, heads, disp_b, end_b, frame = _run(u, ln, r_i, total, scen_ids[s_i], lam, c[s_i], cap[s_i], mw[s_i], lengths.min, service)
+    offsets, heads, disp_b, end_b, frame = _run(u, ln, r_i, total, scen_ids[s_i], lam, c[s_i], cap[s_i], mw[s_i],
+                                                lengths.min, service, wm[s_i])
     n_rows = r_i.size
     size_b = np.diff(np.append(heads, offsets[-1]))  # every row's first request heads a batch
     row_b = np.searchsorted(offsets, heads, side="right") - 1
@@ -407,16 +433,16 @@ def _simulate(rates: np.ndarray, scen_ids: np.ndarray, c: np.ndarray, cap: np.nd
 
 def simulate_server(rate_rps: ArrayLike, instances: ArrayLike, service_time: ServiceTime, lengths: RequestLengths,
                     *, max_batch_tokens: ArrayLike, max_wait_s: ArrayLike = 0.0, sampling: Sampling = Sampling(),
-                    keep_samples: bool = False) -> ServerStats:
+                    keep_samples: bool = False, watermark_tokens: ArrayLike | None = None) -> ServerStats:
     """Simulate the server scenario for every scenario and offered rate at once.
 
     ``instances`` (S,): instances per server, one per scenario (the service function is called
     with the scenario index ``0..S-1``); ``rate_rps``: offered Poisson rates per server, a scalar,
-    (G,) (the same rates for every scenario) or (S, G); ``max_batch_tokens``, ``max_wait_s``:
-    scalars or (S,). Returns :class:`ServerStats` with arrays (S, G); with ``keep_samples`` the
+    (G,) (the same rates for every scenario) or (S, G); ``max_batch_tokens``, ``max_wait_s``,
+    ``watermark_tokens``: scalars or (S,). Returns :class:`ServerStats` with arrays (S, G); with ``keep_samples`` the
     measured latencies and waits of each (scenario, rate), all replications pooled.
     """
-    c, cap, mw = _check_common(instances, lengths, max_batch_tokens, max_wait_s)
+    c, cap, mw, wm = _check_common(instances, lengths, max_batch_tokens, max_wait_s, watermark_tokens)
     rates = positive("rate_rps", rate_rps)
     if rates.ndim > 2 or (rates.ndim == 2 and rates.shape[0] not in (1, c.size)):
         raise UserError(f"rate_rps: shape {rates.shape}; give a scalar, (G,) rates for every scenario, or (S, G)")
@@ -425,14 +451,14 @@ def simulate_server(rate_rps: ArrayLike, instances: ArrayLike, service_time: Ser
     if not isinstance(sampling, Sampling):
         raise UserError("sampling: must be a Sampling")
     _check_service(service_time, lengths, cap)
-    off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed)
+    off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed, watermark_tokens=wm)
     return _simulate(rates, np.arange(c.size), c, cap, mw, off.batch_time_s, service_time, lengths, sampling,
-                     keep_samples)
+                     keep_samples, wm)
 
 
 def batch_queue_path(arrival_s: ArrayLike, lengths: ArrayLike, instances: int, service_time: ServiceTime, *,
                      max_batch_tokens: int, max_wait_s: float = 0.0, shortest: int | None = None,
-                     scenario: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                     scenario: int = 0, watermark_tokens: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One sample path of the batching queue for given arrival times (seconds, non-decreasing) and
     lengths: ``(dispatch_s, end_s)`` per request. ``shortest`` is the shortest length the batcher
     assumes possible when judging a batch full (default: the shortest in ``lengths``).
@@ -447,30 +473,34 @@ def batch_queue_path(arrival_s: ArrayLike, lengths: ArrayLike, instances: int, s
     c = int(whole("instances", instances))
     cap = int(whole("max_batch_tokens", max_batch_tokens))
     mw = float(positive("max_wait_s", max_wait_s, allow_zero=True))
+    wm = _watermark(watermark_tokens, np.full(1, cap, dtype=np.int64))
     lmin = int(ln.min()) if shortest is None else int(whole("shortest", shortest))
     one = np.zeros(1, dtype=np.int64)
     _, heads, disp, end, _ = _run(a[None, :], ln[None, :], one, one + a.size, one + scenario, np.ones(1), one + c,
-                                  one + cap, np.full(1, mw), lmin, service_time)
+                                  one + cap, np.full(1, mw), lmin, service_time, wm)
     size = np.diff(np.append(heads, a.size))
     return np.repeat(disp, size), np.repeat(end, size)
 
 
 def offline_throughput(instances: ArrayLike, service_time: ServiceTime, lengths: RequestLengths, *,
-                       max_batch_tokens: ArrayLike, requests: int = 20000, seed: int = 0) -> OfflineStats:
+                       max_batch_tokens: ArrayLike, requests: int = 20000, seed: int = 0,
+                       watermark_tokens: ArrayLike | None = None) -> OfflineStats:
     """The offline scenario: every instance always busy, batching and packing free up to the cap.
 
-    Fixed lengths ``L``: ``rps = c max_{b <= B} b / s(b)``, ``B = max(1, floor(cap / L))`` (the best
-    batch size, usually ``B`` because the service time grows sub-linearly). Other lengths: a sample
-    of ``requests`` lengths packed greedily in order into batches of at most ``cap`` tokens (a
-    longer request alone), ``rps = c n / sum s(batch)``; smaller caps are not searched.
+    Fixed lengths ``L``: ``rps = c max_{b <= B} b / s(b)``, ``B = max(1, min(floor(cap / L),
+    ceil(W / L)))`` with ``W`` the watermark (default the cap) (the best batch size, usually ``B``
+    because the service time grows sub-linearly). Other lengths: a sample of ``requests`` lengths
+    packed greedily in order into batches of at most ``cap`` tokens, each closed at the first request
+    that brings it to ``W`` (a longer request alone), ``rps = c n / sum s(batch)``; smaller caps are
+    not searched.
     """
-    c, cap, _ = _check_common(instances, lengths, max_batch_tokens, 0.0)
+    c, cap, _, wm = _check_common(instances, lengths, max_batch_tokens, 0.0, watermark_tokens)
     n = int(whole("requests", requests, 1))
     _check_service(service_time, lengths, cap)
     scen = np.arange(c.size)
     if lengths.is_fixed:
         ln = lengths.min
-        top = np.maximum(cap // ln, 1)
+        top = np.maximum(np.minimum(cap // ln, -(-wm // ln)), 1)
         b = np.arange(1, int(top.max()) + 1)
         ss, bb = np.meshgrid(scen, b, indexing="ij")
         st = np.asarray(service_time(ss, bb, bb * ln), dtype=float)
@@ -490,9 +520,11 @@ def offline_throughput(instances: ArrayLike, service_time: ServiceTime, lengths:
         live = start < n
         if not live.any():
             break
-        e = np.searchsorted(cum, cum[np.minimum(start, n - 1)] + cap, side="right") - 1  # batch = start..e-1
+        first = cum[np.minimum(start, n - 1)]
+        e = np.searchsorted(cum, first + cap, side="right") - 1  # batch = start..e-1
+        e = np.minimum(e, np.searchsorted(cum, first + wm, side="left"))  # closed once it reaches the watermark
         e = np.minimum(np.maximum(e, start + 1), n)
-        st = np.asarray(service_time(scen, e - start, cum[e] - cum[np.minimum(start, n - 1)]), dtype=float)
+        st = np.asarray(service_time(scen, e - start, cum[e] - first), dtype=float)
         if not np.all((st[live] > 0) & (st[live] < np.inf)):
             raise UserError("service_time: returned a time that is not positive and finite")
         busy += np.where(live, st, 0.0)
@@ -503,17 +535,20 @@ def offline_throughput(instances: ArrayLike, service_time: ServiceTime, lengths:
 
 
 def bare_latency_p99(service_time: ServiceTime, lengths: RequestLengths, n_scenarios: int, *,
-                     max_batch_tokens: ArrayLike, max_wait_s: ArrayLike = 0.0) -> np.ndarray:
+                     max_batch_tokens: ArrayLike, max_wait_s: ArrayLike = 0.0,
+                     watermark_tokens: ArrayLike | None = None) -> np.ndarray:
     """p99 of the latency at vanishing load, per scenario: a lone request of length ``L`` waits
     ``max_wait_s`` when another request of the shortest length could still join it
-    (``L + L_min <= cap``), then is served alone: ``s(1, L) + max_wait_s [L + L_min <= cap]``.
+    (``L + L_min <= cap`` and ``L < W``, the watermark), then is served alone:
+    ``s(1, L) + max_wait_s [L + L_min <= cap and L < W]``.
     The p99 is taken over the length distribution (the smallest value with ``P(latency <= v) >= 0.99``)."""
     cap = np.broadcast_to(whole("max_batch_tokens", max_batch_tokens), (n_scenarios,))
     mw = np.broadcast_to(positive("max_wait_s", max_wait_s, allow_zero=True), (n_scenarios,))
+    wm = _watermark(watermark_tokens, cap)
     k = lengths.support
     ss, kk = np.meshgrid(np.arange(n_scenarios), k, indexing="ij")
     v = np.asarray(service_time(ss, np.ones_like(kk), kk), dtype=float)
-    v = v + np.where(kk + lengths.min <= cap[:, None], mw[:, None], 0.0)
+    v = v + np.where((kk + lengths.min <= cap[:, None]) & (kk < wm[:, None]), mw[:, None], 0.0)
     order = np.argsort(v, axis=1)
     cdf = np.cumsum(lengths.prob[order], axis=1)
     pos = (cdf < 0.99 - 1e-12).sum(axis=1).clip(0, k.size - 1)
@@ -523,7 +558,7 @@ def bare_latency_p99(service_time: ServiceTime, lengths: RequestLengths, n_scena
 def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTime, lengths: RequestLengths, *,
              max_batch_tokens: ArrayLike, max_wait_s: ArrayLike = 0.0, rounds: int = 3,
              grid: tuple[float, ...] = SEARCH_GRID, conservative: bool = False,
-             sampling: Sampling = Sampling()) -> MaxRate:
+             sampling: Sampling = Sampling(), watermark_tokens: ArrayLike | None = None) -> MaxRate:
     """The highest Poisson rate per server whose simulated p99 latency is at or under ``p99_slo_s``.
 
     The SLO must hold at every load up to the answer (a server must meet it when traffic is light
@@ -536,20 +571,20 @@ def max_rate(p99_slo_s: ArrayLike, instances: ArrayLike, service_time: ServiceTi
     estimate <= SLO, or with ``conservative`` the upper end of its 95% interval <= SLO. The
     answer stays below the offline capacity, where the queue is stable.
     """
-    c, cap, mw = _check_common(instances, lengths, max_batch_tokens, max_wait_s)
+    c, cap, mw, wm = _check_common(instances, lengths, max_batch_tokens, max_wait_s, watermark_tokens)
     if not isinstance(sampling, Sampling):
         raise UserError("sampling: must be a Sampling")
     slo = np.broadcast_to(positive("p99_slo_s", p99_slo_s), c.shape)
     rounds = int(whole("rounds", rounds))
     check_grid(grid)
     _check_service(service_time, lengths, cap)
-    off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed)
-    bare = bare_latency_p99(service_time, lengths, c.size, max_batch_tokens=cap, max_wait_s=mw)
+    off = offline_throughput(c, service_time, lengths, max_batch_tokens=cap, seed=sampling.seed, watermark_tokens=wm)
+    bare = bare_latency_p99(service_time, lengths, c.size, max_batch_tokens=cap, max_wait_s=mw, watermark_tokens=wm)
     meets = bare <= slo
 
     def simulate(live: np.ndarray, x: np.ndarray):
         st = _simulate(x * off.rps[live, None], live, c[live], cap[live], mw[live], off.batch_time_s[live],
-                       service_time, lengths, sampling, False)
+                       service_time, lengths, sampling, False, wm[live])
         crit = st.p99_ci_s[..., 1] if conservative else st.p99_s
         return crit <= slo[live, None], st
 

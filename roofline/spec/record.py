@@ -194,6 +194,10 @@ class Record:
     """a histogram file of the run's request lengths (relative to this file): a server figure's lengths"""
     server_latencies: tuple[ServerLatency, ...] = ()
     """a Server run's latency percentiles at its scheduled rate (from the same summary as its rate)"""
+    max_batch_tokens: int | None = None
+    """a Server run's batching, as its harness sets it: tokens per batch at most (default: the plan's)"""
+    batch_watermark_tokens: int | None = None
+    """a Server run's batching: a batch closes once its tokens reach this many (Intel's BERT harness: ``-w``)"""
     citations: tuple[Citation, ...] = ()
     """every other place a statement of this record comes from (the system description, the command, ...)"""
     assumed: dict[str, str] = field(default_factory=dict)
@@ -230,3 +234,13 @@ class Record:
             raise ValueError("server_latencies: only a server scenario's run states latencies at its rate")
         if len({x.percentile for x in self.server_latencies}) < len(self.server_latencies):
             raise ValueError("server_latencies: each percentile once")
+        for name in ("max_batch_tokens", "batch_watermark_tokens"):
+            v = getattr(self, name)
+            if v is not None and not 1 <= v <= 1 << 20:
+                raise ValueError(f"{name}: 1 to 1,048,576 tokens, got {v}")
+            if v is not None and self.scenario is not Scenario.SERVER:
+                raise ValueError(f"{name}: a server scenario's batching; this run states no scenario server")
+        if self.batch_watermark_tokens is not None and (self.max_batch_tokens is None
+                                                        or self.batch_watermark_tokens > self.max_batch_tokens):
+            raise ValueError(f"batch_watermark_tokens: {self.batch_watermark_tokens} needs max_batch_tokens beside it, "
+                             "at least as large (a batch closes at the first of the two)")
