@@ -303,7 +303,8 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
         twin = offline_twin(rec, by_id) if offline else None
         off_cores = (twin.record.platform.instance_cores or 4) if twin else None
         key = (r.platform.name, r.model, tuple(m.precision for m in r.measurements), r.request_lengths,
-               r.latency_bound_s, r.platform.cores, r.platform.instance_cores, off_cores, bool(r.server_latencies))
+               r.latency_bound_s, r.platform.cores, r.platform.instance_cores, off_cores, bool(r.server_latencies),
+               r.max_batch_tokens, r.batch_watermark_tokens)
         groups.setdefault(key, []).append(rec)
     jobs, where = [], []
     for k, per in enumerate(pers):

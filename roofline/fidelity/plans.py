@@ -17,8 +17,10 @@ its offline capacity of the Offline twin's).
 A Server record may also state loadgen's p50 and p99 latency at its scheduled rate
 (``server_latencies``): the plan's simulation of the run's layout at that rate (the same profile) predicts
 them. With an error band the plan is simulated at every service time ``1 + band`` times longer and shorter
-too, and the ratio at those two ends is the plan's range (near the p99 bound it is much wider than the band).
+too, and the ratio at those two ends is the plan's range (near the p99 bound it can be much wider than the
+band).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
