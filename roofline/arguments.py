@@ -488,14 +488,15 @@ PLAN = Command("plan", (
     Arg("seq_len_histogram", "lengths from a histogram file: one 'LENGTH WEIGHT' line per bin ('#' comments; weights "
         "are normalised)", metavar="FILE", group=_LENGTHS),
     Arg("max_batch_tokens", "tokens per batch at most (encoders: requests of one batch; decoders: prompt tokens of one "
-        "prefill step, one prompt always fits), 1 to 1,048,576 (default 2,048)", Int(1, 1 << 20, "tokens"),
-        default=2048, group=_BATCHING),
+        "prefill step, one prompt always fits), 1 to 1,048,576 (default: the stack profile's serving harness's, where "
+        "it states one (intel-mlperf: 1,560), else 2,048)", Int(1, 1 << 20, "tokens"), group=_BATCHING),
     Arg("max_wait_ms", "encoders: the longest the oldest waiting request waits for its batch to fill, 0 to 1e7 ms "
         "(default 0: an instance that frees up takes whatever is waiting)", Float(0, 1e7, "milliseconds"),
         default=0.0, group=_BATCHING),
     Arg("batch_watermark_tokens", "encoders: a batch closes once its tokens reach this many, never past "
-        "--max-batch-tokens (Intel's MLPerf BERT harness: -w 1300 with --max-batch-tokens 1560; default: it fills "
-        "to the cap)", Int(1, 1 << 20, "tokens"), group=_BATCHING),
+        "--max-batch-tokens (Intel's MLPerf BERT harness: -w 1300 with --max-batch-tokens 1560; default: the stack "
+        "profile's harness's with its cap (intel-mlperf: 1,300), else none: a batch fills to the cap)",
+        Int(1, 1 << 20, "tokens"), group=_BATCHING),
     Arg("output_len", f"output tokens per request, 1 to {MAX_TOKENS:,} (default 128)", TOKENS, group=_DECODERS),
     Arg("ttft_ms", "server scenario: p99 time to first token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),
     Arg("tpot_ms", "server scenario: p99 time per output token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),

@@ -275,7 +275,8 @@ def test_server_runs_are_plan_predictions(records):
 def test_a_server_run_is_planned_at_its_harness_batching(records):
     """Intel's BERT Server harness closes a batch once it holds -w 1300 tokens, never past -u 1560 (its launch line,
     cited in each record where the source has it); the plan check simulates the run at that batching, as a user's
-    plan with the same flags would, and that differs from the plan's default cap of 2,048 tokens."""
+    plan with the same flags (or with the profile, which carries it) would, and that differs from a cap of 2,048
+    tokens with no watermark."""
     from roofline.capacity import PlanOptions
     from roofline.capacity.encoder import server_check
     from roofline.catalog.length_histogram import read_length_histogram
@@ -305,7 +306,8 @@ def test_a_server_run_is_planned_at_its_harness_batching(records):
     harness = check(max_batch_tokens=1560, batch_watermark_tokens=1300)
     assert (got.rps, got.offline_rps) == (harness.rps, harness.offline_rps)
     assert (got.latency_s[50], got.latency_s[99]) == harness.latencies_s[0]
-    assert check().rps != harness.rps
+    assert check(max_batch_tokens=2048).rps != harness.rps
+    assert check().rps == harness.rps  # the profile carries the harness's batching: a plan with it batches so
 
 
 def test_a_record_on_fewer_memory_channels_scales_the_bandwidth():

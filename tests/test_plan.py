@@ -289,6 +289,56 @@ def test_a_batch_watermark_closes_the_plans_batches():
     assert dec.returncode == 2 and "prefill" in dec.stderr
 
 
+def test_a_stacks_harness_batching_is_the_plans_unless_told_otherwise(tmp_path):
+    """A stack profile whose Server records state their harness's batching carries it (intel-mlperf: 1,560 tokens
+    at most, closed at 1,300); a plan with that profile batches so, says so and names the profile as the input's
+    source, unless given --max-batch-tokens or --batch-watermark-tokens; other profiles keep the default."""
+    from roofline.catalog.records import load_records
+    from roofline.fidelity.fit import harness_batching
+
+    intel = load_stack("intel-mlperf")
+    assert (intel.max_batch_tokens.value, intel.batch_watermark_tokens.value) == (1560, 1300)
+    assert STACK.max_batch_tokens is None  # torch-inductor: no Server records
+    servers = [r for r in load_records(None) if r.record.stack == "intel-mlperf" and r.record.scenario == "server"
+               and r.record.max_batch_tokens is not None]
+    assert harness_batching(servers)[0].value == 1560 and harness_batching([]) is None
+    odd = dataclasses.replace(servers[0], record=dataclasses.replace(servers[0].record, batch_watermark_tokens=1000))
+    assert harness_batching([*servers, odd]) is None  # records that disagree state no one batching
+    base = ["plan", "--model", "bert-large", "--cpu", "spr", "--precision", "int8-full", "--seq-len-mean", "172",
+            "--instance-cores", "8"]
+    own = run_json(*base, "--stack", "intel-mlperf")
+    batching = ("max_batch_tokens", "batch_watermark_tokens", "batching_from")
+    assert tuple(own[k] for k in batching) == (1560, 1300, "intel-mlperf")
+    assert any("batching of the intel-mlperf profile's serving harness" in n for n in own["notes"])
+    told = run_json(*base, "--stack", "intel-mlperf", "--max-batch-tokens", "2048")
+    assert tuple(told[k] for k in batching) == (2048, None, None)
+    assert not any("serving harness" in n for n in told["notes"])
+    mark = run_json(*base, "--stack", "intel-mlperf", "--batch-watermark-tokens", "1000")
+    assert tuple(mark[k] for k in batching) == (2048, 1000, None)
+    other = run_json(*base, "--stack", "torch-inductor")
+    assert tuple(other[k] for k in batching) == (2048, None, None)
+    page = tmp_path / "plan.html"
+    assert run_cli(*base, "--stack", "intel-mlperf", "--html", str(page)).returncode == 0
+    assert "intel-mlperf stack profile" in page.read_text()
+
+
+@pytest.mark.parametrize("edit, word", [
+    ("max_batch_tokens = { value = 1560.0", "max_batch_tokens = { value = 1560.5"),
+    ("max_batch_tokens = { value = 1560.0", "max_batch_tokens = { value = 0.0"),
+    ("batch_watermark_tokens = { value = 1300.0", "batch_watermark_tokens = { value = 2000.0"),
+])
+def test_a_bad_harness_batching_in_a_profile_is_refused_in_one_line(tmp_path, edit, word):
+    from roofline.catalog.stacks import stack_path
+
+    text = stack_path("intel-mlperf").read_text()
+    assert edit in text
+    bad = tmp_path / "stack.toml"
+    bad.write_text(text.replace(edit, word))
+    proc = run_cli("plan", "--model", "bert-large", "--cpu", "spr", "--stack", str(bad))
+    assert proc.returncode == 2 and "batch" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_a_server_plans_rate_band_is_the_plan_at_the_bands_service_times(monkeypatch):
     """With a stack profile's error band b, the best layout's rate band is its rate with every realistic service
     time (1 + b) times longer and shorter: the rate of a plan whose service times are so, the rate itself between

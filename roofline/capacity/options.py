@@ -16,6 +16,8 @@ from roofline.spec.vocab import Phase, Scenario
 
 #: a batch holds at most this many requests (the service tables and the offline search are per batch size)
 MAX_BATCH_REQUESTS = 4096
+#: tokens per batch at most when neither the caller nor the stack profile's harness says
+DEFAULT_MAX_BATCH_TOKENS = 2048
 #: the default cap on a decoder's running batch per instance (vLLM's max_num_seqs)
 DEFAULT_MAX_SEQUENCES = 256
 DEFAULT_OUTPUT_LEN = 128
@@ -36,7 +38,9 @@ class PlanOptions:
     """offline or server; None: server when an SLO is given, else offline"""
     phase: Phase | None = None
     """forward (encoders), prefill (a decoder's prompts alone), decode (decoders, the default)"""
-    max_batch_tokens: int = 2048
+    max_batch_tokens: int | None = None
+    """tokens per batch at most (None: the stack profile's harness batching where it has one, else
+    :data:`DEFAULT_MAX_BATCH_TOKENS`; see :func:`batching`)"""
     batch_watermark_tokens: int | None = None
     """encoders: a batch closes once its tokens reach this many, never past ``max_batch_tokens`` (None: at the
     cap); Intel's MLPerf BERT harness closes batches at 1,300 tokens, at most 1,560"""
@@ -63,11 +67,26 @@ class PlanOptions:
     """the simulation's size (None: :data:`ENCODER_SAMPLING` or :data:`DECODER_SAMPLING` with ``seed``)"""
 
 
+def batching(o: PlanOptions, phase: Phase) -> tuple[int, int | None, bool]:
+    """``(max_batch_tokens, batch_watermark_tokens, from_stack)``: the caller's, or where it gives neither and the
+    stack profile states its serving harness's batching (batches of whole requests only), the profile's, else
+    :data:`DEFAULT_MAX_BATCH_TOKENS` and no watermark."""
+    stack = o.source.stack
+    if (o.max_batch_tokens is None and o.batch_watermark_tokens is None and phase is not Phase.DECODE
+            and stack is not None and stack.max_batch_tokens is not None):
+        wm = stack.batch_watermark_tokens
+        return int(stack.max_batch_tokens.value), int(wm.value) if wm is not None else None, True
+    cap = DEFAULT_MAX_BATCH_TOKENS if o.max_batch_tokens is None else o.max_batch_tokens
+    return cap, o.batch_watermark_tokens, False
+
+
 def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
-    """The options with the defaults filled in (phase, scenario, output length, sequences), every
+    """The options with the defaults filled in (phase, scenario, batching, output length, sequences), every
     combination checked."""
-    _check_numbers(o, n_cpus)
     phase = Phase(o.phase) if o.phase else (Phase.FORWARD if model.family == "encoder" else Phase.DECODE)
+    cap, wm, _ = batching(o, phase)
+    o = replace(o, max_batch_tokens=cap, batch_watermark_tokens=wm)
+    _check_numbers(o, n_cpus)
     if model.family == "encoder" and phase is not Phase.FORWARD:
         raise UserError(f"--phase {phase}: {model.name} is an encoder; its only phase is forward")
     if model.family == "decoder" and phase is Phase.FORWARD:

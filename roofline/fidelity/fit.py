@@ -38,7 +38,7 @@ from roofline.model.efficiency import gemm_eta, mode_value, shaped
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
-from roofline.spec.vocab import FigureKind, StepPart
+from roofline.spec.vocab import FigureKind, Scenario, StepPart
 
 PULL = 0.02
 #: the ranges of the fitted dispatch costs, seconds: per call of the engine (a step: graph launch and
@@ -442,6 +442,22 @@ def _work_half(q: Params, v) -> Sourced:
                    f"sizes to fit it (all within {WORK_SPREAD:g}x)")
 
 
+def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced | None] | None:
+    """The batching of the stack's serving harness, when its Server records state one and all the same
+    (``max_batch_tokens``, ``batch_watermark_tokens``); None when none states it or they differ."""
+    stated = {(r.record.max_batch_tokens, r.record.batch_watermark_tokens) for r in records
+              if r.record.scenario is Scenario.SERVER and r.record.max_batch_tokens is not None}
+    if len(stated) != 1:
+        return None
+    ((cap, wm),) = stated
+    n = sum(r.record.scenario is Scenario.SERVER and r.record.max_batch_tokens is not None for r in records)
+    src = (f"the stack's serving harness, as its {n} Server records state it (each cites its source or says what it "
+           "assumes)")
+    return (Sourced(value=float(cap), kind="derived", source=f"tokens per batch at most: {src}"),
+            Sourced(value=float(wm), kind="derived", source=f"a batch closes once it holds this many tokens: {src}")
+            if wm is not None else None)
+
+
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str) -> StackProfile:
     ids = tuple(r.id for r in records)
@@ -451,6 +467,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         return Sourced(value=float(f"{x:.4g}"), kind="derived", source=f"{what}; {src}")
 
     med = lambda k: [r.dispatch[k] for r in records if r.dispatch and k in r.dispatch]  # noqa: E731
+    cap, wm = harness_batching(records) or (None, None)
     return StackProfile(
         name=name, description=description,
         gemm_efficiency={c: v(x, "GEMM compute time at the ceiling over the measured one, in a compiled model")
@@ -482,7 +499,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), records=ids, accuracy=accuracy,
+        path_rules=tuple(rules), records=ids, accuracy=accuracy, max_batch_tokens=cap, batch_watermark_tokens=wm,
         notes=() if q.passes else
         ("the activation quantization passes run at the 'other' efficiency of their non-GEMM mode",),
     )

@@ -276,7 +276,8 @@ def plan_page(r, command: str) -> str:
               ("scenario", r.scenario, "argument", ""), ("request lengths", r.lengths.description, r.lengths.kind, ""),
               ("batching", f"up to {r.max_batch_tokens:,} tokens"
                + (f", closed at {r.batch_watermark_tokens:,}" if r.batch_watermark_tokens is not None else "")
-               + (f", max wait {r.max_wait_s * 1e3:g} ms" if r.max_wait_s else ""), "argument", ""),
+               + (f", max wait {r.max_wait_s * 1e3:g} ms" if r.max_wait_s else ""),
+               f"{r.batching_from} stack profile" if r.batching_from else "argument", ""),
               ("utilization", f"{r.utilization:g}", "argument", ""),
               ("service times", r.stack or r.calibration or "no stack profile", "stack profile" if r.stack else
                "calibration" if r.calibration else "ceiling", ""),

@@ -255,4 +255,6 @@ class PlanResult(JsonResult):
     null offline, with a calibration or without a measured band"""
     batch_watermark_tokens: int | None = None
     """encoders: a batch closes once its tokens reach this many (null: at ``max_batch_tokens``)"""
+    batching_from: str | None = None
+    """the stack profile whose serving harness's batching the plan took (null: the arguments', or the default)"""
     schema_version: int = SCHEMA_VERSION

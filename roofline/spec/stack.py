@@ -98,6 +98,11 @@ class StackProfile:
     real clock against the datasheet's, a VM's share of the host); applied when that platform is estimated,
     and their geometric mean (:func:`typical_factor`) for any other"""
     path_rules: tuple[PathRule, ...] = ()
+    max_batch_tokens: Sourced | None = None
+    """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
+    (a plan with this profile batches so unless told otherwise)"""
+    batch_watermark_tokens: Sourced | None = None
+    """the same harness closes a batch once it holds this many tokens"""
     records: tuple[str, ...] = ()
     """the records the values were fitted from"""
     accuracy: Accuracy | None = None
@@ -125,6 +130,12 @@ class StackProfile:
         for k, v in self.platform_factors.items():
             if not (v.known and 0.01 <= v.value <= 100):
                 raise ValueError(f"platform_factors.{k}: a factor from 0.01 to 100, got {v.value}")
+        cap, wm = self.max_batch_tokens, self.batch_watermark_tokens
+        for name, v in (("max_batch_tokens", cap), ("batch_watermark_tokens", wm)):
+            if v is not None and not (v.known and v.value == int(v.value) and 1 <= v.value <= 1 << 20):
+                raise ValueError(f"{name}: a whole number of tokens, 1 to 1,048,576, got {v.value}")
+        if wm is not None and (cap is None or wm.value > cap.value):
+            raise ValueError("batch_watermark_tokens: needs max_batch_tokens beside it, at least as large")
 
     def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
         v = vendor.lower()
