@@ -445,14 +445,14 @@ def _work_half(q: Params, v) -> Sourced:
 def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced | None] | None:
     """The batching of the stack's serving harness, when its Server records state one and all the same
     (``max_batch_tokens``, ``batch_watermark_tokens``); None when none states it or they differ."""
-    stated = {(r.record.max_batch_tokens, r.record.batch_watermark_tokens) for r in records
-              if r.record.scenario is Scenario.SERVER and r.record.max_batch_tokens is not None}
+    servers = [r.record for r in records
+               if r.record.scenario is Scenario.SERVER and r.record.max_batch_tokens is not None]
+    stated = {(s.max_batch_tokens, s.batch_watermark_tokens) for s in servers}
     if len(stated) != 1:
         return None
     ((cap, wm),) = stated
-    n = sum(r.record.scenario is Scenario.SERVER and r.record.max_batch_tokens is not None for r in records)
-    src = (f"the stack's serving harness, as its {n} Server records state it (each cites its source or says what it "
-           "assumes)")
+    src = (f"the stack's serving harness, as its {len(servers)} Server records state it (each cites its source or says "
+           "what it assumes)")
     return (Sourced(value=float(cap), kind="derived", source=f"tokens per batch at most: {src}"),
             Sourced(value=float(wm), kind="derived", source=f"a batch closes once it holds this many tokens: {src}")
             if wm is not None else None)

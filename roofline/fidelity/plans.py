@@ -128,11 +128,10 @@ def predict_servers(groups: Sequence[ServerGroup], seed: int = 0) -> list[list[S
         else:
             dist = fixed_lengths(r.seq_len)
         want = r.platform.instance_cores or 4
-        batching = {k: v for k, v in (("max_batch_tokens", r.max_batch_tokens),
-                                      ("batch_watermark_tokens", r.batch_watermark_tokens)) if v is not None}
         options = PlanOptions(lengths=dist, scenario=Scenario.SERVER, p99_s=r.latency_bound_s,
                               source=EfficiencySource(stack=g.profile), cores=r.platform.cores,
-                              instance_cores=want, seed=seed, **batching)
+                              instance_cores=want, seed=seed, max_batch_tokens=r.max_batch_tokens,
+                              batch_watermark_tokens=r.batch_watermark_tokens)
         _check_layout(rec, platform, options, want)
         if g.offline_instance_cores is not None:
             _check_layout(rec, platform, options, g.offline_instance_cores)

@@ -258,8 +258,7 @@ def _watermark(watermark_tokens, cap: np.ndarray) -> np.ndarray:
 
 def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarray, row_scen: np.ndarray,
          row_scale: np.ndarray, row_c: np.ndarray, row_cap: np.ndarray, row_wait: np.ndarray, lmin: int,
-         service: ServiceTime, row_wm: np.ndarray | None = None
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+         service: ServiceTime, row_wm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """The batching recursion for every row at once.
 
     ``u`` (R, N): arrival times per replication; row ``i`` simulates the first ``row_total[i]``
@@ -269,8 +268,8 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     numbers of the requests that head a batch, ``dispatch`` and ``end`` that batch's times, as
     times plus ``frame x`` the row's replication.
 
-    What a batch can hold depends only on its first request, the cap and the watermark (``row_wm``,
-    default the cap), so the last request that fits and the time the batch becomes full are computed
+    What a batch can hold depends only on its first request, the cap and the watermark (``row_wm``;
+    the cap where there is none), so the last request that fits and the time the batch becomes full are computed
     once per (cap, watermark, request) before the loop
     (requests past a row's last may make its last batches full: they are the tail of the stream).
     The loop drops the finished rows once they are 30% of its arrays.
@@ -282,8 +281,7 @@ def _run(u: np.ndarray, ln: np.ndarray, row_rep: np.ndarray, row_total: np.ndarr
     off_t = int(cum[:, -1].max()) + 1
     tf = (cum + off_t * np.arange(reps, dtype=np.int64)[:, None]).ravel()
     tb = tf - ln.ravel()  # tokens before each request
-    pairs, cap_id = np.unique(np.stack([row_cap, row_cap if row_wm is None else row_wm], axis=1), axis=0,
-                              return_inverse=True)
+    pairs, cap_id = np.unique(np.stack([row_cap, row_wm], axis=1), axis=0, return_inverse=True)
     cap_id = cap_id.ravel()
     n_flat = reps * total
     fit_tab = np.empty(pairs.shape[0] * n_flat, dtype=np.int64)
