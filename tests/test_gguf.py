@@ -30,6 +30,9 @@ def test_block_layouts_match_the_gguf_package():
 
 
 @pytest.mark.parametrize("name,bits,x_bytes", [("q8_0", 8.5, 34 / 32), ("q4_0", 4.5, 34 / 32), ("q5_0", 5.5, 34 / 32),
+                                               ("q4_1", 5.0, 34 / 32), ("iq4_nl", 4.5, 34 / 32),
+                                               ("q2_k", 2.625, 292 / 256), ("q3_k", 3.4375, 292 / 256),
+                                               ("iq4_xs", 4.25, 292 / 256),
                                                ("q4_k", 4.5, 292 / 256), ("q5_k", 5.5, 292 / 256),
                                                ("q6_k", 6.5625, 292 / 256)])
 def test_gguf_recipes_bytes_per_weight(name, bits, x_bytes):
@@ -70,6 +73,16 @@ def test_dequantization_work_orders_the_types():
     ops = {n: b.dequant_ops_per_weight for n, b in BLOCKS.items()}
     assert ops["q4_K"] < ops["q8_0"] < ops["q4_0"] < ops["q5_0"]
     assert VEC_DOT_TYPE["q4_K"] == "q8_K" and VEC_DOT_TYPE["q4_0"] == "q8_0"
+    # the same nibbles unsigned (q4_1: the min through q8_1's sum) skip q4_0's -8 offset and its two vpsignb; a
+    # table lookup (iq4) takes two vpshufb for the offset and splits the halves with two ands, not one; q2_K's four
+    # 2-bit fields per byte take a shift and an and each but the first, q3_K's third bit three more per 32 weights
+    # (gguf_types' counts: 0.5 op per instruction per 32 weights)
+    assert ops["q4_1"] == ops["q4_0"] - 0.5 * 3 == 1.5
+    assert ops["iq4_nl"] == ops["iq4_xs"] == ops["q4_0"] + 0.5 * 2 == 4.0
+    assert ops["q2_K"] == 0.5 * 7 / 4 and ops["q3_K"] == 0.5 * (7 + 12) / 4
+    assert ops["q2_K"] < ops["q3_K"] < ops["q4_0"] < ops["iq4_xs"]
+    assert {VEC_DOT_TYPE[t] for t in ("q2_K", "q3_K", "iq4_xs")} == {"q8_K"}
+    assert {VEC_DOT_TYPE[t] for t in ("q4_1", "iq4_nl")} == {"q8_0"}
 
 
 # ------------------------------------------------------------------ Q4_K_M
@@ -140,7 +153,7 @@ def _tiny(**kw) -> ModelSpec:
     return ModelSpec(**base)
 
 
-@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"])
+@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m", "q2_k", "q3_k", "iq4_xs"])
 def test_written_gguf_reads_back_with_its_types_and_bytes(tmp_path, precision):
     from roofline.validation.gguf_writer import write_random_gguf
 
@@ -323,3 +336,49 @@ def test_a_large_vocabulary_is_counted_fast_and_the_header_is_cached(tmp_path, m
     path.touch()  # a changed file (its modification time) is read again
     with pytest.raises(pytest.fail.Exception):
         gguf_file.load_gguf_model(path.resolve())
+
+
+def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_out(tmp_path, monkeypatch):
+    """A file of q3_K (Q3_K_S-like) and one of iq4_xs are priced as stored: their rows' weight bytes are the
+    block layouts' (110 and 136 bytes per 256 weights), and the llama.cpp profile, which fitted neither type,
+    says which value it used. A type whose layout the tool does not know is priced at its stored bytes, and the
+    estimate says that its unpacking is left out."""
+    import dataclasses
+
+    import roofline.validation.gguf_writer as writer
+    from roofline.validation.gguf_writer import write_random_gguf
+
+    for precision, block in (("q3_k", "q3_K"), ("iq4_xs", "iq4_xs")):
+        path = tmp_path / f"{precision}.gguf"
+        write_random_gguf(path, _tiny(), precision)
+        proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
+                       "--precision", "gguf", "--stack", "llama.cpp", "--json")
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(proc.stdout)
+        rows = {g["name"]: g for g in data["precisions"]["gguf"]["gemms"]}
+        b = BLOCKS[block]
+        up = rows["ffn_up"]
+        assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * b.bytes_per_block / b.weights_per_block)
+        assert f"{block}-avx512 (not fitted: the mean of the avx512 classes)" in proc.stdout
+    # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
+    fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
+                               quant_bytes_per_block=64)
+    monkeypatch.setitem(writer.BLOCKS, "iq2_xxs", fake)
+    monkeypatch.setitem(writer._SCALES, "iq2_xxs", ((0, 1e-3),))
+    real = writer.tensor_types
+    monkeypatch.setattr(writer, "tensor_types", lambda precision, model: [
+        dataclasses.replace(t, type="iq2_xxs") for t in real(precision, model)])
+    path = tmp_path / "iq2.gguf"
+    write_random_gguf(path, _tiny(), "q4_k")
+    proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
+                   "--precision", "gguf", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    (unknown,) = [x for x in data["left_out"] if "iq2_xxs" in x["what"]]
+    assert "unpacking" in unknown["what"] and "lower bound" in unknown["why"]
+    up = {g["name"]: g for g in data["precisions"]["gguf"]["gemms"]}["ffn_up"]
+    assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * 66 / 256)  # its bytes as stored
+    # the same file at a precision the tool prices leaves nothing of the kind out
+    proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
+                   "--precision", "q4_k", "--json")
+    assert not [x for x in json.loads(proc.stdout)["left_out"] if "iq2_xxs" in x["what"]]

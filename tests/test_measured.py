@@ -256,3 +256,22 @@ def test_rates_refuse_speedup_flags_and_need_their_own():
         roofline.check(from_file=str(JSON), **LLAMA, context=64)
     with pytest.raises(roofline.errors.UserError, match="applies to measured rates"):
         roofline.check(model="bert-large", cpu="icx", precision="int8-static", throughput_speedup=2.0, cores=8)
+
+
+def test_an_iq4_xs_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(tmp_path):
+    """llama-bench names a file by llama.cpp's ftype name; IQ4_XS's is 'IQ4_XS - 4.25 bpw'. Its rows are priced
+    as iq4_xs (136 bytes per 256 weights, the check's ceiling the estimate's), and the input says which tensors
+    llama.cpp's IQ4_XS mix raises to Q5_K, which the single type does not price."""
+    runs = json.loads(JSON.read_text())
+    for run in runs:
+        run["model_type"] = run["model_type"].replace("Q4_0", "IQ4_XS - 4.25 bpw")
+    path = tmp_path / "iq4_xs.json"
+    path.write_text(json.dumps(runs))
+    r = roofline.check(from_file=str(path), **LLAMA)
+    assert [x.precision for x in r.rates] == ["q8_0", "q8_0", "iq4_xs", "iq4_xs", "q4_k", "q4_k"]
+    (note,) = [i.detail for i in r.measured_from.inputs if i.what == "precision" and i.value == "iq4_xs"]
+    assert "IQ4_XS - 4.25 bpw" in note and "Q5_K in attn_v" in note
+    row = next(x for x in r.rates if x.precision == "iq4_xs" and x.phase == "decode")
+    e = roofline.estimate(**LLAMA, precision="iq4_xs", baseline="iq4_xs", phase="decode", context=row.context, cores=2,
+                          instance_cores=2, kv_dtype="fp16", quantize_lm_head=True, stack="none")
+    assert row.ceiling == pytest.approx(e.precisions["iq4_xs"].throughput_per_s, rel=1e-12)

@@ -28,10 +28,17 @@ from roofline.spec.model import ModelSpec
 
 #: per block type: (byte offset of each FP16 field, its value per unit 1/sqrt(K)) -- the weights are
 #: d*q (q8_0: q in [-128, 127], std ~74), d*(q-8) (q4_0: std ~4.6), d*(q-16) (q5_0: ~9.2),
-#: d*q + m (q5_1), d*sc*q - dmin*m (q4_K, q5_K: 6-bit sc, m ~31), d*sc*(q-32) (q6_K: int8 sc ~74, ~18.5)
+#: d*q + m (q4_1, q5_1), d*sc*q - dmin*m (q4_K, q5_K: 6-bit sc, m ~31; q2_K: 4-bit sc and m ~7.5, q ~1.1),
+#: d*(sc-32)*q (q3_K: q in -4..3, ~2.3), d*(sc-32)*(q-32) (q6_K: int8 sc ~74, ~18.5), d*table[q] (iq4_nl) and
+#: d*(sc-32)*table[q] (iq4_xs): kvalues_iq4nl's 16 values, ~68
 _SCALES: dict[str, tuple[tuple[int, float], ...]] = {
     "q8_0": ((0, 1 / 74),),
     "q4_0": ((0, 1 / 4.6),),
+    "q4_1": ((0, 1 / 4.6), (2, -7.5 / 4.6)),
+    "iq4_nl": ((0, 1 / 68),),
+    "q2_K": ((80, 1 / (7.5 * 1.1)), (82, 1.5 / (7.5 * 1.1))),
+    "q3_K": ((108, 1 / (18.5 * 2.3)),),
+    "iq4_xs": ((0, 1 / (18.5 * 68)),),
     "q5_0": ((0, 1 / 9.2),),
     "q5_1": ((0, 1 / 9.2), (2, -15.5 / 9.2)),
     "q4_K": ((0, 1 / (31 * 4.6)), (2, 7.5 / (31 * 4.6))),
@@ -40,8 +47,9 @@ _SCALES: dict[str, tuple[tuple[int, float], ...]] = {
 }
 
 #: gguf.LlamaFileType of a single-type file (informational: llama.cpp reads each tensor's own type)
-_FILE_TYPE = {"q8_0": "MOSTLY_Q8_0", "q4_0": "MOSTLY_Q4_0", "q5_0": "MOSTLY_Q5_0", "q4_K": "MOSTLY_Q4_K_S",
-              "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M"}
+_FILE_TYPE = {"q8_0": "MOSTLY_Q8_0", "q4_0": "MOSTLY_Q4_0", "q4_1": "MOSTLY_Q4_1", "q5_0": "MOSTLY_Q5_0",
+              "iq4_nl": "MOSTLY_IQ4_NL", "q2_K": "MOSTLY_Q2_K", "q3_K": "MOSTLY_Q3_K_S", "q4_K": "MOSTLY_Q4_K_S",
+              "iq4_xs": "MOSTLY_IQ4_XS", "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M"}
 
 
 @dataclass(frozen=True)

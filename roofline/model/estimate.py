@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofline.version import __version__
@@ -67,9 +68,11 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
                             why="small elementwise work next to the projections")]
 
 
-def left_out(model: ModelSpec) -> list[LeftOut]:
-    """What the estimate leaves out, the model's own bias vectors named with their size."""
+def left_out(model: ModelSpec, precisions: Sequence[str] = ()) -> list[LeftOut]:
+    """What the estimate leaves out, the model's own bias vectors named with their size, and with ``--precision
+    gguf`` the unpacking work of the file's weight types whose layout the tool does not know."""
     from roofline.model.footprint import bias_params, weight_params
+    from roofline.spec.gguf_mix import unpriced_types
 
     out = COMMON_LEFT_OUT + (ENCODER_LEFT_OUT if model.family == "encoder" else DECODER_LEFT_OUT)
     tensors, params = bias_params(model)
@@ -79,6 +82,13 @@ def left_out(model: ModelSpec) -> list[LeftOut]:
                             "the weights' parameters) and other GEMM epilogues",
                        why="their reads and adds are assumed fused into the GEMM (oneDNN post-ops); their bytes are "
                            "not in the weight reads"), *out[1:]]
+    unknown = unpriced_types(model) if "gguf" in precisions else {}
+    if unknown:
+        types = ", ".join(f"{k} tensors ({share:.0%} of the weight matrices' weights)" for k, share in unknown.items())
+        out = [*out, LeftOut(what=f"unpacking the file's {types}",
+                             why="no kernel count for these GGML types: their bytes are priced as stored and their "
+                                 "dot products as INT8 on q8_0 activations, without the work of unpacking them "
+                                 "(their rows' compute time is a lower bound)")]
     return out
 
 
@@ -245,7 +255,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             context=work.context if work.phase is Phase.DECODE else None,
         ),
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
-        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]), left_out=left_out(model),
+        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]),
+        left_out=left_out(model, [e.recipe.name for e in ev.evaluated]),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
         realistic_accuracy=q.source.accuracy,

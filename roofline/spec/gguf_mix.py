@@ -255,6 +255,18 @@ def _known(type_name: str) -> bool:
     return type_name in BLOCKS or type_name in FLOAT_BYTES
 
 
+def unpriced_types(model: ModelSpec) -> dict[str, float]:
+    """The GGML types of ``model``'s stored weight matrices (a .gguf file's) whose layout this tool does not know,
+    each with its share of the matrices' weights: priced at their bytes as stored, their unpacking not counted."""
+    matrices = [t for t in model.gguf_tensors or () if _role(t.name) is not None]
+    total = sum(t.elements for t in matrices)
+    out: dict[str, float] = {}
+    for t in matrices:
+        if not _known(t.type):
+            out[t.type] = out.get(t.type, 0.0) + t.elements / total
+    return out
+
+
 def _bytes_per_weight(type_name: str) -> float:
     if type_name in FLOAT_BYTES:
         return FLOAT_BYTES[type_name]

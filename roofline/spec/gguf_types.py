@@ -12,9 +12,14 @@ type        values  bytes  layout                                              b
 ==========  ======  =====  ==================================================  =====
 q8_0        32      34     fp16 d, int8 qs[32]                                 8.5
 q4_0        32      18     fp16 d, 4-bit qs[16]                                4.5
+q4_1        32      20     fp16 d, fp16 m, 4-bit qs[16]                        5.0
 q5_0        32      22     fp16 d, qh[4] (5th bits), qs[16]                    5.5
 q5_1        32      24     fp16 d, fp16 m, qh[4], qs[16]                       6.0
+iq4_nl      32      18     fp16 d, 4-bit indices qs[16] into a 16-value table  4.5
+q2_K        256     84     4-bit scales+mins[16], 2-bit qs[64], fp16 d, dmin   2.625
+q3_K        256     110    hmask[32] (3rd bits), qs[64], scales[12], fp16 d    3.4375
 q4_K        256     144    fp16 d, fp16 dmin, 6-bit scales+mins[12], qs[128]   4.5
+iq4_xs      256     136    fp16 d, scales_h, scales_l[4], 4-bit indices[128]   4.25
 q5_K        256     176    fp16 d, fp16 dmin, scales[12], qh[32], qs[128]      5.5
 q6_K        256     210    ql[128], qh[64], int8 scales[16], fp16 d            6.5625
 q8_K        256     292    fp32 d, int8 qs[256], int16 bsums[16] (activations) 9.125
@@ -37,7 +42,10 @@ ports: still an upper bound on speed). At one token (decode) the count is per we
 ceiling amortizes it over a call's rows, as a kernel that unpacks each block once would (llama.cpp's
 ``vec_dot`` redoes it per activation row; its REPACK GEMMs for q4_0 and q4_K share it over 4).
 The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
-in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops.
+in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops. A constant correction's second
+multiply (q6_K's ``-32`` offset, q3_K's third bit, each a ``vpmaddubsw`` and a subtraction) is not
+counted either: fewer ops counted keep the ceiling an upper bound. The counts of q4_1, q2_K, q3_K,
+iq4_nl and iq4_xs were read at llama.cpp commit e4868d1 (2025-07-24).
 """
 
 from __future__ import annotations
@@ -124,15 +132,34 @@ BLOCKS: dict[str, BlockFormat] = {b.name: b for b in (
     _fmt("q4_0", 2, 32, 18, 16, 32, "block_q4_0 {ggml_half d; uint8_t qs[QK4_0/2]}", 6.0,
          "ggml_vec_dot_q4_0_q8_0, AVX2: bytes_from_nibbles_32 (shift, insert, and), the -8 offset "
          "(vpsubb), 2 x vpsignb"),
+    _fmt("q4_1", 3, 32, 20, 16, 32, "block_q4_1 {ggml_half d; ggml_half m; uint8_t qs[QK4_1/2]}", 3.0,
+         "ggml_vec_dot_q4_1_q8_1, AVX2: bytes_from_nibbles_32 (shift, insert, and); unsigned values, the min "
+         "through q8_1's sum: no vpsignb"),
+    _fmt("iq4_nl", 20, 32, 18, 16, 32, "block_iq4_nl {ggml_half d; uint8_t qs[QK4_NL/2]}", 8.0,
+         "ggml_vec_dot_iq4_nl_q8_0, AVX2: the nibbles split (shift, 2 x and), looked up in kvalues_iq4nl "
+         "(2 x vpshufb), joined (insert); signed values: mul_add_epi8's 2 x vpsignb"),
     _fmt("q5_0", 6, 32, 22, 20, 32, "block_q5_0 {ggml_half d; uint8_t qh[4]; uint8_t qs[QK5_0/2]}", 11.0,
          "ggml_vec_dot_q5_0_q8_0, AVX2: bytes_from_nibbles_32 (3), bytes_from_bits_32 (broadcast, shuffle, "
          "or, compare: 4), andnot and or of the 5th bit (2), 2 x vpsignb"),
     _fmt("q5_1", 7, 32, 24, 20, 32, "block_q5_1 {ggml_half d; ggml_half m; uint8_t qh[4]; uint8_t qs[QK5_1/2]}",
          9.0, "ggml_vec_dot_q5_1_q8_1, AVX2: nibbles (3), 5th bits (4), and-or (2); unsigned: no vpsignb"),
+    _fmt("q2_K", 10, 256, 84, 64, 16,
+         "block_q2_K {uint8_t scales[QK_K/16]; uint8_t qs[QK_K/4]; ggml_half d; ggml_half dmin}", 1.75,
+         "ggml_vec_dot_q2_K_q8_K, AVX2: per 128 weights 7 (an and, then shift and and for each of the other "
+         "three 2-bit fields); unsigned values, the mins through q8_K's bsums"),
+    _fmt("q3_K", 11, 256, 110, 96, 16,
+         "block_q3_K {uint8_t hmask[QK_K/8]; uint8_t qs[QK_K/4]; uint8_t scales[12]; ggml_half d}", 4.75,
+         "ggml_vec_dot_q3_K_q8_K, AVX2: per 128 weights 19 (low bits: an and, then shift and and three times; "
+         "each 32 weights' third bit: andnot with the shifted mask, shift, shift; the mask itself a constant "
+         "per position); its second vpmaddubsw and subtraction not counted"),
     _fmt("q4_K", 12, 256, 144, 128, 32,
          "block_q4_K {ggml_half d; ggml_half dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qs[QK_K/2]}", 1.5,
          "ggml_vec_dot_q4_K_q8_K, AVX2: per 64 weights and, shift, and (3) to split the nibbles; unsigned "
          "values, the mins through q8_K's bsums"),
+    _fmt("iq4_xs", 23, 256, 136, 128, 32,
+         "block_iq4_xs {ggml_half d; uint16_t scales_h; uint8_t scales_l[QK_K/64]; uint8_t qs[QK_K/2]}", 8.0,
+         "ggml_vec_dot_iq4_xs_q8_K, AVX2: per 32 weights iq4_nl's 8 (split, 2 x vpshufb, insert, 2 x vpsignb); "
+         "the 6-bit scales unpacked in scalar code, once per 32 weights"),
     _fmt("q5_K", 13, 256, 176, 160, 32,
          "block_q5_K {ggml_half d; ggml_half dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_K/8]; "
          "uint8_t qs[QK_K/2]}", 6.5,
@@ -153,14 +180,17 @@ FLOAT_BYTES: dict[str, float] = {"f32": 4.0, "f16": 2.0, "bf16": 2.0}
 #: Activation format of each weight type's dot product (``vec_dot_type`` in ggml-cpu.c's
 #: ``type_traits_cpu``; q5_1 and q4_1 use q8_1, which has the same bytes as q8_0 plus a sum:
 #: 36 bytes per 32, priced here as q8_0's 34).
-VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q5_0": "q8_0", "q5_1": "q8_0",
-                                "q4_K": "q8_K", "q5_K": "q8_K", "q6_K": "q8_K"}
+VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", "q5_0": "q8_0", "q5_1": "q8_0",
+                                "iq4_nl": "q8_0", "q2_K": "q8_K", "q3_K": "q8_K", "q4_K": "q8_K", "iq4_xs": "q8_K",
+                                "q5_K": "q8_K", "q6_K": "q8_K"}
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
-RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q5_0": "q5_0", "q4_k": "q4_K", "q5_k": "q5_K",
+RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "iq4_nl": "iq4_nl",
+                                "q2_k": "q2_K", "q3_k": "q3_K", "q4_k": "q4_K", "iq4_xs": "iq4_xs", "q5_k": "q5_K",
                                 "q6_k": "q6_K"}
 
-_W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q5_0": "int8", "q5_1": "int8", "q4_K": "int4", "q5_K": "int8",
+_W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q4_1": "int4", "q5_0": "int8", "q5_1": "int8", "iq4_nl": "int4",
+            "q2_K": "int4", "q3_K": "int4", "q4_K": "int4", "iq4_xs": "int4", "q5_K": "int8",
             "q6_K": "int8"}
 
 
