@@ -40,12 +40,14 @@ priced on the FP32 vector path's peak, which counts an 8-lane FMA instruction as
 weights: ``ops per weight = 0.5 x instructions per 32 weights`` (integer ops often issue on more
 ports: still an upper bound on speed). At one token (decode) the count is per weight read; the
 ceiling amortizes it over a call's rows, as a kernel that unpacks each block once would (llama.cpp's
-``vec_dot`` redoes it per activation row; its REPACK GEMMs for q4_0 and q4_K share it over 4).
+``vec_dot`` redoes it per activation row; its REPACK GEMMs, which on x86 take q4_0, q4_K and iq4_nl, and
+q2_K where AVX-512 is present (``ggml-cpu/repack.cpp``), share it over 4 or 8).
 The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
 in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops. A constant correction's second
 multiply (q6_K's ``-32`` offset, q3_K's third bit, each a ``vpmaddubsw`` and a subtraction) is not
 counted either: fewer ops counted keep the ceiling an upper bound. The counts of q4_1, q2_K, q3_K,
-iq4_nl and iq4_xs were read at llama.cpp commit e4868d1 (2025-07-24).
+iq4_nl and iq4_xs were read in the llama.cpp that llama-cpp-python 0.3.36 vendors (commit 0c1e570; their
+AVX2 branches are the same at e4868d1, 2025-07-24).
 """
 
 from __future__ import annotations
