@@ -40,13 +40,13 @@ FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q
               "Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
               "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k",
               "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32"}
+#: what llama.cpp's IQ4_NL and IQ4_XS mixes raise (``llama-quant.cpp``, ``llama_tensor_get_type_impl``)
+_IQ4_MIX = ("Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in the first eighth of the "
+            "layers' ffn_down")
 #: file types priced as one type throughout, though llama.cpp's mix of that name raises some tensors
 MIXED_AS_ONE = {"Q4_K - Small": "Q5_K in some attn_v and ffn_down tensors", "Q5_K - Small": "Q6_K in some tensors",
                 "Q5_K - Medium": "Q6_K in some attn_v and ffn_down tensors",
-                "IQ4_NL - 4.5 bpw": "Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in "
-                                    "the first eighth of the layers' ffn_down",
-                "IQ4_XS - 4.25 bpw": "Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in "
-                                     "the first eighth of the layers' ffn_down",
+                "IQ4_NL - 4.5 bpw": _IQ4_MIX, "IQ4_XS - 4.25 bpw": _IQ4_MIX,
                 "Q2_K - Medium": "Q3_K in ffn_down and attn_output, and Q4_K (4 or more query heads per KV head) or "
                                  "Q3_K in attn_v"}
 KV_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}
