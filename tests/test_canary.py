@@ -21,6 +21,10 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
+#: steal above this share during the quiet-host test means the host was not quiet (other guests ran on its cores)
+QUIET_STEAL = 0.02
+
+
 def _host_busy_share(seconds: float = 0.5) -> float:
     """Share of the host's CPU time spent busy while this process sleeps: other processes' load."""
     a = open("/proc/stat").readline().split()[1:]
@@ -123,8 +127,12 @@ def test_a_quiet_host_is_not_flagged():
     canary = Canary(threads)
     timings = time_interleaved({"linear": lambda x: torch.nn.functional.linear(x, w)}, lambda: torch.randn(64, 256),
                                rounds=2, min_run_time=0.02, threads=threads, canary=canary, max_reruns=4)
-    assert timings["linear"].contention is None, canary.summary()
-    assert canary.summary().unresolved == 0
+    s = canary.summary()
+    if timings["linear"].contention is not None and s.worst_steal is not None and s.worst_steal > QUIET_STEAL:
+        pytest.skip(f"the hypervisor stole {s.worst_steal:.0%} of the CPU time during the run: other guests kept "
+                    "this host busy, so a quiet run could not be tested (the canary saw it, as it should)")
+    assert timings["linear"].contention is None, s
+    assert s.unresolved == 0
 
 
 @pytest.mark.kernels
