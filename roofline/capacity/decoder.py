@@ -178,9 +178,9 @@ class _Decoder:
 def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precision: str,
                              o: PlanOptions) -> list[CpuPlan]:
     out = int(o.output_len)
+    server = o.scenario is Scenario.SERVER
     dec = _Decoder(platforms, model, precision, o)
     n_rows = len(dec.index)
-    server = o.scenario is Scenario.SERVER
     sim = _simulate(dec, o) if n_rows else None
     slos = " and ".join(x for x in (f"TTFT p99 {o.ttft_s * 1e3:g} ms" if o.ttft_s else "",
                                     f"TPOT p99 {o.tpot_s * 1e3:g} ms" if o.tpot_s else "") if x)

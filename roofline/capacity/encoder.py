@@ -118,10 +118,10 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
                           o: PlanOptions) -> list[CpuPlan]:
     lengths, cap, mw, size = o.lengths, o.max_batch_tokens, o.max_wait_s, o.sampling
     wm = o.batch_watermark_tokens
+    server = o.scenario is Scenario.SERVER
     tab = _Tables(platforms, model, precision, o)
     service = tab.service()
     off = offline_throughput(tab.instances, service, lengths, max_batch_tokens=cap, watermark_tokens=wm, seed=size.seed)
-    server = o.scenario is Scenario.SERVER
     mr = (max_rate(o.p99_s, tab.queue, service, lengths, max_batch_tokens=cap, watermark_tokens=wm, max_wait_s=mw,
                    sampling=size)
           if server else None)
