@@ -35,6 +35,10 @@ def _num(v: float) -> str:
     return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
+#: tokens in one batch of a serving harness (a Server record's, a stack profile's): the range `plan` accepts
+_BATCH_TOKENS = Limit(1, 1 << 20, "tokens", "a million tokens in one batch is beyond any serving harness",
+                      low_open=False)
+
 LIMITS: dict[str, Limit] = {
     # ------------------------------------------------------------------ platform files
     "platform.sockets": Limit(1, 64, "sockets", "the largest servers have 32 sockets", low_open=False),
@@ -107,6 +111,11 @@ LIMITS: dict[str, Limit] = {
                                     low_open=False),
     "calibration.call_s": Limit(0, 10, "s", "a compiled call costs microseconds", low_open=False),
     "calibration.per_op_s": Limit(0, 10, "s", "an extern op costs microseconds", low_open=False),
+    # ------------------------------------------------------------------ a serving harness's batching
+    "record.max_batch_tokens": _BATCH_TOKENS,
+    "record.batch_watermark_tokens": _BATCH_TOKENS,
+    "stack.max_batch_tokens": _BATCH_TOKENS,
+    "stack.batch_watermark_tokens": _BATCH_TOKENS,
 }
 
 

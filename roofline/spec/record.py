@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check
 from roofline.spec.precision import RECIPES
 from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, coerce
 
@@ -236,8 +237,7 @@ class Record:
             raise ValueError("server_latencies: each percentile once")
         for name in ("max_batch_tokens", "batch_watermark_tokens"):
             v = getattr(self, name)
-            if v is not None and not 1 <= v <= 1 << 20:
-                raise ValueError(f"{name}: 1 to 1,048,576 tokens, got {v}")
+            check(f"record.{name}", v, name)
             if v is not None and self.scenario is not Scenario.SERVER:
                 raise ValueError(f"{name}: a server scenario's batching; this run states no scenario server")
         if self.batch_watermark_tokens is not None and (self.max_batch_tokens is None

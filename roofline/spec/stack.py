@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
+from roofline.spec.limits import check_sourced
 from roofline.spec.sourced import Sourced
 
 SCHEMA_VERSION = 1
@@ -132,8 +133,9 @@ class StackProfile:
                 raise ValueError(f"platform_factors.{k}: a factor from 0.01 to 100, got {v.value}")
         cap, wm = self.max_batch_tokens, self.batch_watermark_tokens
         for name, v in (("max_batch_tokens", cap), ("batch_watermark_tokens", wm)):
-            if v is not None and not (v.known and v.value == int(v.value) and 1 <= v.value <= 1 << 20):
-                raise ValueError(f"{name}: a whole number of tokens, 1 to 1,048,576, got {v.value}")
+            if v is not None and not (v.known and math.isfinite(v.value) and v.value == int(v.value)):
+                raise ValueError(f"{name}: a whole number of tokens, got {v.value}")
+            check_sourced(f"stack.{name}", v, name)
         if wm is not None and (cap is None or wm.value > cap.value):
             raise ValueError("batch_watermark_tokens: needs max_batch_tokens beside it, at least as large")
 
