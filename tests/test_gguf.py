@@ -4,11 +4,14 @@ and a tiny functional llama.cpp run when llama-cpp-python is installed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roofline.catalog import load_model, load_model_file
 from roofline.errors import UserError
@@ -390,3 +393,89 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
     proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
                    "--precision", "q4_k", "--json")
     assert not [x for x in json.loads(proc.stdout)["left_out"] if "iq2_xxs" in x["what"]]
+
+
+
+@functools.lru_cache(maxsize=None)
+def _q41_prefill():
+    """llama-3.2-1b's 512-token prefill in q4_1 and q4_0 on the Zen 5 guest, at the ceiling (no profile)."""
+    from estimates import evaluate
+    from roofline.catalog import load_platform
+
+    return evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_1", "q4_0"],
+                    phase="prefill", seq_len=512)
+
+
+def test_a_dot_product_that_adds_each_block_into_one_register_runs_at_its_chains_rate():
+    """llama.cpp's q4_1 dot product adds each 32-weight block into one accumulator: one block per FMA latency,
+    2 x 32 ops per 4 cycles = 16 ops per cycle per core (the profile's path rule naming q4_1). On the Zen 5 guest
+    (int8-vnni, 256 ops per cycle at 3.455 GHz, 2 cores) its multiply-accumulates reach at most 16/256 of the path's
+    peak whatever their efficiency. By hand, at every efficiency 1, each q4_1 row of a 512-token prefill takes
+    ``max(t_compute, 2 M N K / (2 x 3.455e9 x 16), t_memory)``; q4_0 (repacked: no such rule) is not limited,
+    and neither is q4_1 under a profile without the rule."""
+    import dataclasses
+
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import chain_limit
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    llama = load_stack("llama.cpp")
+    (rule,) = [r for r in llama.path_rules if "q4_1" in r.types]
+    assert rule.chain_ops_per_cycle == 2 * 32 / 4 and "q5_1" in rule.types
+    without = dataclasses.replace(llama, path_rules=tuple(r for r in llama.path_rules if not r.types))
+    ev = _q41_prefill()
+    by_name = {e.name: e for e in ev.evaluated}
+    q41, q40 = by_name["q4_1"], by_name["q4_0"]
+    zen5 = ev.res.platform
+    assert zen5.compute[ev.res.path("int8").name].ops_per_cycle.value == 256
+    assert zen5.frequency_ghz["avx512"].value == 3.455 and ev.res.layout.active_cores == 2
+    limit, how = chain_limit(ev.res, q41.recipe, llama)
+    assert limit == 16 / 256 and "16 ops per cycle" in how
+    assert chain_limit(ev.res, q40.recipe, llama) == (1.0, "") == chain_limit(ev.res, q41.recipe, without)
+    parts, g = q41.parts, q41.step.gemms
+    flops = np.broadcast_to(g.flops, parts.t_compute.shape).reshape(-1)
+    by_hand = parts.count * np.maximum.reduce([parts.t_compute, flops / (2 * 3.455e9 * 16), parts.t_memory])
+    limited = realistic_times(parts, Efficiency(limit=16 / 256).rows(parts))
+    assert float(limited.gemm_s[0]) == pytest.approx(float(by_hand.sum()), rel=1e-9)
+    free = realistic_times(parts, Efficiency().rows(parts))
+    assert float(free.gemm_s[0]) == pytest.approx(float((parts.count * np.maximum(parts.t_compute,
+                                                                                  parts.t_memory)).sum()))
+    assert float(limited.gemm_s[0]) > 10 * float(free.gemm_s[0])  # the prefill's GEMMs run at the chain's rate
+
+
+@settings(max_examples=60, deadline=None)
+@given(limit=st.floats(1e-3, 1.0), eta=st.floats(1e-3, 1.0), memory=st.floats(1e-2, 1.0))
+def test_a_rate_limit_never_makes_a_step_faster(limit, eta, memory):
+    """Whatever the efficiencies, a row's rate limit adds time or none: the realistic GEMM time with a limit is at
+    least the one without, and at least every row's multiply-accumulates over the limit."""
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    parts = {e.name: e for e in _q41_prefill().evaluated}["q4_1"].parts
+    t_mac = parts.t_compute - parts.t_extra
+    base = Efficiency(gemm=eta, memory=memory)
+    with_limit = float(realistic_times(parts, Efficiency(gemm=eta, memory=memory, limit=limit).rows(parts)).gemm_s[0])
+    assert with_limit >= float(realistic_times(parts, base.rows(parts)).gemm_s[0]) * (1 - 1e-12)
+    assert with_limit >= float((parts.count * t_mac).sum()) / limit * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("fields, fragment", [
+    ({"types": ["q4_1"], "isa_class": "avx2"}, "caps their rate"),
+    ({"types": ["q4_1"], "max_ops_per_cycle": 64.0}, "caps their rate"),
+    ({"types": ["q4_1"], "chain_ops_per_cycle": -16.0}, "chain_ops_per_cycle"),
+    ({"types": ["q4_1"], "chain_ops_per_cycle": float("nan")}, "chain_ops_per_cycle"),
+    ({"max_ops_per_cycle": 1e300}, "max_ops_per_cycle"),
+])
+def test_a_path_rule_naming_types_is_checked(tmp_path, fields, fragment):
+    """A profile file whose rule mixes a type's rate limit with a path, or gives a rate that is not a positive
+    finite number, is refused in one line naming the file and the field (exit 2)."""
+    text = (REPO / "platforms" / "stacks" / "llama.cpp.toml").read_text()
+    head, tail = text.split("[[path_rules]]", 1)[0], "[accuracy]" + text.split("[accuracy]", 1)[1]
+    value = lambda v: "nan" if v != v else json.dumps(v)  # noqa: E731  (TOML spells NaN nan)
+    rule = "\n".join(f"{k} = {value(v)}" for k, v in {"vendor": "", "dtype": "int8", **fields}.items())
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f"{head}[[path_rules]]\n{rule}\n\n{tail}")
+    proc = run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", "zen5-2vcpu", "--precision", "q4_1",
+                   "--stack", str(bad))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "bad.toml" in proc.stderr and fragment in proc.stderr

@@ -17,7 +17,7 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
-from roofline.model.efficiency import path_class
+from roofline.model.efficiency import chain_limit, path_class
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import StepParts
@@ -39,6 +39,8 @@ class FigureStep:
     """each GEMM row's compute path class (``<dtype>-<isa class>``)"""
     factor: np.ndarray
     """each row's path-rule peak ratio (1 unless the stack runs a slower path than the ceiling's)"""
+    limit: np.ndarray
+    """each row's most efficiency (1 unless a path rule caps its type's kernel rate: :func:`chain_limit`)"""
     graph: bool
     mode: NonGemmMode
 
@@ -142,4 +144,6 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
                  stack: StackProfile) -> FigureStep:
     classes, factor = zip(*(path_class(res, c, stack) for c in cells))
-    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), graph, mode)
+    limit = [chain_limit(res, c, stack)[0] for c in cells]
+    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float), graph,
+                      mode)

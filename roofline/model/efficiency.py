@@ -130,7 +130,7 @@ def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: st
     if c.call_s is not None:
         values["call_s"] = c.call_s.value
         values["per_op_s"] = c.per_op_s.value if c.per_op_s is not None else 0.0
-    return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values) - {"shape"})
+    return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values) - {"shape", "limit"})
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -206,6 +206,22 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     return f"{kind}-{used.isa_class}", min(factor, 1.0)
 
 
+def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> tuple[float, str]:
+    """The most a GGUF type's multiply-accumulates reach of the ceiling's path peak under a stack whose kernel for
+    the type is latency-bound (a path rule naming the type: ``chain_ops_per_cycle`` over the path's ops per cycle,
+    at the path's clock and one thread per core), and how it was found; ``(1, "")`` when no rule names the type.
+    A rate limit on the whole kernel, its unpacking inside the chain's cycles: the row's compute time is at least
+    its multiply-accumulates at the ceiling over the limit (:func:`~roofline.model.realistic.realistic_times`)."""
+    if stack is None or recipe.block is None:
+        return 1.0, ""
+    p = res.platform.compute[res.path(recipe.compute_dtype).name]
+    rule = stack.chain_rule(res.platform.vendor, p.dtype, recipe.block.name)
+    if rule is None or rule.chain_ops_per_cycle is None:
+        return 1.0, ""
+    limit = min(1.0, rule.chain_ops_per_cycle / p.ops_per_cycle.value)
+    return limit, f"at most {rule.chain_ops_per_cycle:g} ops per cycle per core: one FMA chain per block"
+
+
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
     """The profile's factor for ``platform`` and whether the records had it (else the factors' geometric mean)."""
     known = next((v for k, v in stack.platform_factors.items() if k in platform.all_names), None)
@@ -223,9 +239,11 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    gemm, kernel, how, scale = [], [], [], []
+    gemm, kernel, how, scale, limit = [], [], [], [], []
     for r in cells:
         cls, factor = path_class(res, r, stack)
+        cap, why = chain_limit(res, r, stack)
+        limit.append(cap)
         if cls.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
@@ -235,10 +253,12 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         g, found = gemm_eta(g_table, k_table, cls, True)
         k, _ = gemm_eta(g_table, k_table, cls, False)
         gemm.append(g), kernel.append(k), scale.append(factor * phi)
-        how.append(found)
+        how.append(f"{found}, {why}" if why else found)
     eta_g, shape = shaped(np.asarray(gemm), m, stack.work_half.value, np.asarray(scale))
     eta_k, _ = shaped(np.asarray(kernel), m, stack.work_half.value, np.asarray(scale))
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
+    if any(v < 1.0 for v in limit):
+        values["limit"] = np.asarray(limit)
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
     if stack.pass_memory_efficiency is not None:
@@ -257,4 +277,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     classes = ", ".join(dict.fromkeys(how))
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
-    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape"})
+    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape", "limit"})

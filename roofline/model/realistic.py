@@ -168,6 +168,9 @@ class RowEfficiency:
     """(R,) the compute efficiency of each row, shape term included, at most 1"""
     shape: np.ndarray
     """(R,) the shape term ``W / (W + work_half)`` already in ``eta`` (1 without one)"""
+    limit: np.ndarray
+    """(R,) the most of the ceiling's rate a row's multiply-accumulates reach whatever ``eta`` (a latency-bound
+    kernel's; 1 without one)"""
     memory: np.ndarray
     """(R,) memory-bound rows: the ceiling's memory time over the real one"""
     attention: np.ndarray
@@ -230,10 +233,11 @@ def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     """Every step's realistic time, by part:
 
-    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + t_e,i / min(eta_i / shape_i, 1), t_m,i / eta_m,i)``,
-      the multiply-accumulates at their efficiency (shape term included), the extra vector work
-      (dequantization) at the efficiency without the shape term (it is per weight, not per row), the
-      memory time at the memory efficiency;
+    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + t_e,i / min(eta_i / shape_i, 1),
+      (t_c,i - t_e,i) / limit_i, t_m,i / eta_m,i)``, the multiply-accumulates at their efficiency (shape term
+      included), the extra vector work (dequantization) at the efficiency without the shape term (it is per
+      weight, not per row), a latency-bound kernel's multiply-accumulates at its rate limit (its unpacking inside
+      that time), the memory time at the memory efficiency;
     - attention: its ceiling over its efficiency;
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
@@ -242,7 +246,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     - compensation as priced; dispatch ``(call_s + launches x per_op_s) / instances``: each instance pays its
       own calls, and a step's time is one instance's call over the instances."""
     eta_x = np.minimum(e.eta / e.shape, 1.0)
-    t_c = (parts.t_compute - parts.t_extra) / e.eta + parts.t_extra / eta_x
+    t_mac = parts.t_compute - parts.t_extra
+    t_c = np.maximum(t_mac / e.eta + parts.t_extra / eta_x, t_mac / e.limit)
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  attention_s=parts.attention_s / e.attention,
@@ -339,6 +344,9 @@ class Efficiency:
     """the shape term ``W / (W + work_half)`` of each GEMM row, already in ``gemm`` and ``kernel``: it
     scales the multiply-accumulates only, the extra vector work (dequantization) runs at the
     efficiency without it"""
+    limit: float | np.ndarray = 1.0
+    """the most of the ceiling's rate each GEMM row's multiply-accumulates reach, whatever ``gemm``: a stack's
+    latency-bound kernel (:func:`~roofline.model.efficiency.chain_limit`)"""
     memory: float | None = None
     """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
@@ -376,7 +384,7 @@ class Efficiency:
         per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
         eta = per_row(e.gemm if graph else e.kernel)
-        return RowEfficiency(eta=eta, shape=per_row(e.shape), memory=eta if e.memory is None else per_row(e.memory),
+        return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),
                              call_s=per_step(e.call_s if "call_s" in e.fitted else 0.0),
@@ -464,7 +472,7 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
                           f"{shared} ({e.source})", calibrated=True))
     else:
         terms.append(Term(TermName.DISPATCH, 0.0, "not fitted: run `roofline calibrate` on a validate report of this host"))
-    eta_c = np.asarray(e.gemm if graph else e.kernel, dtype=float)
+    eta_c = np.minimum(np.asarray(e.gemm if graph else e.kernel, dtype=float), e.limit)  # a rate limit included
     lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
     span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
     memory = "" if e.memory is None else f", memory-bound ones at {e.memory:.0%} of their bandwidth"

@@ -37,6 +37,22 @@ class PathRule:
     evidence: str = ""
     max_ops_per_cycle: float | None = None
     """the most ops per cycle per core the stack's kernels issue on that path"""
+    types: tuple[str, ...] = ()
+    """GGUF block types the rule is for (``q4_1``): a rule naming types applies to those types' GEMMs only, and
+    only through ``chain_ops_per_cycle``; a rule naming none is the dtype's path rule"""
+    chain_ops_per_cycle: float | None = None
+    """the most ops per cycle per thread the types' kernel retires whatever its efficiency: its dot product adds
+    each block into one accumulator, a loop-carried chain of one FMA per block (2 x the block's weights over the
+    FMA's latency); the rows' efficiency is capped at this rate over the path's (a limit, not a factor)"""
+
+    def __post_init__(self) -> None:
+        if self.types and (self.isa_class or self.max_ops_per_cycle is not None):
+            raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) only: give the path "
+                             "(isa_class, max_ops_per_cycle) in a rule of its own")
+        for name in ("max_ops_per_cycle", "chain_ops_per_cycle"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and 0 < v <= 1e6):
+                raise ValueError(f"{name}: ops per cycle, above 0 and at most 1e6, got {v}")
 
 
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
@@ -140,11 +156,16 @@ class StackProfile:
             raise ValueError("batch_watermark_tokens: needs max_batch_tokens beside it, at least as large")
 
     def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
+        """The first rule for ``dtype`` on ``vendor``'s CPUs that names no types (the path the stack runs)."""
+        return next((r for r in self._rules(vendor, dtype) if not r.types), None)
+
+    def chain_rule(self, vendor: str, dtype: str, block: str) -> PathRule | None:
+        """The first rule for ``dtype`` on ``vendor``'s CPUs that names GGUF type ``block`` (its rate limit)."""
+        return next((r for r in self._rules(vendor, dtype) if block in r.types), None)
+
+    def _rules(self, vendor: str, dtype: str):
         v = vendor.lower()
-        for r in self.path_rules:
-            if r.dtype == dtype and (r.vendor.lower() in v or v in r.vendor.lower()):
-                return r
-        return None
+        return (r for r in self.path_rules if r.dtype == dtype and (r.vendor.lower() in v or v in r.vendor.lower()))
 
 
 def typical_factor(factors: dict[str, float]) -> float:
