@@ -88,7 +88,7 @@ def test_a_slow_emulated_kernel_is_measured_on_a_smaller_shape_and_says_so():
     text = m.describe()
     assert text.startswith("aten.mm (bf16) 0.7 Gops/s at 640^3 (emulated;") and "24.5 s at 2048^3" in text
     assert "smaller shape" in text
-    # the timing at 640^3: 2 warm-ups and 3 trials of 3 calls (each over the 0.3 s minimum)
+    # the timing at 640^3: 2 warm-ups and 3 trials of one call each (each call over the 0.3 s minimum)
     assert len(calls) - 2 == TIMED_CALLS + 1  # and one call for the error check
     fast = measure(fake(clock, "aten.mm (fp32)", "fp32", 69.5), 2048, per_call_s=0.8, clock=clock)
     assert fast.size == 2048 and not fast.reduced and "smaller shape" not in fast.describe()
@@ -100,7 +100,7 @@ def test_timed_is_the_best_median_over_a_fake_clock():
 
     def call():
         clock.now += next(durations)
-    assert timed(call, clock=clock, min_time=0.0) == pytest.approx(0.2)
+    assert timed(call, clock=clock, min_time=0.0, min_calls=3) == pytest.approx(0.2)
 
 
 def test_the_probe_gemm_stage_fits_its_budget_on_the_zen1_guest():
@@ -126,7 +126,7 @@ def test_an_exhausted_budget_still_measures_every_candidate_at_the_trial_size():
     clock.now += 20.0
     peaks = gemm_peaks(zen1_candidates(clock), 2048, deadline, clock=clock)
     assert {m.size for g in peaks.values() for m in g.measured if m.ops_per_s < 20e9} == {TRIAL_SIZE}
-    assert per_call_budget(-5.0, 3) == 0.0 and per_call_budget(33.0, 1) == pytest.approx(3.0)
+    assert per_call_budget(-5.0, 3) == 0.0 and per_call_budget(33.0, 1) == pytest.approx(6.6)  # 2 warm-ups, 3 trials
 
 
 def zen1_probe(clock: FakeClock | None = None) -> ProbeResult:

@@ -132,8 +132,10 @@ def md1_decay_rate(lam: ArrayLike, d: ArrayLike) -> tuple[np.ndarray, np.ndarray
     return theta, k
 
 
-def md1_wait_tail(t: ArrayLike, lam: ArrayLike, d: ArrayLike) -> np.ndarray:
-    """``P(W > t)`` for M/D/1: Erlang's exact sum while ``lam t <= MD1_EXACT_LIMIT``, else the asymptote."""
+def md1_wait_tail(t: ArrayLike, lam: ArrayLike, d: ArrayLike,
+                  decay: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """``P(W > t)`` for M/D/1: Erlang's exact sum while ``lam t <= MD1_EXACT_LIMIT``, else the asymptote
+    (``decay``: :func:`md1_decay_rate` of ``lam, d`` when the caller has it; solved here only where needed)."""
     t, lam, d = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (t, lam, d)))
     rho = lam * d
     exact_region = lam * t <= MD1_EXACT_LIMIT
@@ -150,8 +152,11 @@ def md1_wait_tail(t: ArrayLike, lam: ArrayLike, d: ArrayLike) -> np.ndarray:
         mag = np.where((xs == 0) & (k > 0), 0.0, mag)
         total = total + np.where(inside, (-1.0) ** k * mag, 0.0)
     exact = 1.0 - (1.0 - rho) * total
-    theta, kk = md1_decay_rate(lam, d)
-    asym = kk * np.exp(-theta * t)
+    if decay is None and np.all(exact_region):
+        asym = np.zeros(t.shape)  # the asymptote is nowhere used
+    else:
+        theta, kk = decay if decay is not None else md1_decay_rate(lam, d)
+        asym = kk * np.exp(-theta * t)
     out = np.where(exact_region, exact, asym)
     out = np.where(t < 0, 1.0, out)
     return np.where(rho < 1, np.clip(out, 0.0, 1.0), 1.0)
@@ -166,9 +171,10 @@ def md1_wait_quantile(p: ArrayLike, lam: ArrayLike, d: ArrayLike) -> np.ndarray:
     theta, kk = md1_decay_rate(np.where(stable, lam, 0.5 / d), d)
     hi = np.maximum(np.log(np.maximum(kk, q) / q) / theta, d) * 4.0 + 4.0 * d
     lo = np.zeros_like(hi)
+    decay = md1_decay_rate(lam, d)  # the tail's asymptote, solved once for the whole bisection
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        above = md1_wait_tail(mid, lam, d) > q
+        above = md1_wait_tail(mid, lam, d, decay) > q
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
     return np.where(stable, np.where(q >= rho, 0.0, hi), np.inf)
 
