@@ -279,7 +279,7 @@ def test_a_batch_watermark_closes_the_plans_batches():
     assert data["batch_watermark_tokens"] == 600 and data["max_batch_tokens"] == 2048
     text = run_cli("plan", "--model", "bert-base", "--cpu", "spr", "--instance-cores", "4", "--seq-len-mean", "150",
                    "--batch-watermark-tokens", "600")
-    assert text.returncode == 0 and "batches of up to 2,048 tokens (closed at 600)" in text.stdout
+    assert text.returncode == 0 and "batches of up to 2,048 tokens, closed at 600" in text.stdout
     for flags, word in ((["--batch-watermark-tokens", "4096"], "--max-batch-tokens"),
                         (["--batch-watermark-tokens", "0"], "--batch-watermark-tokens"),
                         (["--batch-watermark-tokens", "nan"], "--batch-watermark-tokens")):

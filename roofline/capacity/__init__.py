@@ -24,9 +24,9 @@ import dataclasses
 from roofline.capacity.decoder import dram_per_socket, plan_continuous_batching
 from roofline.capacity.encoder import plan_dynamic_batching
 from roofline.capacity.fleet import cost_per_million
-from roofline.capacity.options import PlanOptions, batching, resolve
+from roofline.capacity.options import PlanOptions, resolve
 from roofline.capacity.service_times import layouts
-from roofline.results.plan import CpuPlan, Lengths, Memory, PlanResult, Simulation
+from roofline.results.plan import CpuPlan, Lengths, Memory, PlanResult, Simulation, batch_limits
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform, platform_fingerprint
 from roofline.spec.vocab import Phase, Scenario
@@ -108,12 +108,10 @@ def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: P
         "no stack profile (--stack none): the realistic service time is the ceiling plus the priced overhead terms",
         *fitted,
     ]
-    from_stack = batching(options, o.phase)[2]
-    if from_stack:
-        closed = f", closed at {o.batch_watermark_tokens:,}" if o.batch_watermark_tokens is not None else ""
-        notes.append(f"batching of the {o.source.stack.name} profile's serving harness (as its Server records state "
-                     f"it): batches of up to {o.max_batch_tokens:,} tokens{closed}; --max-batch-tokens and "
-                     "--batch-watermark-tokens plan another")
+    if o.batching_from is not None:
+        notes.append(f"batching of the {o.batching_from} profile's serving harness (as its Server records state "
+                     f"it): batches of {batch_limits(o.max_batch_tokens, o.batch_watermark_tokens)}; "
+                     "--max-batch-tokens and --batch-watermark-tokens plan another")
     if o.scenario is Scenario.SERVER:
         notes.append("rates are the highest simulated Poisson rates meeting the SLO at every load up to them (a "
                      "search within 1% of the capacity); p99 intervals are the simulation's 95% intervals")
@@ -133,5 +131,5 @@ def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: P
                               warmup_requests=s.warmup, confidence=CONFIDENCE),
         cpus=cpus, notes=notes,
         service_band=o.source.band if o.scenario is Scenario.SERVER else None,
-        batching_from=o.source.stack.name if from_stack else None,
+        batching_from=o.batching_from,
     )

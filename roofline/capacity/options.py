@@ -44,6 +44,9 @@ class PlanOptions:
     batch_watermark_tokens: int | None = None
     """encoders: a batch closes once its tokens reach this many, never past ``max_batch_tokens`` (None: at the
     cap); Intel's MLPerf BERT harness closes batches at 1,300 tokens, at most 1,560"""
+    batching_from: str | None = None
+    """set by :func:`resolve`: the stack profile whose serving harness's batching the plan took (None: the
+    caller's, or the default)"""
     max_wait_s: float = 0.0
     p99_s: float | None = None
     ttft_s: float | None = None
@@ -84,8 +87,9 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
     """The options with the defaults filled in (phase, scenario, batching, output length, sequences), every
     combination checked."""
     phase = Phase(o.phase) if o.phase else (Phase.FORWARD if model.family == "encoder" else Phase.DECODE)
-    cap, wm, _ = batching(o, phase)
-    o = replace(o, max_batch_tokens=cap, batch_watermark_tokens=wm)
+    cap, wm, from_stack = batching(o, phase)
+    o = replace(o, max_batch_tokens=cap, batch_watermark_tokens=wm,
+                batching_from=o.source.stack.name if from_stack else None)
     _check_numbers(o, n_cpus)
     if model.family == "encoder" and phase is not Phase.FORWARD:
         raise UserError(f"--phase {phase}: {model.name} is an encoder; its only phase is forward")

@@ -260,6 +260,7 @@ def estimate_page(r, command: str) -> str:
 def plan_page(r, command: str) -> str:
     from roofline.report.plan_tables import render_plan
     from roofline.report.svg import plan_chart
+    from roofline.results.plan import batch_limits
 
     head, sections = _split(render_plan(r, all_layouts=True), render_plan(r, brief=True))
     figures: list[Figure] = []
@@ -274,8 +275,7 @@ def plan_page(r, command: str) -> str:
                                   c.cost_per_million_requests, sig(c.cost_per_million_requests)))
     inputs = [("model", r.model, "argument", ""), ("precision", r.precision, "argument", ""),
               ("scenario", r.scenario, "argument", ""), ("request lengths", r.lengths.description, r.lengths.kind, ""),
-              ("batching", f"up to {r.max_batch_tokens:,} tokens"
-               + (f", closed at {r.batch_watermark_tokens:,}" if r.batch_watermark_tokens is not None else "")
+              ("batching", batch_limits(r.max_batch_tokens, r.batch_watermark_tokens)
                + (f", max wait {r.max_wait_s * 1e3:g} ms" if r.max_wait_s else ""),
                f"{r.batching_from} stack profile" if r.batching_from else "argument", ""),
               ("utilization", f"{r.utilization:g}", "argument", ""),

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from roofline.report.fmt import ms, sig
 from roofline.report.style import document, grid, section, table
-from roofline.results.plan import CpuPlan, PlanLayout, PlanResult
+from roofline.results.plan import CpuPlan, PlanLayout, PlanResult, batch_limits
 
 
 def _table(title: str, cols: list[str], left: tuple[str, ...]) -> Group:
@@ -42,8 +42,8 @@ def _headline(r: PlanResult) -> Text:
         slo = ", ".join(f"{k} p99 {v * 1e3:g} ms" for k, v in (("TTFT", r.ttft_target_s), ("TPOT", r.tpot_target_s))
                         if v is not None)
     else:
-        closed = f" (closed at {r.batch_watermark_tokens:,})" if r.batch_watermark_tokens is not None else ""
-        batching = f"batches of up to {r.max_batch_tokens:,} tokens{closed}, max wait {(r.max_wait_s or 0) * 1e3:g} ms"
+        batching = (f"batches of {batch_limits(r.max_batch_tokens, r.batch_watermark_tokens)}, max wait "
+                    f"{(r.max_wait_s or 0) * 1e3:g} ms")
         slo = f"p99 {r.latency_target_s * 1e3:g} ms" if r.latency_target_s is not None else ""
     load = f"{sig(r.target_rps)} req/s to serve" if r.target_rps else "no load target"
     parts = [lengths, batching] + ([slo] if slo else []) + [load]

@@ -22,6 +22,13 @@ SCHEMA_VERSION = 2
 Scenario = Literal["offline", "server"]
 
 
+def batch_limits(max_batch_tokens: int, batch_watermark_tokens: int | None) -> str:
+    """A plan's batching in words, as every report says it: ``up to 2,048 tokens``, ``, closed at 1,300`` where a
+    watermark closes the batch first."""
+    closed = f", closed at {batch_watermark_tokens:,}" if batch_watermark_tokens is not None else ""
+    return f"up to {max_batch_tokens:,} tokens{closed}"
+
+
 @dataclass(frozen=True)
 class PlanLayout:
     """N instances of C cores on each socket, weights shared per socket, in the plan's scenario."""
