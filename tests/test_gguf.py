@@ -479,3 +479,24 @@ def test_a_path_rule_naming_types_is_checked(tmp_path, fields, fragment):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "bad.toml" in proc.stderr and fragment in proc.stderr
+
+
+def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
+    """The stack profile's rules that priced the estimate's GEMMs are listed in ``inputs`` with their evidence: on
+    the Zen 5 guest q4_1 under llama.cpp meets the 128-ops-per-cycle issue cap and its chain's 16 (both rates,
+    ``derived``), q4_0 the cap alone; on Sapphire Rapids llama.cpp's int8 GEMMs take the AVX-512 path instead of
+    AMX (``assumed``), and q4_1's chain holds there too; no profile, no rules."""
+    def rules(cpu, precision, stack="llama.cpp"):
+        proc = run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", cpu, "--precision", precision,
+                       "--stack", stack, "--json")
+        assert proc.returncode == 0, proc.stderr
+        return {i["what"]: i for i in json.loads(proc.stdout)["inputs"] if ".path_rules[" in i["what"]}
+
+    zen5 = rules("zen5-2vcpu", "q4_1")
+    assert [(i["value"], i["kind"]) for i in zen5.values()] == [
+        ("int8: <= 128 ops/cycle/core", "derived"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived")]
+    assert "FMA latency" in list(zen5.values())[1]["source"]
+    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0").values()] == ["int8: <= 128 ops/cycle/core"]
+    assert [(i["value"], i["kind"]) for i in rules("spr", "q4_1").values()] == [
+        ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived")]
+    assert rules("zen5-2vcpu", "q4_1", "none") == {}

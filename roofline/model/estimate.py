@@ -50,6 +50,7 @@ from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
@@ -255,7 +256,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             context=work.context if work.phase is Phase.DECODE else None,
         ),
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
-        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated]),
+        inputs=_provenance(res, model, [e.recipe for e in ev.evaluated], q.source.profile,
+                           [c for e in ev.evaluated for c in e.cells]),
         left_out=left_out(model, [e.recipe.name for e in ev.evaluated]),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
@@ -414,8 +416,37 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
     )
 
 
-def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]) -> list[Provenance]:
-    """Every platform number and modelling constant the estimate used, with its source."""
+def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:
+    """The stack profile's path rules the estimate applied (which kernels the stack runs, at what rate), each with
+    its evidence: ``derived`` where it states a rate, ``assumed`` where it names a path."""
+    if stack is None:
+        return []
+    vendor, used = res.platform.vendor, {}
+    for r in recipes:
+        dtype = res.platform.compute[res.path(r.compute_dtype).name].dtype
+        for rule in (stack.path_rule(vendor, dtype),
+                     stack.chain_rule(vendor, dtype, r.block.name) if r.block is not None else None):
+            if rule is not None:
+                used[stack.path_rules.index(rule)] = rule
+    rows = []
+    for i, rule in sorted(used.items()):
+        said = []
+        if rule.isa_class:
+            said.append(f"{rule.isa_class} path")
+        for rate, why in ((rule.max_ops_per_cycle, ""), (rule.chain_ops_per_cycle, ", a chain")):
+            if rate is not None:
+                said.append(f"<= {rate:g} ops/cycle/core{why}")
+        rate = rule.max_ops_per_cycle is not None or rule.chain_ops_per_cycle is not None
+        rows.append(Provenance(what=f"{stack.name}.path_rules[{i}]",
+                               value=f"{', '.join(rule.types) or rule.dtype}: {'; '.join(said) or 'as the ceiling'}",
+                               kind="derived" if rate else "assumed", source=rule.evidence or "-"))
+    return rows
+
+
+def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe],
+                stack: StackProfile | None = None, cells: list[PrecisionRecipe] | None = None) -> list[Provenance]:
+    """Every platform number and modelling constant the estimate used, with its source (the stack profile's path
+    rules that applied to the GEMM rows' ``cells`` among them)."""
     p = res.platform
     used = [("sockets", p.sockets), ("cores_per_socket", p.cores_per_socket)]
     used += [(u.what, u.source) for u in res.provenance()]
@@ -428,4 +459,5 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
         if r.dequant_cost:
             costs.append(r.dequant_cost)
     used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
-    return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source) for w, s in dict(used).items()]
+    return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source)
+            for w, s in dict(used).items()] + _rule_rows(res, cells if cells is not None else recipes, stack)
