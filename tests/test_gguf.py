@@ -343,8 +343,8 @@ def test_a_large_vocabulary_is_counted_fast_and_the_header_is_cached(tmp_path, m
 
 
 def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_out(tmp_path, monkeypatch):
-    """Files of q3_K, iq4_xs and iq4_nl are priced as stored: their rows' weight bytes are the block layouts'
-    (110 and 136 bytes per 256 weights, 18 per 32), and the llama.cpp profile uses its own value for a type its
+    """Files of q3_K, iq4_xs and q5_K are priced as stored: their rows' weight bytes are the block layouts'
+    (110, 136 and 176 bytes per 256 weights), and the llama.cpp profile uses its own value for a type its
     records ran and says which value it used for one they did not. A type whose layout the tool does not know
     is priced at its stored bytes, and the estimate says that its unpacking is left out."""
     import dataclasses
@@ -355,7 +355,7 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
     from roofline.catalog.stacks import load_stack
 
     fitted = load_stack("llama.cpp").gemm_efficiency
-    for precision, block in (("q3_k", "q3_K"), ("iq4_xs", "iq4_xs"), ("iq4_nl", "iq4_nl")):
+    for precision, block in (("q3_k", "q3_K"), ("iq4_xs", "iq4_xs"), ("q5_k", "q5_K")):
         path = tmp_path / f"{precision}.gguf"
         write_random_gguf(path, _tiny(), precision)
         proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
@@ -370,7 +370,7 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
         said = f"{cls} (not fitted: the mean of the avx512 classes)"
         own = re.search(rf"llama\.cpp: {cls}[,)]", proc.stdout) is not None
         assert (own and said not in proc.stdout) if cls in fitted else said in proc.stdout
-    assert "iq4_nl-avx512" not in fitted  # no record ran it: the last file is priced with the fallback
+    assert "q5_K-avx512" not in fitted  # no record ran it: the last file is priced with the fallback
     # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
     fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
                                quant_bytes_per_block=64)

@@ -48,6 +48,7 @@ _SCALES: dict[str, tuple[tuple[int, float], ...]] = {
 
 #: gguf.LlamaFileType of a single-type file (informational: llama.cpp reads each tensor's own type)
 _FILE_TYPE = {"q8_0": "MOSTLY_Q8_0", "q4_0": "MOSTLY_Q4_0", "q4_1": "MOSTLY_Q4_1", "q5_0": "MOSTLY_Q5_0",
+              "q5_1": "MOSTLY_Q5_1",
               "iq4_nl": "MOSTLY_IQ4_NL", "q2_K": "MOSTLY_Q2_K", "q3_K": "MOSTLY_Q3_K_S", "q4_K": "MOSTLY_Q4_K_S",
               "iq4_xs": "MOSTLY_IQ4_XS", "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M"}
 

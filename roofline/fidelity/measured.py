@@ -36,7 +36,7 @@ from roofline.spec.record import Measurement, Record, RecordPlatform
 #: then the ceiling plus the priced terms, and the result says so)
 ENGINE_STACKS = ("llama.cpp", "intel-mlperf")
 #: llama.cpp's names of a file's weight type (``llama_model_ftype_name``) and the precision priced for it
-FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q6_K": "q6_k",
+FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q6_K": "q6_k",
               "Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
               "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k",
               "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32"}

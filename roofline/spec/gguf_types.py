@@ -187,7 +187,8 @@ VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", 
                                 "q5_K": "q8_K", "q6_K": "q8_K"}
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
-RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "iq4_nl": "iq4_nl",
+RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "q5_1": "q5_1",
+                                "iq4_nl": "iq4_nl",
                                 "q2_k": "q2_K", "q3_k": "q3_K", "q4_k": "q4_K", "iq4_xs": "iq4_xs", "q5_k": "q5_K",
                                 "q6_k": "q6_K"}
 
