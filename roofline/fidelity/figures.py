@@ -40,7 +40,8 @@ class FigureStep:
     factor: np.ndarray
     """each row's path-rule peak ratio (1 unless the stack runs a slower path than the ceiling's)"""
     limit: np.ndarray
-    """each row's most efficiency (1 unless a path rule caps its type's kernel rate: :func:`chain_limit`)"""
+    """each row's rate limit over the ceiling's path peak (1 unless a path rule caps its type's kernel:
+    :func:`~roofline.model.efficiency.chain_limit`)"""
     graph: bool
     mode: NonGemmMode
 

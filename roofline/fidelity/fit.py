@@ -175,7 +175,7 @@ class FitTable:
     row_graph: np.ndarray
     row_factor: np.ndarray
     row_limit: np.ndarray
-    """each row's most efficiency (a path rule's rate limit for its type, else 1)"""
+    """each row's rate limit over the ceiling's path peak (a path rule's for its type, else 1)"""
     step_platform: np.ndarray
     step_mode: tuple[str, ...]
     num_which: np.ndarray
@@ -220,8 +220,8 @@ class FitTable:
                 fig["dw"].append(-1), fig["ds"].append(first)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
-                   a(row_factor), a(row_limit), a(step_platform, int), tuple(step_mode), a(fig["nw"], int), a(fig["ns"], int),
-                   a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
+                   a(row_factor), a(row_limit), a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
+                   a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
                    memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
@@ -239,8 +239,8 @@ class FitTable:
         eta, shape = shaped(eta, p.m, work_half, self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
-        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None],
-                                                                          eta.shape),
+        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit,
+                             memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None], eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,
                              call_s=per_step(call_s), per_op_s=per_step(per_op_s),

@@ -130,7 +130,8 @@ def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: st
     if c.call_s is not None:
         values["call_s"] = c.call_s.value
         values["per_op_s"] = c.per_op_s.value if c.per_op_s is not None else 0.0
-    return Efficiency(**values, source=f"calibration {name or c.platform}", fitted=frozenset(values) - {"shape", "limit"})
+    return Efficiency(**values, source=f"calibration {name or c.platform}",
+                      fitted=frozenset(values) - {"shape", "limit"})
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -277,4 +278,5 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     classes = ", ".join(dict.fromkeys(how))
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
-    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}", fitted=frozenset(values) - {"shape", "limit"})
+    return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
+                      fitted=frozenset(values) - {"shape", "limit"})

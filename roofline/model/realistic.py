@@ -384,7 +384,8 @@ class Efficiency:
         per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
         eta = per_row(e.gemm if graph else e.kernel)
-        return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), memory=eta if e.memory is None else per_row(e.memory),
+        return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit),
+                             memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),
                              call_s=per_step(e.call_s if "call_s" in e.fitted else 0.0),
