@@ -30,7 +30,7 @@ from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.stack import Accuracy, StackProfile, typical_factor
+from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
 
 if TYPE_CHECKING:
@@ -184,6 +184,17 @@ def shaped(eta: np.ndarray, m: np.ndarray, work_half: float | np.ndarray, scale:
     return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 
+def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
+                  ) -> tuple[PathRule | None, PathRule | None]:
+    """The stack's rules a recipe's GEMMs meet on ``res``'s platform: its dtype's path rule and its GGUF type's
+    chain rule (each None when the stack has none)."""
+    if stack is None:
+        return None, None
+    vendor, dtype = res.platform.vendor, res.platform.compute[res.path(recipe.compute_dtype).name].dtype
+    chain = stack.chain_rule(vendor, dtype, recipe.block.name) if recipe.block is not None else None
+    return stack.path_rule(vendor, dtype), chain
+
+
 def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
     """The compute path class a recipe's GEMMs run on under a stack (``<dtype>-<isa class>``; a GGUF block
     format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel), and the ratio of the rate
@@ -192,7 +203,7 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
     kind = recipe.block.name if recipe.block is not None and " " not in recipe.block.name else p.dtype
-    rule = stack.path_rule(res.platform.vendor, p.dtype) if stack else None
+    rule = applied_rules(res, recipe, stack)[0]
     if rule is None:
         return f"{kind}-{p.isa_class}", 1.0
     name, used, factor = choice.name, p, 1.0
@@ -213,12 +224,10 @@ def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     at the path's clock and one thread per core), and how it was found; ``(1, "")`` when no rule names the type.
     A rate limit on the whole kernel, its unpacking inside the chain's cycles: the row's compute time is at least
     its multiply-accumulates at the ceiling over the limit (:func:`~roofline.model.realistic.realistic_times`)."""
-    if stack is None or recipe.block is None:
-        return 1.0, ""
-    p = res.platform.compute[res.path(recipe.compute_dtype).name]
-    rule = stack.chain_rule(res.platform.vendor, p.dtype, recipe.block.name)
+    rule = applied_rules(res, recipe, stack)[1]
     if rule is None or rule.chain_ops_per_cycle is None:
         return 1.0, ""
+    p = res.platform.compute[res.path(recipe.compute_dtype).name]
     limit = min(1.0, rule.chain_ops_per_cycle / p.ops_per_cycle.value)
     return limit, f"at most {rule.chain_ops_per_cycle:g} ops per cycle per core: one FMA chain per block"
 

@@ -27,7 +27,7 @@ from roofline.model.amdahl import (
     resolve_non_gemm_speedup,
 )
 from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
-from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource, applied_rules
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
 from roofline.model.step import BOUNDS
@@ -421,11 +421,9 @@ def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfi
     its evidence: ``derived`` where it states a rate, ``assumed`` where it names a path."""
     if stack is None:
         return []
-    vendor, used = res.platform.vendor, {}
+    used = {}
     for r in recipes:
-        dtype = res.platform.compute[res.path(r.compute_dtype).name].dtype
-        for rule in (stack.path_rule(vendor, dtype),
-                     stack.chain_rule(vendor, dtype, r.block.name) if r.block is not None else None):
+        for rule in applied_rules(res, r, stack):
             if rule is not None:
                 used[stack.path_rules.index(rule)] = rule
     rows = []

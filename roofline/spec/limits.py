@@ -116,6 +116,11 @@ LIMITS: dict[str, Limit] = {
     "record.batch_watermark_tokens": _BATCH_TOKENS,
     "stack.max_batch_tokens": _BATCH_TOKENS,
     "stack.batch_watermark_tokens": _BATCH_TOKENS,
+    # ------------------------------------------------------------------ a stack profile's path rules
+    "stack.path_rules.max_ops_per_cycle": Limit(0, 1e6, "ops/cycle/core", "AMX's 2,048 int8 ops per cycle per "
+                                                "core is today's widest"),
+    "stack.path_rules.chain_ops_per_cycle": Limit(0, 1e6, "ops/cycle/core", "a dependency chain retires fewer "
+                                                  "ops per cycle than its path issues"),
 }
 
 

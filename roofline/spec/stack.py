@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from roofline.spec import PYDANTIC_CONFIG
-from roofline.spec.limits import check_sourced
+from roofline.spec.limits import check, check_sourced
 from roofline.spec.sourced import Sourced
 
 SCHEMA_VERSION = 1
@@ -43,16 +43,15 @@ class PathRule:
     chain_ops_per_cycle: float | None = None
     """the most ops per cycle per thread the types' kernel retires whatever its efficiency: its dot product adds
     each block into one accumulator, a loop-carried chain of one FMA per block (2 x the block's weights over the
-    FMA's latency); the rows' efficiency is capped at this rate over the path's (a limit, not a factor)"""
+    FMA's latency); a row's realistic compute time is at least its multiply-accumulates at this rate (a floor on
+    the time, not a factor on the efficiency)"""
 
     def __post_init__(self) -> None:
         if self.types and (self.isa_class or self.max_ops_per_cycle is not None):
             raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) only: give the path "
                              "(isa_class, max_ops_per_cycle) in a rule of its own")
         for name in ("max_ops_per_cycle", "chain_ops_per_cycle"):
-            v = getattr(self, name)
-            if v is not None and not (math.isfinite(v) and 0 < v <= 1e6):
-                raise ValueError(f"{name}: ops per cycle, above 0 and at most 1e6, got {v}")
+            check(f"stack.path_rules.{name}", getattr(self, name), name)
 
 
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
