@@ -258,6 +258,25 @@ def test_rates_refuse_speedup_flags_and_need_their_own():
         roofline.check(model="bert-large", cpu="icx", precision="int8-static", throughput_speedup=2.0, cores=8)
 
 
+def test_a_q4_k_s_file_is_the_mix_or_a_pure_file_by_its_stated_size(tmp_path):
+    """'Q4_K - Small' names llama.cpp's Q4_K_S mix, and also what ``llama-quantize --pure`` (and the suite's GGUF
+    writer) writes with Q4_K throughout: the file's stated size picks the one whose tensors weigh nearer it."""
+    r = roofline.check(from_file=str(JSON), **LLAMA)
+    (note,) = [i.detail for i in r.measured_from.inputs if i.what == "precision" and i.value == "q4_k"]
+    assert "nearer the q4_k file's 0.647 GiB than the q4_k_s file's 0.715 GiB" in note
+    runs = json.loads(JSON.read_text())
+    for run in runs:
+        if run["model_type"].endswith("Q4_K - Small"):
+            run["model_size"] = 0.715 * 2**30
+    path = tmp_path / "q4_k_s.json"
+    path.write_text(json.dumps(runs))
+    r = roofline.check(from_file=str(path), **LLAMA)
+    assert [x.precision for x in r.rates] == ["q8_0", "q8_0", "q4_0", "q4_0", "q4_k_s", "q4_k_s"]
+    pure = roofline.check(from_file=str(JSON), **LLAMA)
+    decode = [next(x for x in c.rates if x.phase == "decode" and x.precision.startswith("q4_k")) for c in (r, pure)]
+    assert decode[0].ceiling < decode[1].ceiling  # the mix's Q5_K/Q6_K tensors read more bytes per token
+
+
 def test_an_iq4_xs_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(tmp_path):
     """llama-bench names a file by llama.cpp's ftype name; IQ4_XS's is 'IQ4_XS - 4.25 bpw'. Its rows are priced
     as iq4_xs (136 bytes per 256 weights, the check's ceiling the estimate's), and the input says which tensors

@@ -37,18 +37,22 @@ from roofline.spec.record import Measurement, Record, RecordPlatform
 ENGINE_STACKS = ("llama.cpp", "intel-mlperf")
 #: llama.cpp's names of a file's weight type (``llama_model_ftype_name``) and the precision priced for it
 FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q6_K": "q6_k",
-              "Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
-              "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k",
+              "Q4_K - Small": "q4_k_s", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
+              "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k", "Q2_K - Small": "q2_k_s",
               "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32"}
 #: what llama.cpp's IQ4_NL and IQ4_XS mixes raise (``llama-quant.cpp``, ``llama_tensor_get_type_impl``)
 _IQ4_MIX = ("Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in the first eighth of the "
             "layers' ffn_down")
 #: file types priced as one type throughout, though llama.cpp's mix of that name raises some tensors
-MIXED_AS_ONE = {"Q4_K - Small": "Q5_K in some attn_v and ffn_down tensors", "Q5_K - Small": "Q6_K in some tensors",
+MIXED_AS_ONE = {"Q5_K - Small": "Q6_K in some tensors",
                 "Q5_K - Medium": "Q6_K in some attn_v and ffn_down tensors",
                 "IQ4_NL - 4.5 bpw": _IQ4_MIX, "IQ4_XS - 4.25 bpw": _IQ4_MIX,
                 "Q2_K - Medium": "Q3_K in ffn_down and attn_output, and Q4_K (4 or more query heads per KV head) or "
                                  "Q3_K in attn_v"}
+#: file types that name a llama.cpp mix, which ``llama-quantize --pure`` writes with one type throughout under the
+#: same name: the mix and the single type, the file's stated size deciding (:func:`_mix_or_pure`)
+MIX_OR_PURE = {"Q4_K - Small": ("q4_k_s", "q4_k"), "Q4_K - Medium": ("q4_k_m", "q4_k"),
+               "Q2_K - Small": ("q2_k_s", "q2_k")}
 KV_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}
 #: MLPerf benchmarks and the catalog model each runs
 BENCHMARKS = {"bert-99": "bert-large", "bert-99.9": "bert-large"}
@@ -148,6 +152,23 @@ def _params(spec: ModelSpec) -> int:
     from roofline.model.footprint import footprint
 
     return footprint(spec, "fp32").params
+
+
+def _mix_or_pure(file_type: str, size: float | None, spec: ModelSpec) -> tuple[str, str]:
+    """The precision of a file type that names a mix (:data:`MIX_OR_PURE`) and why: the mix or its single type,
+    whichever's weight bytes on ``spec`` (every tensor, :func:`~roofline.spec.gguf_mix.tensor_types`) are nearer the
+    file's stated ``model_size``; the mix when the file states no size."""
+    from roofline.spec.gguf_mix import tensor_types
+
+    mix, pure = MIX_OR_PURE[file_type]
+    if not size:
+        return mix, f" (llama.cpp's {mix} rule; the file states no size to tell it from a --pure {pure} file)"
+    nbytes = {p: sum(t.bytes for t in tensor_types(p, spec)) for p in (mix, pure)}
+    pick = min(nbytes, key=lambda p: abs(nbytes[p] - size))
+    other = pure if pick == mix else mix
+    what = f"llama.cpp's {mix} rule" if pick == mix else "one type throughout (llama-quantize --pure)"
+    return pick, (f" (its stated size, {size / 2**30:.3g} GiB, is nearer the {pick} file's {nbytes[pick] / 2**30:.3g} "
+                  f"GiB than the {other} file's {nbytes[other] / 2**30:.3g} GiB: {what})")
 
 
 def _stack(given: Given, engine: str, inputs: _Inputs, why: str) -> str:
@@ -252,7 +273,10 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
             precision_of[ft] = FILE_TYPES[ft]
             note = f" (priced as {FILE_TYPES[ft]} throughout; llama.cpp's mix has {MIXED_AS_ONE[ft]})" \
                 if ft in MIXED_AS_ONE else ""
-            inputs.add("precision", FILE_TYPES[ft], "file", f"model_type '{archs[0]} {ft}'{note}")
+            if ft in MIX_OR_PURE:
+                size = next((t.model_size for t in tests if t.file_type == ft and t.model_size), None)
+                precision_of[ft], note = _mix_or_pure(ft, size, spec)
+            inputs.add("precision", precision_of[ft], "file", f"model_type '{archs[0]} {ft}'{note}")
 
     kv_by_test: dict[str, str] = {}
     for t in tests:

@@ -1,6 +1,6 @@
 """The recipe of each GEMM row of a step.
 
-- A per-tensor mix (``q4_k_m``, ``gguf``: :mod:`roofline.spec.gguf_mix`) gives each row its own recipe.
+- A per-tensor mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``, ``gguf``: :mod:`roofline.spec.gguf_mix`) gives each row its own recipe.
 - Otherwise every layer projection takes the precision's recipe, and the lm_head the unquantized
   float recipe of that precision (FP32 for fp32, else BF16) unless it is quantized too.
 """
@@ -11,10 +11,10 @@ import numpy as np
 
 from roofline.calc.shapes import GemmList
 from roofline.spec.model import ModelSpec
-from roofline.spec.precision import RECIPES, PrecisionRecipe, get_recipe
+from roofline.spec.precision import MIX_NAMES, RECIPES, PrecisionRecipe, get_recipe
 
 #: precisions that are per-tensor mixes rather than one recipe
-MIXES = ("q4_k_m", "gguf")
+MIXES = tuple(MIX_NAMES)
 
 
 def precision_recipe(name: str, model: ModelSpec, group_size: int | None = None) -> PrecisionRecipe:

@@ -24,6 +24,17 @@ smaller than this rule's):
 ``use_more_bits(i, n) = i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2`` (integer division), over the
 ``n`` layers: the first and last eighth of the layers and every third one between.
 
+**Q4_K_S** (``LLAMA_FTYPE_MOSTLY_Q4_K_S``, default type Q4_K, the same function and commit): as Q4_K_M
+for ``output.weight`` (Q6_K), the 70B type's attn_v (Q5_K) and an 8-expert model's attn_v, attn_k (Q8_0)
+and attn_output (Q5_K); otherwise ``attn_v`` is Q5_K in the first 4 layers (``i_attention_wv < 4``) and
+``ffn_down`` Q5_K in the first eighth of the layers (``i_layer < n/8``), everything else Q4_K.
+
+**Q2_K_S** (``LLAMA_FTYPE_MOSTLY_Q2_K_S``, default type Q2_K): ``output.weight`` Q6_K; ``attn_v`` Q4_K
+where 4 or more query heads share a KV head (``n_gqa() >= 4``), else Q2_K, and Q5_K in the 70B type;
+an 8-expert model's attn_v and attn_k Q8_0; ``ffn_down`` Q4_K in the first eighth of the layers;
+everything else Q2_K (its attn_output stays Q2_K, 8 experts or not). A row length that is not a multiple
+of 256 takes ``tensor_type_fallback``'s type: Q2_K -> Q4_0.
+
 **A GEMM row** of the estimate (``qkv``, ``ffn_down``, ``expert_up``, ...) gathers tensors of
 several layers and roles, which may have different types. Its recipe here is their
 element-weighted average: bytes per weight (so the row's weight bytes, and hence its memory
@@ -80,7 +91,7 @@ def use_more_bits(i_layer: int, n_layers: int) -> bool:
     return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
 
 
-_FALLBACK = {"q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
+_FALLBACK = {"q2_K": "q4_0", "q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
 
 
 def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
@@ -89,7 +100,7 @@ def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> st
     if role == "ffn_gate_inp":
         return "f32"
     if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
-        return "q6_K" if cols % 256 == 0 else "q8_0"
+        return _output_type(cols)
     t = "q4_K"
     if role in ("attn_v", "attn_qkv"):
         t = "q6_K" if use_more_bits(layer, n) else "q4_K"
@@ -103,9 +114,63 @@ def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> st
         t = "q5_K"
     elif role.startswith("ffn_down"):
         t = "q6_K" if use_more_bits(layer, n) else "q4_K"
-    if cols % BLOCKS[t].weights_per_block:
-        t = _FALLBACK.get(t, t)
-    return t
+    return _fallback(t, cols)
+
+
+def _fallback(t: str, cols: int) -> str:
+    """``tensor_type_fallback``: a type whose block does not divide the row length ``cols`` gives way."""
+    return _FALLBACK.get(t, t) if cols % BLOCKS[t].weights_per_block else t
+
+
+def _output_type(cols: int) -> str:
+    """The k-quant mixes' ``output.weight`` (and a tied ``token_embd``): Q6_K, Q8_0 if 256 does not divide K."""
+    return "q6_K" if cols % 256 == 0 else "q8_0"
+
+
+def q4_k_s_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
+    """The GGML type llama.cpp's Q4_K_S gives a tensor (module docstring)."""
+    n_expert, n = model.num_experts or 0, model.num_hidden_layers
+    if role == "ffn_gate_inp":
+        return "f32"
+    if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
+        return _output_type(cols)
+    t = "q4_K"
+    if role in ("attn_v", "attn_qkv"):
+        t = "q5_K" if layer < 4 or (n == 80 and not model.is_moe) else "q4_K"
+        if n_expert == 8:
+            t = "q8_0"
+    elif role == "attn_k" and n_expert == 8:
+        t = "q8_0"
+    elif role == "attn_output" and n_expert == 8:
+        t = "q5_K"
+    elif role.startswith("ffn_down") and layer < n // 8:
+        t = "q5_K"
+    return _fallback(t, cols)
+
+
+def q2_k_s_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
+    """The GGML type llama.cpp's Q2_K_S gives a tensor (module docstring)."""
+    n_expert, n = model.num_experts or 0, model.num_hidden_layers
+    if role == "ffn_gate_inp":
+        return "f32"
+    if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
+        return _output_type(cols)
+    t = "q2_K"
+    if role in ("attn_v", "attn_qkv"):
+        t = "q4_K" if model.num_attention_heads >= 4 * model.kv_heads else "q2_K"
+        if n == 80 and not model.is_moe and t == "q4_K":
+            t = "q5_K"
+        if n_expert == 8:
+            t = "q8_0"
+    elif role == "attn_k" and n_expert == 8:
+        t = "q8_0"
+    elif role.startswith("ffn_down") and layer < n // 8:
+        t = "q4_K"
+    return _fallback(t, cols)
+
+
+#: the per-tensor rules of llama.cpp's k-quant mixes (the module docstring), by precision name
+MIX_RULES = {"q4_k_m": q4_k_m_type, "q4_k_s": q4_k_s_type, "q2_k_s": q2_k_s_type}
 
 
 def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int]]:
@@ -146,8 +211,9 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
 
 
 def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
-    """Every weight matrix with its type under ``precision``: ``q4_k_m`` by llama.cpp's rule, ``gguf``
-    as stored in the file the model was read from, or a single-type precision (``q4_k``) for all."""
+    """Every weight matrix with its type under ``precision``: a mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``) by
+    llama.cpp's rule, ``gguf`` as stored in the file the model was read from, or a single-type precision
+    (``q4_k``) for all."""
     if precision == "gguf":
         if not model.gguf_tensors:
             raise UserError(f"--precision gguf: the weight types stored in a .gguf file; {model.name} was not read "
@@ -155,12 +221,13 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
         return [_stored(t) for t in model.gguf_tensors if _role(t.name) is not None]
     out = []
     single = RECIPES.get(precision)
-    if precision != "q4_k_m" and (single is None or single.block is None):
-        raise UserError(f"--precision {precision}: not a GGUF type or mix (q4_k_m, gguf, "
+    rule = MIX_RULES.get(precision)
+    if rule is None and (single is None or single.block is None):
+        raise UserError(f"--precision {precision}: not a GGUF type or mix ({', '.join(MIX_RULES)}, gguf, "
                         f"{', '.join(n for n, r in RECIPES.items() if r.block)})")
     for name, role, layer, elements, cols in model_tensors(model):
-        if precision == "q4_k_m":
-            t = q4_k_m_type(role, layer, cols, model)
+        if rule is not None:
+            t = rule(role, layer, cols, model)
         else:
             t = "f32" if role == "ffn_gate_inp" else single.block.name
         out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
@@ -171,7 +238,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
                  quantize_lm_head: bool = True) -> list[PrecisionRecipe] | None:
     """One recipe per GEMM row (``gemm_names`` as the workload lists them) for a per-tensor mix.
 
-    - ``q4_k_m``: llama.cpp's Q4_K_M rule on ``model``;
+    - ``q4_k_m``, ``q4_k_s``, ``q2_k_s``: llama.cpp's rule of that mix on ``model``;
     - ``gguf``: the types stored in the .gguf file ``model`` was read from;
     - anything else (one recipe for every row, e.g. ``q4_k``, ``int8-dynamic``): None, and the
       estimate's own rule applies (the lm_head unquantized unless asked).
@@ -181,7 +248,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
     lm_head in F16 (llama-quantize ``--leave-output-tensor`` on an F16 source); for ``gguf`` the file
     decides.
     """
-    if precision not in ("q4_k_m", "gguf"):
+    if precision not in MIX_RULES and precision != "gguf":
         return None
     tensors = tensor_types(precision, model)
     by_role: dict[str, list[TensorType]] = {}
