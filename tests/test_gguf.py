@@ -478,6 +478,62 @@ def test_a_dot_product_that_adds_each_block_into_one_register_runs_at_its_chains
     assert float(limited.gemm_s[0]) > 10 * float(free.gemm_s[0])  # the prefill's GEMMs run at the chain's rate
 
 
+def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation_row():
+    """Before llama.cpp's tiled matmul no GEMM kernel took q6_K: a prefill ran ggml_vec_dot_q6_K_q8_K per activation
+    row, unpacking every block again for each (the profile's rule dated 2026-09-11). A record dated before it gets
+    M = 512 unpackings per row, one after it or an estimate (today's build) one. By hand, at every efficiency 1,
+    each row of the Ryzen 7950X's 512-token Llama-3.1-8B prefill takes ``max(t_compute + 511 d N K / P_vector,
+    t_memory)``, with q6_K's d = 4.25 / 2 ops per weight and the FP32 vector peak P_vector."""
+    from estimates import evaluate
+    from roofline.catalog import load_platform
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import unpack_rows
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    llama = load_stack("llama.cpp")
+    (rule,) = [r for r in llama.path_rules if "q6_K" in r.types]
+    assert rule.unpack_per_row and rule.before == "2026-09-11" and {"q3_K", "q5_K", "iq4_xs"} <= set(rule.types)
+    ev = evaluate(load_platform("ryzen-7950x"), load_model("llama-3.1-8b"), precisions=["q6_k", "q4_0"],
+                  phase="prefill", seq_len=512)
+    by_name = {e.name: e for e in ev.evaluated}
+    q6, q40 = by_name["q6_k"], by_name["q4_0"]
+    m = np.asarray(ev.gemms.m, dtype=float)
+    assert set(m[:-1]) == {512.0}
+    assert np.array_equal(unpack_rows(ev.res, q6.recipe, llama, m, "2024-12-24")[0], np.maximum(m, 1))
+    for date in (None, "2026-12-02"):
+        assert np.array_equal(unpack_rows(ev.res, q6.recipe, llama, m, date)[0], np.ones_like(m))
+    assert np.array_equal(unpack_rows(ev.res, q40.recipe, llama, m, "2024-12-24")[0], np.ones_like(m))
+    parts = q6.parts
+    d = BLOCKS["q6_K"].dequant_ops_per_weight
+    assert d == 4.25 / 2
+    per_weight = np.array([c.dequant_ops_per_weight for c in q6.cells])  # the lm_head in bf16: nothing to unpack
+    assert list(per_weight) == [d] * 4 + [0.0]
+    assert parts.t_unpack == pytest.approx(per_weight * ev.gemms.n * ev.gemms.k / float(ev.res.vector_peak), rel=1e-12)
+    by_hand = parts.count * np.maximum(parts.t_compute + (m - 1) * parts.t_unpack, parts.t_memory)
+    again = realistic_times(parts, Efficiency(unpack=np.maximum(m, 1)).rows(parts))
+    assert float(again.gemm_s[0]) == pytest.approx(float(by_hand.sum()), rel=1e-9)
+    once = realistic_times(parts, Efficiency().rows(parts))
+    assert float(again.gemm_s[0]) > 3 * float(once.gemm_s[0])  # q6_K's unpacking outweighs its INT8 MACs
+
+
+def test_the_records_build_decides_whether_a_type_is_unpacked_per_row():
+    """The fit's figures take the rule from the record's date: the Ryzen 7950X's 2024 q6_K prefill unpacks per
+    row, the Zen 5 guest's of 2026-12-02 (the tiled matmul) once; neither's decode (one row) repeats anything."""
+    from roofline.catalog.records import load_records
+    from roofline.catalog.stacks import load_stack
+    from roofline.fidelity.figures import figures
+
+    rules = load_stack("llama.cpp").path_rules
+    corpus = REPO / "validation" / "records"
+    old, new = load_records([str(corpus / "corpus" / "llamacpp-d164-r7950x-llama31-8b-q6k-t16.toml"),
+                             str(corpus / "zen5-2vcpu-llamacpp-llama-3.2-1b-types2-2026-12-02.toml")])
+    (pp_old,) = figures(old, rules)
+    assert pp_old.phase.value == "prefill" and set(pp_old.steps[0].unpack[:-1]) == {512.0}
+    by_name = {(f.precision, f.phase.value): f for f in figures(new, rules)}
+    assert set(by_name["q6_k", "prefill"].steps[0].unpack) == {1.0}
+    assert set(by_name["q6_k", "decode"].steps[0].unpack) == {1.0}
+
+
 @settings(max_examples=60, deadline=None)
 @given(limit=st.floats(1e-3, 1.0), eta=st.floats(1e-3, 1.0), memory=st.floats(1e-2, 1.0))
 def test_a_rate_limit_never_makes_a_step_faster(limit, eta, memory):
@@ -499,6 +555,8 @@ def test_a_rate_limit_never_makes_a_step_faster(limit, eta, memory):
     ({"types": ["q4_1"], "chain_ops_per_cycle": -16.0}, "chain_ops_per_cycle"),
     ({"types": ["q4_1"], "chain_ops_per_cycle": float("nan")}, "chain_ops_per_cycle"),
     ({"max_ops_per_cycle": 1e300}, "max_ops_per_cycle"),
+    ({"unpack_per_row": True}, "unpack_per_row"),
+    ({"types": ["q6_K"], "unpack_per_row": True, "before": "2026/09/11"}, "before"),
 ])
 def test_a_path_rule_naming_types_is_checked(tmp_path, fields, fragment):
     """A profile file whose rule mixes a type's rate limit with a path, or gives a rate that is not a positive

@@ -29,13 +29,16 @@ def _inline(s: Sourced) -> str:
     return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in items if v is not None) + " }"
 
 
-def _table(obj, prefix: str) -> list[str]:
+def _table(obj, prefix: str, drop_empty: bool = False) -> list[str]:
     """A dataclass as TOML: its scalars and Sourced values under ``[prefix]`` (inline), then its nested
-    dataclasses and dicts as sub-tables."""
+    dataclasses and dicts as sub-tables; ``drop_empty``: an entry of an array of tables leaves out the fields
+    still at an empty default (``[]``, ``""``, false)."""
     scalars, tables = [], []
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)
         if v is None:
+            continue
+        if drop_empty and f.default in ((), "", False) and v == f.default:
             continue
         if isinstance(v, Sourced):
             scalars.append(f"{f.name} = {_inline(v)}")
@@ -44,7 +47,7 @@ def _table(obj, prefix: str) -> list[str]:
         elif isinstance(v, (tuple, list)) and v and all(dataclasses.is_dataclass(x) for x in v):
             name = f"{prefix}.{f.name}" if prefix else f.name
             for x in v:
-                tables += ["", f"[[{name}]]", *_table(x, "")[0:]]
+                tables += ["", f"[[{name}]]", *_table(x, "", drop_empty=True)]
         elif isinstance(v, dict):
             if not v:
                 continue

@@ -17,7 +17,7 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
-from roofline.model.efficiency import chain_limit, path_class
+from roofline.model.efficiency import chain_limit, path_class, unpack_rows
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import StepParts
@@ -42,6 +42,9 @@ class FigureStep:
     limit: np.ndarray
     """each row's rate limit over the ceiling's path peak (1 unless a path rule caps its type's kernel:
     :func:`~roofline.model.efficiency.chain_limit`)"""
+    unpack: np.ndarray
+    """each row's activation rows its unpacking is repeated for (1 unless a path rule says the type's kernel in
+    the record's build unpacks per row: :func:`~roofline.model.efficiency.unpack_rows`)"""
     graph: bool
     mode: NonGemmMode
 
@@ -139,12 +142,17 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision)))
-    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack) for e in ev.evaluated)
+    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None)
+                 for e in ev.evaluated)
 
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
-                 stack: StackProfile) -> FigureStep:
+                 stack: StackProfile, m: np.ndarray | None = None, date: str | None = None) -> FigureStep:
+    """``m``: the rows' M (None: no row's unpacking is repeated); ``date``: the record's, the build's it ran."""
     classes, factor = zip(*(path_class(res, c, stack) for c in cells))
     limit = [chain_limit(res, c, stack)[0] for c in cells]
-    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float), graph,
+    unpack = np.ones(len(cells)) if m is None else np.array(
+        [float(unpack_rows(res, c, stack, np.asarray(m, dtype=float)[j], date)[0]) for j, c in enumerate(cells)])
+    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float), unpack,
+                      graph,
                       mode)

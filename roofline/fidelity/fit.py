@@ -176,6 +176,8 @@ class FitTable:
     row_factor: np.ndarray
     row_limit: np.ndarray
     """each row's rate limit over the ceiling's path peak (a path rule's for its type, else 1)"""
+    row_unpack: np.ndarray
+    """the activation rows each row's unpacking is repeated for (a path rule's for its type and build, else 1)"""
     step_platform: np.ndarray
     step_mode: tuple[str, ...]
     num_which: np.ndarray
@@ -192,6 +194,7 @@ class FitTable:
         classes = tuple(classes if classes is not None else sorted({c for f in figs for s in f.steps for c in s.classes}))
         platforms = tuple(platforms if platforms is not None else sorted({f.platform for f in figs}))
         steps, row_class, row_graph, row_factor, row_limit, step_platform, step_mode = [], [], [], [], [], [], []
+        row_unpack: list[float] = []
         fig: dict[str, list] = {k: [] for k in ("nw", "ns", "nc", "dw", "ds")}
         for f in figs:
             first = len(steps)
@@ -202,6 +205,7 @@ class FitTable:
                 row_graph += [s.graph] * n
                 row_factor += list(np.broadcast_to(s.factor, (n,)))
                 row_limit += list(np.broadcast_to(s.limit, (n,)))
+                row_unpack += list(np.broadcast_to(s.unpack, (n,)))
                 step_platform.append(platforms.index(f.platform))
                 step_mode.append(s.mode.value)
             if f.kind.is_ratio:
@@ -220,7 +224,7 @@ class FitTable:
                 fig["dw"].append(-1), fig["ds"].append(first)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
-                   a(row_factor), a(row_limit), a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
+                   a(row_factor), a(row_limit), a(row_unpack), a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
@@ -239,7 +243,7 @@ class FitTable:
         eta, shape = shaped(eta, p.m, work_half, self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
-        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit,
+        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, unpack=self.row_unpack,
                              memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None], eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,

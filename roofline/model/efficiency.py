@@ -131,7 +131,7 @@ def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: st
         values["call_s"] = c.call_s.value
         values["per_op_s"] = c.per_op_s.value if c.per_op_s is not None else 0.0
     return Efficiency(**values, source=f"calibration {name or c.platform}",
-                      fitted=frozenset(values) - {"shape", "limit"})
+                      fitted=frozenset(values) - {"shape", "limit", "unpack"})
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -184,15 +184,17 @@ def shaped(eta: np.ndarray, m: np.ndarray, work_half: float | np.ndarray, scale:
     return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 
-def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
-                  ) -> tuple[PathRule | None, PathRule | None]:
-    """The stack's rules a recipe's GEMMs meet on ``res``'s platform: its dtype's path rule and its GGUF type's
-    chain rule (each None when the stack has none)."""
+def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, date: str | None = None
+                  ) -> tuple[PathRule | None, PathRule | None, PathRule | None]:
+    """The stack's rules a recipe's GEMMs meet on ``res``'s platform in a build of ``date`` (None: today's): its
+    dtype's path rule, its GGUF type's chain rule and its unpack-per-row rule (each None when the stack has none)."""
     if stack is None:
-        return None, None
+        return None, None, None
     vendor, dtype = res.platform.vendor, res.platform.compute[res.path(recipe.compute_dtype).name].dtype
-    chain = stack.chain_rule(vendor, dtype, recipe.block.name) if recipe.block is not None else None
-    return stack.path_rule(vendor, dtype), chain
+    block = recipe.block.name if recipe.block is not None else None
+    chain = stack.chain_rule(vendor, dtype, block) if block else None
+    unpack = stack.unpack_rule(vendor, dtype, block, date) if block else None
+    return stack.path_rule(vendor, dtype), chain, unpack
 
 
 def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
@@ -232,6 +234,18 @@ def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     return limit, f"at most {rule.chain_ops_per_cycle:g} ops per cycle per core: one FMA chain per block"
 
 
+def unpack_rows(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, m: np.ndarray,
+                date: str | None = None) -> tuple[np.ndarray, str]:
+    """The activation rows a GGUF type's unpacking is repeated for under a stack whose kernel for the type, in a
+    build of ``date`` (a record's; None: an estimate, today's build), unpacks every block again per row (a path
+    rule with ``unpack_per_row``): the calls' ``m`` rows, and how it was found; ``(1, "")`` otherwise (the kernel
+    unpacks each block once, as the ceiling's does)."""
+    rule = applied_rules(res, recipe, stack, date)[2]
+    if rule is None:
+        return np.ones_like(np.asarray(m, dtype=float)), ""
+    return np.maximum(np.asarray(m, dtype=float), 1.0), "unpacked again for each activation row"
+
+
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
     """The profile's factor for ``platform`` and whether the records had it (else the factors' geometric mean)."""
     known = next((v for k, v in stack.platform_factors.items() if k in platform.all_names), None)
@@ -245,15 +259,19 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     """The profile's efficiencies for each GEMM row (its path class, its M) and for ``mode``'s non-GEMM work."""
     from roofline.model.realistic import work_per_core
 
-    m = work_per_core(np.asarray(gemms.m if m is None else m, dtype=float), gemms, res)
+    rows = np.asarray(gemms.m if m is None else m, dtype=float)
+    m = work_per_core(rows, gemms, res)
     phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    gemm, kernel, how, scale, limit = [], [], [], [], []
-    for r in cells:
+    gemm, kernel, how, scale, limit, unpack = [], [], [], [], [], []
+    for j, r in enumerate(cells):
         cls, factor = path_class(res, r, stack)
         cap, why = chain_limit(res, r, stack)
         limit.append(cap)
+        again, said = unpack_rows(res, r, stack, rows[..., j])
+        unpack.append(again)
+        why = ", ".join(w for w in (why, said) if w)
         if cls.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
@@ -269,6 +287,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
+    if any(np.any(u > 1.0) for u in unpack):
+        values["unpack"] = np.stack(unpack, axis=-1)
     if stack.memory_efficiency is not None:
         values["memory"] = stack.memory_efficiency.value
     if stack.pass_memory_efficiency is not None:
@@ -288,4 +308,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
-                      fitted=frozenset(values) - {"shape", "limit"})
+                      fitted=frozenset(values) - {"shape", "limit", "unpack"})

@@ -434,7 +434,9 @@ def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfi
         for rate, why in ((rule.max_ops_per_cycle, ""), (rule.chain_ops_per_cycle, ", a chain")):
             if rate is not None:
                 said.append(f"<= {rate:g} ops/cycle/core{why}")
-        rate = rule.max_ops_per_cycle is not None or rule.chain_ops_per_cycle is not None
+        if rule.unpack_per_row:
+            said.append("unpacked again per activation row")
+        rate = rule.max_ops_per_cycle is not None or rule.chain_ops_per_cycle is not None or rule.unpack_per_row
         rows.append(Provenance(what=f"{stack.name}.path_rules[{i}]",
                                value=f"{', '.join(rule.types) or rule.dtype}: {'; '.join(said) or 'as the ceiling'}",
                                kind="derived" if rate else "assumed", source=rule.evidence or "-"))

@@ -90,6 +90,8 @@ class StepParts:
     """(R,) one call's compute time at the ceiling"""
     t_extra: np.ndarray
     """(R,) the part of it that is extra vector work (dequantization): it does not shrink with M"""
+    t_unpack: np.ndarray
+    """(R,) the part of ``t_extra`` that unpacks the weights (once per call)"""
     t_memory: np.ndarray
     """(R,) one call's memory time at the ceiling"""
     m: np.ndarray
@@ -138,7 +140,7 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     offsets = np.cumsum([0] + [p.steps for p in parts[:-1]])
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
-                     count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"),
+                     count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
                      t_memory=cat("t_memory"), m=cat("m"), attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
@@ -186,6 +188,8 @@ class RowEfficiency:
     pass_memory: np.ndarray | None = None
     """(P,) the other non-GEMM passes' and the quantization passes' memory time: the ceiling's over the real one
     (their vector work then at ``other`` and ``quantization``); None: each whole pass at its efficiency"""
+    unpack: np.ndarray | None = None
+    """(R,) the activation rows each row's unpacking is repeated for (None: once, as the ceiling's kernel)"""
 
 
 @dataclass(frozen=True)
@@ -233,11 +237,12 @@ def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     """Every step's realistic time, by part:
 
-    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + t_e,i / min(eta_i / shape_i, 1),
+    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + (t_e,i + (u_i - 1) t_u,i) / min(eta_i / shape_i, 1),
       (t_c,i - t_e,i) / limit_i, t_m,i / eta_m,i)``, the multiply-accumulates at their efficiency (shape term
       included), the extra vector work (dequantization) at the efficiency without the shape term (it is per
-      weight, not per row), a latency-bound kernel's multiply-accumulates at its rate limit (its unpacking inside
-      that time), the memory time at the memory efficiency;
+      weight, not per row; ``t_u,i``, its unpacking, repeated for each of ``u_i`` activation rows by a kernel
+      that unpacks every block again per row, once by one that does not: ``u_i = 1``), a latency-bound kernel's multiply-accumulates at its rate limit (its
+      unpacking inside that time), the memory time at the memory efficiency;
     - attention: its ceiling over its efficiency;
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
@@ -247,7 +252,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       own calls, and a step's time is one instance's call over the instances."""
     eta_x = np.minimum(e.eta / e.shape, 1.0)
     t_mac = parts.t_compute - parts.t_extra
-    t_c = np.maximum(t_mac / e.eta + parts.t_extra / eta_x, t_mac / e.limit)
+    t_extra = parts.t_extra if e.unpack is None else parts.t_extra + (e.unpack - 1.0) * parts.t_unpack
+    t_c = np.maximum(t_mac / e.eta + t_extra / eta_x, t_mac / e.limit)
     rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  attention_s=parts.attention_s / e.attention,
@@ -290,7 +296,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
-                     t_extra=flat(g.t_extra), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
+                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
                      instances=per_step(res.layout.total_instances),
@@ -347,6 +353,9 @@ class Efficiency:
     limit: float | np.ndarray = 1.0
     """the most of the ceiling's rate each GEMM row's multiply-accumulates reach, whatever ``gemm``: a stack's
     latency-bound kernel (:func:`~roofline.model.efficiency.chain_limit`)"""
+    unpack: float | np.ndarray = 1.0
+    """the activation rows each GEMM row's unpacking (its extra vector work) is repeated for: its M under a
+    kernel that unpacks every block again per row (:func:`~roofline.model.efficiency.unpack_rows`), else 1"""
     memory: float | None = None
     """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
@@ -384,7 +393,7 @@ class Efficiency:
         per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
         eta = per_row(e.gemm if graph else e.kernel)
-        return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit),
+        return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
                              memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),

@@ -69,6 +69,9 @@ class GemmEval:
     t_extra: np.ndarray
     """the part of ``t_compute`` that is extra vector work ``E / P_vector`` (dequantization,
     compensation, group rescaling): it does not shrink with M as the multiply-accumulates' share does"""
+    t_unpack: np.ndarray
+    """the part of ``t_extra`` that unpacks the weights, ``d N K / P_vector`` (once per call: what a kernel that
+    unpacks each block again for every activation row repeats M times)"""
 
     @property
     def nbytes(self) -> np.ndarray:
@@ -278,6 +281,8 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
         t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
+        t_unpack=np.broadcast_to(np.array([r.dequant_ops_per_weight for r in cells]) * n * k
+                                 / np.expand_dims(vector, -1), flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)
     points = None if rows is None else np.asarray(rows)

@@ -10,6 +10,7 @@ accuracy (leave-one-platform-out).
 from __future__ import annotations
 
 import math
+import re
 
 from dataclasses import dataclass, field
 
@@ -45,11 +46,23 @@ class PathRule:
     each block into one accumulator, a loop-carried chain of one FMA per block (2 x the block's weights over the
     FMA's latency); a row's realistic compute time is at least its multiply-accumulates at this rate (a floor on
     the time, not a factor on the efficiency)"""
+    unpack_per_row: bool = False
+    """the types' kernel for a call of several activation rows unpacks every weight block again for each row
+    (llama.cpp's ``ggml_vec_dot_*``, where no GEMM kernel takes the type): the row's extra vector work
+    (dequantization) is its M rows' worth, not once per weight as the ceiling's best kernel does it"""
+    before: str = ""
+    """``YYYY-MM-DD``: the rule holds for records dated before it (builds without the kernel that came then);
+    empty: always. An estimate prices today's build, which a dated rule is not about"""
 
     def __post_init__(self) -> None:
         if self.types and (self.isa_class or self.max_ops_per_cycle is not None):
-            raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) only: give the path "
-                             "(isa_class, max_ops_per_cycle) in a rule of its own")
+            raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) or says how their kernel "
+                             "unpacks (unpack_per_row) only: give the path (isa_class, max_ops_per_cycle) in a rule "
+                             "of its own")
+        if (self.unpack_per_row or self.before) and not self.types:
+            raise ValueError("unpack_per_row and before: for the GGUF types a rule names (types = [...])")
+        if self.before and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.before):
+            raise ValueError(f"before: a date as YYYY-MM-DD, got {self.before!r}")
         for name in ("max_ops_per_cycle", "chain_ops_per_cycle"):
             check(f"stack.path_rules.{name}", getattr(self, name), name)
 
@@ -159,8 +172,14 @@ class StackProfile:
         return next((r for r in self._rules(vendor, dtype) if not r.types), None)
 
     def chain_rule(self, vendor: str, dtype: str, block: str) -> PathRule | None:
-        """The first rule for ``dtype`` on ``vendor``'s CPUs that names GGUF type ``block`` (its rate limit)."""
-        return next((r for r in self._rules(vendor, dtype) if block in r.types), None)
+        """The first rule for ``dtype`` on ``vendor``'s CPUs that names GGUF type ``block`` with a rate limit."""
+        return next((r for r in self._rules(vendor, dtype) if block in r.types and r.chain_ops_per_cycle), None)
+
+    def unpack_rule(self, vendor: str, dtype: str, block: str, date: str | None) -> PathRule | None:
+        """The first rule for ``dtype`` on ``vendor``'s CPUs saying GGUF type ``block``'s kernel unpacks per
+        activation row in a build of ``date`` (a record's date; None: an estimate, today's build)."""
+        return next((r for r in self._rules(vendor, dtype) if block in r.types and r.unpack_per_row
+                     and (not r.before or (date is not None and date < r.before))), None)
 
     def _rules(self, vendor: str, dtype: str):
         v = vendor.lower()
