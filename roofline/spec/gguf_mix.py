@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roofline.errors import UserError
@@ -94,26 +94,59 @@ def use_more_bits(i_layer: int, n_layers: int) -> bool:
 _FALLBACK = {"q2_K": "q4_0", "q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
 
 
-def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
-    """The GGML type llama.cpp's Q4_K_M gives a tensor (module docstring)."""
+@dataclass(frozen=True)
+class MixRule:
+    """One llama.cpp k-quant mix: the branches of ``llama_tensor_get_type_impl`` for its file type that differ
+    from the others' (the module docstring); the shared ones are in :func:`mix_type`."""
+
+    default: str
+    """the type of every quantized tensor no branch raises"""
+    attn_v: Callable[[int, int, ModelSpec], str]
+    """``attn_v``'s type in layer ``i`` of ``n`` (before the 70B type's and the 8-expert model's raises)"""
+    ffn_down: Callable[[int, int], str | None]
+    """``ffn_down``'s type in layer ``i`` of ``n`` (None: the default)"""
+    attn_output_8_experts: str | None
+    """``attn_output``'s type in an 8-expert model (None: the default)"""
+
+
+def _gqa4(model: ModelSpec) -> bool:
+    """``n_gqa() >= 4``: four or more query heads share a KV head."""
+    return model.num_attention_heads >= 4 * model.kv_heads
+
+
+MIXES: dict[str, MixRule] = {
+    "q4_k_m": MixRule("q4_K", lambda i, n, m: "q6_K" if use_more_bits(i, n) else "q4_K",
+                      lambda i, n: "q6_K" if use_more_bits(i, n) else None, "q5_K"),
+    "q4_k_s": MixRule("q4_K", lambda i, n, m: "q5_K" if i < 4 else "q4_K",
+                      lambda i, n: "q5_K" if i < n // 8 else None, "q5_K"),
+    "q2_k_s": MixRule("q2_K", lambda i, n, m: "q4_K" if _gqa4(m) else "q2_K",
+                      lambda i, n: "q4_K" if i < n // 8 else None, None),
+}
+
+
+def mix_type(rule: MixRule, role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
+    """The GGML type a llama.cpp k-quant mix gives a tensor: the router F32; the output (and a tied token_embd)
+    Q6_K; attn_v by the mix, raised from Q3_K/Q4_K to Q5_K in llama.cpp's 70B type (an 80-layer dense model) and
+    to Q8_0 with attn_k in an 8-expert model; attn_output and ffn_down by the mix; then the fallback of a type
+    whose block does not divide the row length."""
     n_expert, n = model.num_experts or 0, model.num_hidden_layers
     if role == "ffn_gate_inp":
         return "f32"
     if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
         return _output_type(cols)
-    t = "q4_K"
+    t = rule.default
     if role in ("attn_v", "attn_qkv"):
-        t = "q6_K" if use_more_bits(layer, n) else "q4_K"
-        if n == 80 and not model.is_moe and t == "q4_K":  # llama.cpp's LLM_TYPE_70B
+        t = rule.attn_v(layer, n, model)
+        if n == 80 and not model.is_moe and t in ("q3_K", "q4_K"):  # llama.cpp's LLM_TYPE_70B
             t = "q5_K"
         if n_expert == 8:
             t = "q8_0"
     elif role == "attn_k" and n_expert == 8:
         t = "q8_0"
     elif role == "attn_output" and n_expert == 8:
-        t = "q5_K"
+        t = rule.attn_output_8_experts or t
     elif role.startswith("ffn_down"):
-        t = "q6_K" if use_more_bits(layer, n) else "q4_K"
+        t = rule.ffn_down(layer, n) or t
     return _fallback(t, cols)
 
 
@@ -127,50 +160,20 @@ def _output_type(cols: int) -> str:
     return "q6_K" if cols % 256 == 0 else "q8_0"
 
 
+def q4_k_m_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
+    """The GGML type llama.cpp's Q4_K_M gives a tensor (module docstring)."""
+    return mix_type(MIXES["q4_k_m"], role, layer, cols, model)
+
+
 def q4_k_s_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
     """The GGML type llama.cpp's Q4_K_S gives a tensor (module docstring)."""
-    n_expert, n = model.num_experts or 0, model.num_hidden_layers
-    if role == "ffn_gate_inp":
-        return "f32"
-    if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
-        return _output_type(cols)
-    t = "q4_K"
-    if role in ("attn_v", "attn_qkv"):
-        t = "q5_K" if layer < 4 or (n == 80 and not model.is_moe) else "q4_K"
-        if n_expert == 8:
-            t = "q8_0"
-    elif role == "attn_k" and n_expert == 8:
-        t = "q8_0"
-    elif role == "attn_output" and n_expert == 8:
-        t = "q5_K"
-    elif role.startswith("ffn_down") and layer < n // 8:
-        t = "q5_K"
-    return _fallback(t, cols)
+    return mix_type(MIXES["q4_k_s"], role, layer, cols, model)
 
 
 def q2_k_s_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> str:
     """The GGML type llama.cpp's Q2_K_S gives a tensor (module docstring)."""
-    n_expert, n = model.num_experts or 0, model.num_hidden_layers
-    if role == "ffn_gate_inp":
-        return "f32"
-    if role == "output" or (role == "token_embd" and model.tie_word_embeddings):
-        return _output_type(cols)
-    t = "q2_K"
-    if role in ("attn_v", "attn_qkv"):
-        t = "q4_K" if model.num_attention_heads >= 4 * model.kv_heads else "q2_K"
-        if n == 80 and not model.is_moe and t == "q4_K":
-            t = "q5_K"
-        if n_expert == 8:
-            t = "q8_0"
-    elif role == "attn_k" and n_expert == 8:
-        t = "q8_0"
-    elif role.startswith("ffn_down") and layer < n // 8:
-        t = "q4_K"
-    return _fallback(t, cols)
+    return mix_type(MIXES["q2_k_s"], role, layer, cols, model)
 
-
-#: the per-tensor rules of llama.cpp's k-quant mixes (the module docstring), by precision name
-MIX_RULES = {"q4_k_m": q4_k_m_type, "q4_k_s": q4_k_s_type, "q2_k_s": q2_k_s_type}
 
 
 def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int]]:
@@ -221,13 +224,13 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
         return [_stored(t) for t in model.gguf_tensors if _role(t.name) is not None]
     out = []
     single = RECIPES.get(precision)
-    rule = MIX_RULES.get(precision)
+    rule = MIXES.get(precision)
     if rule is None and (single is None or single.block is None):
-        raise UserError(f"--precision {precision}: not a GGUF type or mix ({', '.join(MIX_RULES)}, gguf, "
+        raise UserError(f"--precision {precision}: not a GGUF type or mix ({', '.join(MIXES)}, gguf, "
                         f"{', '.join(n for n, r in RECIPES.items() if r.block)})")
     for name, role, layer, elements, cols in model_tensors(model):
         if rule is not None:
-            t = rule(role, layer, cols, model)
+            t = mix_type(rule, role, layer, cols, model)
         else:
             t = "f32" if role == "ffn_gate_inp" else single.block.name
         out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
@@ -248,7 +251,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
     lm_head in F16 (llama-quantize ``--leave-output-tensor`` on an F16 source); for ``gguf`` the file
     decides.
     """
-    if precision not in MIX_RULES and precision != "gguf":
+    if precision not in MIXES and precision != "gguf":
         return None
     tensors = tensor_types(precision, model)
     by_role: dict[str, list[TensorType]] = {}
