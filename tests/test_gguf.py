@@ -455,7 +455,7 @@ def test_a_dot_product_that_adds_each_block_into_one_register_runs_at_its_chains
     from roofline.model.realistic import Efficiency, realistic_times
 
     llama = load_stack("llama.cpp")
-    (rule,) = [r for r in llama.path_rules if "q4_1" in r.types]
+    (rule,) = [r for r in llama.path_rules if "q4_1" in r.types and r.chain_ops_per_cycle]
     assert rule.chain_ops_per_cycle == 2 * 32 / 4 and "q5_1" in rule.types
     without = dataclasses.replace(llama, path_rules=tuple(r for r in llama.path_rules if not r.types))
     ev = _q41_prefill()
@@ -503,6 +503,10 @@ def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation
     for date in (None, "2026-12-02"):
         assert np.array_equal(unpack_rows(ev.res, q6.recipe, llama, m, date)[0], np.ones_like(m))
     assert np.array_equal(unpack_rows(ev.res, q40.recipe, llama, m, "2024-12-24")[0], np.ones_like(m))
+    z = _q41_prefill()  # q4_1's only x86 kernel is its vec_dot: an undated rule, an estimate's too
+    q41 = {e.name: e for e in z.evaluated}["q4_1"]
+    zm = np.asarray(z.gemms.m, dtype=float)
+    assert np.array_equal(unpack_rows(z.res, q41.recipe, llama, zm, None)[0], np.maximum(zm, 1))
     parts = q6.parts
     d = BLOCKS["q6_K"].dequant_ops_per_weight
     assert d == 4.25 / 2
@@ -576,9 +580,10 @@ def test_a_path_rule_naming_types_is_checked(tmp_path, fields, fragment):
 
 def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
     """The stack profile's rules that priced the estimate's GEMMs are listed in ``inputs`` with their evidence: on
-    the Zen 5 guest q4_1 under llama.cpp meets the 128-ops-per-cycle issue cap and its chain's 16 (both rates,
-    ``derived``), q4_0 the cap alone; on Sapphire Rapids llama.cpp's int8 GEMMs take the AVX-512 path instead of
-    AMX (``assumed``), and q4_1's chain holds there too; no profile, no rules."""
+    the Zen 5 guest q4_1 under llama.cpp meets the 128-ops-per-cycle issue cap, its chain's 16 and its per-row
+    unpacking (all ``derived``), q4_0 the cap alone, and so does q6_K: its per-row rule is dated, about builds before
+    the tiled matmul, and an estimate prices today's; on Sapphire Rapids llama.cpp's int8 GEMMs take the AVX-512
+    path instead of AMX (``assumed``), and q4_1's chain holds there too; no profile, no rules."""
     def rules(cpu, precision, stack="llama.cpp"):
         proc = run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", cpu, "--precision", precision,
                        "--stack", stack, "--json")
@@ -587,9 +592,12 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
 
     zen5 = rules("zen5-2vcpu", "q4_1")
     assert [(i["value"], i["kind"]) for i in zen5.values()] == [
-        ("int8: <= 128 ops/cycle/core", "derived"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived")]
+        ("int8: <= 128 ops/cycle/core", "derived"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
+        ("q4_1, q5_1: unpacked again per activation row", "derived")]
     assert "FMA latency" in list(zen5.values())[1]["source"]
     assert [i["value"] for i in rules("zen5-2vcpu", "q4_0").values()] == ["int8: <= 128 ops/cycle/core"]
+    assert [i["value"] for i in rules("zen5-2vcpu", "q6_k").values()] == ["int8: <= 128 ops/cycle/core"]
     assert [(i["value"], i["kind"]) for i in rules("spr", "q4_1").values()] == [
-        ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived")]
+        ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
+        ("q4_1, q5_1: unpacked again per activation row", "derived")]
     assert rules("zen5-2vcpu", "q4_1", "none") == {}
