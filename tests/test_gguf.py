@@ -396,16 +396,16 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
         b = BLOCKS[block]
         up = rows["ffn_up"]
         assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * b.bytes_per_block / b.weights_per_block)
-        cls = f"{block}-gemv-avx512"  # decode: one activation row, the GEMV kernel's class
-        said = f"{cls} (not fitted: the mean of the gemv-avx512 classes)"
+        cls = f"{block}-avx512"
+        said = f"{cls} (not fitted: the mean of the avx512 classes)"
         own = re.search(rf"llama\.cpp: {cls}[,)]", proc.stdout) is not None
         assert (own and said not in proc.stdout) if cls in fitted else said in proc.stdout
     # no record ran q5_K on an AVX2-only CPU (Milan): that class is priced with the fallback, and said so
-    assert "q5_K-gemv-avx2" not in fitted
+    assert "q5_K-avx2" not in fitted
     proc = run_cli("estimate", "--model", str(tmp_path / "q5_k.gguf"), "--cpu", "milan", "--phase", "decode",
                    "--context", "256", "--precision", "gguf", "--stack", "llama.cpp", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "q5_K-gemv-avx2 (not fitted: the mean of the gemv-avx2 classes)" in proc.stdout
+    assert "q5_K-avx2 (not fitted: the mean of the avx2 classes)" in proc.stdout
     # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
     fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
                                quant_bytes_per_block=64)
@@ -518,30 +518,6 @@ def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation
     assert float(again.gemm_s[0]) == pytest.approx(float(by_hand.sum()), rel=1e-9)
     once = realistic_times(parts, Efficiency().rows(parts))
     assert float(again.gemm_s[0]) > 3 * float(once.gemm_s[0])  # q6_K's unpacking outweighs its INT8 MACs
-
-
-def test_a_one_row_call_has_its_own_class():
-    """llama.cpp runs a call of one activation row (decode at batch 1, a prefill's last-token lm_head) through its
-    GEMV kernels (ggml_vec_dot_*, a repacked GEMV), not the GEMM kernels of several rows: a GGUF type's one-row
-    calls take the ``<type>-gemv-<isa>`` class, fitted on their own figures; a float recipe keeps its class."""
-    from estimates import evaluate
-    from roofline.catalog import load_platform
-    from roofline.catalog.stacks import load_stack
-    from roofline.model.efficiency import from_stack, path_class
-
-    llama = load_stack("llama.cpp")
-    for phase, layers in (("prefill", "q4_0-avx512"), ("decode", "q4_0-gemv-avx512")):
-        kw = dict(seq_len=512) if phase == "prefill" else dict(context=256)
-        ev = evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_0"], phase=phase,
-                      quantize_lm_head=True, stack="llama.cpp", **kw)
-        q40 = {e.name: e for e in ev.evaluated}["q4_0"]
-        m = np.asarray(ev.gemms.m, dtype=float)
-        assert [path_class(ev.res, c, llama, bool(mj <= 1))[0] for c, mj in zip(q40.cells, m)][0] == layers
-        assert m[-1] == 1 and path_class(ev.res, q40.cells[-1], llama, True)[0] == "q4_0-gemv-avx512"
-        eff = from_stack(llama, ev.res, q40.cells, ev.gemms, q40.mode)
-        assert f"{layers}" in eff.source and "q4_0-gemv-avx512" in eff.source
-    assert path_class(ev.res, RECIPES["bf16"], llama, True)[0] == path_class(ev.res, RECIPES["bf16"], llama)[0]
-    assert {"q4_0-avx512", "q4_0-gemv-avx512"} <= set(llama.gemm_efficiency)
 
 
 def test_the_records_build_decides_whether_a_type_is_unpacked_per_row():

@@ -148,10 +148,8 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
                  stack: StackProfile, m: np.ndarray | None = None, date: str | None = None) -> FigureStep:
-    """``m``: the rows' M (None: no row's unpacking is repeated, no row is a one-row call); ``date``: the
-    record's, the build's it ran."""
-    one = np.zeros(len(cells), bool) if m is None else np.asarray(m, dtype=float).reshape(-1, len(cells)).max(axis=0) <= 1
-    classes, factor = zip(*(path_class(res, c, stack, bool(g)) for c, g in zip(cells, one)))
+    """``m``: the rows' M (None: no row's unpacking is repeated); ``date``: the record's, the build's it ran."""
+    classes, factor = zip(*(path_class(res, c, stack) for c in cells))
     limit = [chain_limit(res, c, stack)[0] for c in cells]
     unpack = np.ones(len(cells)) if m is None else np.array(
         [float(unpack_rows(res, c, stack, np.asarray(m, dtype=float)[j], date)[0]) for j, c in enumerate(cells)])

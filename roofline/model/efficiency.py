@@ -197,19 +197,14 @@ def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile |
     return stack.path_rule(vendor, dtype), chain, unpack
 
 
-def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None,
-               gemv: bool = False) -> tuple[str, float]:
+def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
     """The compute path class a recipe's GEMMs run on under a stack (``<dtype>-<isa class>``; a GGUF block
-    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel, and ``<type>-gemv-<isa class>``
-    for a call of one activation row (``gemv``): llama.cpp runs it through ``ggml_vec_dot_*`` or a repacked
-    GEMV, not the GEMM kernels of several rows, so it has a value of its own, and an unfitted one falls back on
-    the other one-row classes of its ISA class), and the ratio of the rate the stack gets to the ceiling's path
-    peak (1 unless a path rule sends the stack to a slower path, or caps its ops per cycle)."""
+    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel), and the ratio of the rate
+    the stack gets to the ceiling's path peak (1 unless a path rule sends the stack to a slower path, or caps
+    its ops per cycle)."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
     kind = recipe.block.name if recipe.block is not None and " " not in recipe.block.name else p.dtype
-    if gemv and recipe.block is not None:  # one activation row: the GEMV kernel, not the GEMM one
-        kind = f"{kind}-gemv"
     rule = applied_rules(res, recipe, stack)[0]
     if rule is None:
         return f"{kind}-{p.isa_class}", 1.0
@@ -270,9 +265,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
     gemm, kernel, how, scale, limit, unpack = [], [], [], [], [], []
-    one = rows.reshape(-1, len(cells)).max(axis=0) <= 1 if rows.size else np.zeros(len(cells), bool)
     for j, r in enumerate(cells):
-        cls, factor = path_class(res, r, stack, bool(one[j]))
+        cls, factor = path_class(res, r, stack)
         cap, why = chain_limit(res, r, stack)
         limit.append(cap)
         again, said = unpack_rows(res, r, stack, rows[..., j])
