@@ -77,18 +77,23 @@ def arithmetic_intensity(flops: ArrayLike, nbytes: ArrayLike) -> np.ndarray:
     return np.asarray(flops, dtype=float) / np.asarray(nbytes, dtype=float)
 
 
+def unpack_ops(n: ArrayLike, k: ArrayLike, dequant_per_weight: ArrayLike) -> np.ndarray:
+    """Vector work to unpack an ``N x K`` weight matrix once: ``U = d N K`` (``d`` ops per weight element)."""
+    return np.asarray(dequant_per_weight, dtype=float) * np.asarray(n, dtype=float) * np.asarray(k, dtype=float)
+
+
 def kernel_extra_ops(
     m: ArrayLike, n: ArrayLike, k: ArrayLike, dequant_per_weight: float, activation_sum: bool,
     group_size: int | None, integer_compute: bool,
 ) -> np.ndarray:
     """Vector work a quantized kernel does besides the multiply-accumulates, per call.
 
-    ``E = d N K`` (dequantize/unpack every weight element, ``d`` ops each)
+    ``E = d N K`` (dequantize/unpack every weight element, ``d`` ops each: :func:`unpack_ops`)
     ``+ M K`` when the kernel sums activation rows (the compensation of unsigned-offset INT4)
     ``+ 2 M N ceil(K/g)`` when an integer GEMM rescales per group of ``g`` along K.
     """
     m, n, k = (np.asarray(a, dtype=float) for a in (m, n, k))
-    extra = dequant_per_weight * n * k
+    extra = unpack_ops(n, k, dequant_per_weight)
     if activation_sum:
         extra = extra + m * k
     if integer_compute and group_size:

@@ -17,7 +17,7 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
-from roofline.model.efficiency import chain_limit, path_class, unpack_rows
+from roofline.model.efficiency import rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import StepParts
@@ -148,11 +148,9 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
                  stack: StackProfile, m: np.ndarray | None = None, date: str | None = None) -> FigureStep:
-    """``m``: the rows' M (None: no row's unpacking is repeated); ``date``: the record's, the build's it ran."""
-    classes, factor = zip(*(path_class(res, c, stack) for c in cells))
-    limit = [chain_limit(res, c, stack)[0] for c in cells]
-    unpack = np.ones(len(cells)) if m is None else np.array(
-        [float(unpack_rows(res, c, stack, np.asarray(m, dtype=float)[j], date)[0]) for j, c in enumerate(cells)])
-    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float), unpack,
-                      graph,
-                      mode)
+    """``m``: the rows' M (None: one row each, so no row's unpacking is repeated); ``date``: the record's, the
+    build's it ran."""
+    rows = np.ones(len(cells)) if m is None else np.asarray(m, dtype=float)
+    classes, factor, limit, unpack, _ = zip(*rows_under_rules(res, cells, stack, rows, date))
+    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float),
+                      np.asarray(unpack, dtype=float), graph, mode)

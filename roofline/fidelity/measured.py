@@ -49,10 +49,9 @@ MIXED_AS_ONE = {"Q5_K - Small": "Q6_K in some tensors",
                 "IQ4_NL - 4.5 bpw": _IQ4_MIX, "IQ4_XS - 4.25 bpw": _IQ4_MIX,
                 "Q2_K - Medium": "Q3_K in ffn_down and attn_output, and Q4_K (4 or more query heads per KV head) or "
                                  "Q3_K in attn_v"}
-#: file types that name a llama.cpp mix, which ``llama-quantize --pure`` writes with one type throughout under the
-#: same name: the mix and the single type, the file's stated size deciding (:func:`_mix_or_pure`)
-MIX_OR_PURE = {"Q4_K - Small": ("q4_k_s", "q4_k"), "Q4_K - Medium": ("q4_k_m", "q4_k"),
-               "Q2_K - Small": ("q2_k_s", "q2_k")}
+#: file types that name a llama.cpp mix (their :data:`FILE_TYPES` precision), which ``llama-quantize --pure`` writes
+#: with one type throughout under the same name: that type, the file's stated size deciding (:func:`_mix_or_pure`)
+PURE_OF_MIX = {"Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k", "Q2_K - Small": "q2_k"}
 KV_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}
 #: MLPerf benchmarks and the catalog model each runs
 BENCHMARKS = {"bert-99": "bert-large", "bert-99.9": "bert-large"}
@@ -155,12 +154,12 @@ def _params(spec: ModelSpec) -> int:
 
 
 def _mix_or_pure(file_type: str, size: float | None, spec: ModelSpec) -> tuple[str, str]:
-    """The precision of a file type that names a mix (:data:`MIX_OR_PURE`) and why: the mix or its single type,
+    """The precision of a file type that names a mix (:data:`PURE_OF_MIX`) and why: the mix or its single type,
     whichever's weight bytes on ``spec`` (every tensor, :func:`~roofline.spec.gguf_mix.tensor_types`) are nearer the
     file's stated ``model_size``; the mix when the file states no size."""
     from roofline.spec.gguf_mix import tensor_types
 
-    mix, pure = MIX_OR_PURE[file_type]
+    mix, pure = FILE_TYPES[file_type], PURE_OF_MIX[file_type]
     if not size:
         return mix, f" (llama.cpp's {mix} rule; the file states no size to tell it from a --pure {pure} file)"
     nbytes = {p: sum(t.bytes for t in tensor_types(p, spec)) for p in (mix, pure)}
@@ -270,12 +269,12 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
             if ft not in FILE_TYPES:
                 raise UserError(f"{path}: file type '{ft}' has no precision priced here; give --precision NAME (one "
                                 f"of {', '.join(sorted(set(FILE_TYPES.values())))}, the nearest)")
-            precision_of[ft] = FILE_TYPES[ft]
-            note = f" (priced as {FILE_TYPES[ft]} throughout; llama.cpp's mix has {MIXED_AS_ONE[ft]})" \
-                if ft in MIXED_AS_ONE else ""
-            if ft in MIX_OR_PURE:
+            precision_of[ft], note = FILE_TYPES[ft], ""
+            if ft in PURE_OF_MIX:
                 size = next((t.model_size for t in tests if t.file_type == ft and t.model_size), None)
                 precision_of[ft], note = _mix_or_pure(ft, size, spec)
+            elif ft in MIXED_AS_ONE:
+                note = f" (priced as {FILE_TYPES[ft]} throughout; llama.cpp's mix has {MIXED_AS_ONE[ft]})"
             inputs.add("precision", precision_of[ft], "file", f"model_type '{archs[0]} {ft}'{note}")
 
     kv_by_test: dict[str, str] = {}

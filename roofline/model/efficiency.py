@@ -226,8 +226,8 @@ def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     at the path's clock and one thread per core), and how it was found; ``(1, "")`` when no rule names the type.
     A rate limit on the whole kernel, its unpacking inside the chain's cycles: the row's compute time is at least
     its multiply-accumulates at the ceiling over the limit (:func:`~roofline.model.realistic.realistic_times`)."""
-    rule = applied_rules(res, recipe, stack)[1]
-    if rule is None or rule.chain_ops_per_cycle is None:
+    rule = applied_rules(res, recipe, stack)[1]  # a chain rule always states its rate
+    if rule is None:
         return 1.0, ""
     p = res.platform.compute[res.path(recipe.compute_dtype).name]
     limit = min(1.0, rule.chain_ops_per_cycle / p.ops_per_cycle.value)
@@ -244,6 +244,21 @@ def unpack_rows(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     if rule is None:
         return np.ones_like(np.asarray(m, dtype=float)), ""
     return np.maximum(np.asarray(m, dtype=float), 1.0), "unpacked again for each activation row"
+
+
+def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: StackProfile | None, m: np.ndarray,
+                     date: str | None = None) -> list[tuple[str, float, float, np.ndarray, str]]:
+    """What the stack's path rules make of each GEMM row ``j`` (recipe ``cells[j]``, ``m[..., j]`` activation rows,
+    in a build of ``date``): its path class and peak factor (:func:`path_class`), its rate limit
+    (:func:`chain_limit`), the rows its unpacking is repeated for (:func:`unpack_rows`) and what those two said.
+    The realistic estimate and its fit both take their rows from here, so they price them alike."""
+    out = []
+    for j, c in enumerate(cells):
+        cls, factor = path_class(res, c, stack)
+        cap, chain = chain_limit(res, c, stack)
+        again, said = unpack_rows(res, c, stack, m[..., j], date)
+        out.append((cls, factor, cap, again, ", ".join(w for w in (chain, said) if w)))
+    return out
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
@@ -265,13 +280,9 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
     gemm, kernel, how, scale, limit, unpack = [], [], [], [], [], []
-    for j, r in enumerate(cells):
-        cls, factor = path_class(res, r, stack)
-        cap, why = chain_limit(res, r, stack)
+    for cls, factor, cap, again, why in rows_under_rules(res, cells, stack, rows):
         limit.append(cap)
-        again, said = unpack_rows(res, r, stack, rows[..., j])
         unpack.append(again)
-        why = ", ".join(w for w in (why, said) if w)
         if cls.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)

@@ -241,8 +241,9 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       (t_c,i - t_e,i) / limit_i, t_m,i / eta_m,i)``, the multiply-accumulates at their efficiency (shape term
       included), the extra vector work (dequantization) at the efficiency without the shape term (it is per
       weight, not per row; ``t_u,i``, its unpacking, repeated for each of ``u_i`` activation rows by a kernel
-      that unpacks every block again per row, once by one that does not: ``u_i = 1``), a latency-bound kernel's multiply-accumulates at its rate limit (its
-      unpacking inside that time), the memory time at the memory efficiency;
+      that unpacks every block again per row, once by one that does not: ``u_i = 1``), a latency-bound kernel's
+      multiply-accumulates at its rate limit (its unpacking inside that time), the memory time at the memory
+      efficiency;
     - attention: its ceiling over its efficiency;
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency

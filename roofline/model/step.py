@@ -34,7 +34,7 @@ import numpy as np
 
 from roofline.calc.aggregate import aggregate_throughput
 from roofline.calc.gemm import (activation_meta_bytes, gemm_flops, gemm_times, kernel_extra_ops, operand_bytes,
-                                weight_meta_bytes)
+                                unpack_ops, weight_meta_bytes)
 from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of, llc_resident
 from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
@@ -281,7 +281,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
         t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
-        t_unpack=np.broadcast_to(np.array([r.dequant_ops_per_weight for r in cells]) * n * k
+        t_unpack=np.broadcast_to(unpack_ops(n, k, [r.dequant_ops_per_weight for r in cells])
                                  / np.expand_dims(vector, -1), flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)

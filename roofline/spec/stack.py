@@ -40,7 +40,7 @@ class PathRule:
     """the most ops per cycle per core the stack's kernels issue on that path"""
     types: tuple[str, ...] = ()
     """GGUF block types the rule is for (``q4_1``): a rule naming types applies to those types' GEMMs only, and
-    only through ``chain_ops_per_cycle``; a rule naming none is the dtype's path rule"""
+    only through ``chain_ops_per_cycle`` and ``unpack_per_row``; a rule naming none is the dtype's path rule"""
     chain_ops_per_cycle: float | None = None
     """the most ops per cycle per thread the types' kernel retires whatever its efficiency: its dot product adds
     each block into one accumulator, a loop-carried chain of one FMA per block (2 x the block's weights over the
