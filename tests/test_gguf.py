@@ -396,16 +396,17 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
         b = BLOCKS[block]
         up = rows["ffn_up"]
         assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * b.bytes_per_block / b.weights_per_block)
-        cls = f"{block}-avx512"
-        said = f"{cls} (not fitted: the mean of the avx512 classes)"
+        cls = f"{block}-gemv-avx512"  # decode at batch 1: one activation row, the type's one-row kernel
+        said = f"{cls} (not fitted: the type's {block}-avx512)" if f"{block}-avx512" in fitted else \
+            f"{cls} (not fitted: the mean of the gemv-avx512 classes)"
         own = re.search(rf"llama\.cpp: {cls}[,)]", proc.stdout) is not None
         assert (own and said not in proc.stdout) if cls in fitted else said in proc.stdout
     # no record ran q5_K on an AVX2-only CPU (Milan): that class is priced with the fallback, and said so
-    assert "q5_K-avx2" not in fitted
+    assert not {"q5_K-avx2", "q5_K-gemv-avx2"} & set(fitted)
     proc = run_cli("estimate", "--model", str(tmp_path / "q5_k.gguf"), "--cpu", "milan", "--phase", "decode",
                    "--context", "256", "--precision", "gguf", "--stack", "llama.cpp", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "q5_K-avx2 (not fitted: the mean of the avx2 classes)" in proc.stdout
+    assert "q5_K-gemv-avx2 (not fitted: the mean of the gemv-avx2 classes)" in proc.stdout
     # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
     fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
                                quant_bytes_per_block=64)
@@ -601,3 +602,77 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
         ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
         ("q4_1, q5_1: unpacked again per activation row", "derived")]
     assert rules("zen5-2vcpu", "q4_1", "none") == {}
+
+
+def test_a_one_row_call_has_its_own_class():
+    """llama.cpp runs a call of one activation row (decode at batch 1, a prefill's last-token lm_head) through its
+    GEMV kernels (ggml_vec_dot_*, a repacked GEMV), not the GEMM kernels of several rows: a GGUF type's one-row
+    calls take the ``<type>-gemv-<isa>`` class, fitted on their own figures; a float recipe keeps its class."""
+    from estimates import evaluate
+    from roofline.catalog import load_platform
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import from_stack, path_class, rows_under_rules
+
+    llama = load_stack("llama.cpp")
+    for phase, layers in (("prefill", "q4_0-avx512"), ("decode", "q4_0-gemv-avx512")):
+        kw = dict(seq_len=512) if phase == "prefill" else dict(context=256)
+        ev = evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_0"], phase=phase,
+                      quantize_lm_head=True, stack="llama.cpp", **kw)
+        q40 = {e.name: e for e in ev.evaluated}["q4_0"]
+        m = np.asarray(ev.gemms.m, dtype=float)
+        rules = rows_under_rules(ev.res, q40.cells, llama, m)
+        assert [r.one if mj <= 1 else r.many for r, mj in zip(rules, m)][0] == layers
+        assert m[-1] == 1 and rules[-1].one == "q4_0-gemv-avx512"  # the lm_head: the last token's row only
+        eff = from_stack(llama, ev.res, q40.cells, ev.gemms, q40.mode)
+        assert layers in eff.source and "q4_0-gemv-avx512" in eff.source
+    assert path_class(ev.res, RECIPES["bf16"], llama, True)[0] == path_class(ev.res, RECIPES["bf16"], llama)[0]
+    assert {"q4_0-avx512", "q4_0-gemv-avx512"} <= set(llama.gemm_efficiency)
+
+
+def test_a_row_whose_tensors_mix_types_runs_the_kernels_of_most_of_its_weights():
+    """Llama-3.2-1B in llama.cpp's Q4_K_M keeps q4_K in attn_q/attn_k and q6_K in half the layers' attn_v and
+    ffn_down: those rows' element-weighted recipe is priced on the class of the type that holds most of its
+    weights (q4_K), not on a generic INT8 class no llama.cpp record fits; a row of one type keeps its own."""
+    from estimates import evaluate
+    from roofline.catalog import load_platform
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import gguf_type, rows_under_rules
+
+    ev = evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_k_m"], phase="decode",
+                  context=64, quantize_lm_head=True)
+    cells = {e.name: e for e in ev.evaluated}["q4_k_m"].cells
+    by_row = dict(zip(ev.gemms.names, cells))
+    assert by_row["qkv"].block.name.startswith("q4_K ") and "q6_K" in by_row["qkv"].block.name
+    assert gguf_type(by_row["qkv"]) == "q4_K" and gguf_type(by_row["ffn_up"]) == "q4_K"
+    assert gguf_type(by_row["lm_head"]) == "q6_K" and gguf_type(RECIPES["bf16"]) is None
+    rules = dict(zip(ev.gemms.names, rows_under_rules(ev.res, cells, load_stack("llama.cpp"), None)))
+    assert rules["qkv"].many == "q4_K-avx512" and rules["qkv"].one == "q4_K-gemv-avx512"
+
+
+def test_a_tiled_kernel_unpacks_a_block_once_per_tile_of_activation_rows():
+    """llamafile's tinyBLAS_Q0_AVX (sgemm.cpp's gemm4xN at 0c1e570) reuses each unpacked weight block for the up to
+    4 activation rows of its tile: q5_0 (no repacked kernel at 0c1e570) unpacks M / 4 times in today's build,
+    M times in a build before 2024-07-24 (ggml_vec_dot_q5_0_q8_0 per row), and q4_0 M / 4 times before its online
+    repacking (2024-12-07), once after."""
+    from estimates import evaluate
+    from roofline.catalog import load_platform
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import unpack_rows
+    from roofline.spec.stack import PathRule
+
+    llama = load_stack("llama.cpp")
+    ev = evaluate(load_platform("ryzen-7950x"), load_model("llama-3.1-8b"), precisions=["q5_0", "q4_0"],
+                  phase="prefill", seq_len=512)
+    by_name = {e.name: e.recipe for e in ev.evaluated}
+    m = np.asarray(ev.gemms.m, dtype=float)
+    assert set(m[:-1]) == {512.0} and m[-1] == 1
+    again, said = unpack_rows(ev.res, by_name["q5_0"], llama, m, None)
+    assert list(again) == [128.0] * 4 + [1.0] and said == "unpacked again for each 4 activation rows"
+    assert list(unpack_rows(ev.res, by_name["q5_0"], llama, m, "2024-07-01")[0]) == [512.0] * 4 + [1.0]
+    assert list(unpack_rows(ev.res, by_name["q4_0"], llama, m, "2024-07-23")[0]) == [128.0] * 4 + [1.0]
+    for date in ("2024-12-24", None):
+        assert list(unpack_rows(ev.res, by_name["q4_0"], llama, m, date)[0]) == [1.0] * 5
+    with pytest.raises(ValueError, match="rows_per_unpack"):
+        PathRule(vendor="", dtype="int8", evidence="-", types=("q5_0",), rows_per_unpack=4)
+    with pytest.raises(ValueError, match="rows_per_unpack"):
+        PathRule(vendor="", dtype="int8", evidence="-", types=("q5_0",), unpack_per_row=True, rows_per_unpack=0)

@@ -280,14 +280,16 @@ def test_estimate_and_check_give_the_same_realistic_speedup():
 @settings(max_examples=30, deadline=None)
 @given(cpu=st.sampled_from(sorted(PLATFORMS)), model=st.sampled_from(["llama-3.2-1b", "qwen3-0.6b", "llama-3.1-8b"]),
        precision=st.sampled_from(["q4_0", "q4_k", "q8_0", "int4-weight-only", "int8-dynamic", "w4a8", "bf16"]),
-       batch=st.integers(1, 15), context=st.sampled_from([1, 128, 2048]))
-def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precision, batch, context):
+       batch=st.integers(1, 15), context=st.sampled_from([1, 128, 2048]),
+       stack=st.sampled_from(["torch-inductor", "llama.cpp"]))
+def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precision, batch, context, stack):
     """One more sequence in the batch adds rows: the step cannot take less time. The stack's shape term
-    slows the multiply-accumulates of a short GEMM, not its per-weight dequantization (a GEMM of one row
-    priced slower than one of two rows would be this defect)."""
+    slows the multiply-accumulates of a short GEMM, not its per-weight dequantization, and llama.cpp's one-row
+    class (a GEMV kernel slower than its GEMM) floors the rows of two or more (a GEMM of one row priced slower
+    than one of two rows would be this defect)."""
     from roofline.catalog.stacks import load_stack
 
-    kw = dict(phase="decode", context=context, stack=load_stack("torch-inductor"))
+    kw = dict(phase="decode", context=context, stack=load_stack(stack))
     one = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch, **kw)
     two = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch + 1, **kw)
     assert two[0] >= one[0] * (1 - 1e-12)
@@ -392,3 +394,32 @@ def test_a_stack_profile_never_beats_the_ceiling_in_either_form_of_the_passes(w)
     for stack in (shipped, whole):
         ceiling, realistic = _step_times(p, m, w["precision"], stack=stack, **kw)
         assert realistic >= ceiling * (1 - 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(many=st.floats(0.01, 1.0), one=st.floats(0.01, 1.0), w1=st.floats(1e3, 1e9), half=st.floats(0.0, 1e8),
+       rows=st.lists(st.integers(1, 4096), min_size=2, max_size=6, unique=True))
+def test_a_call_of_more_rows_never_computes_faster_than_one_row(many, one, w1, half, rows):
+    """:func:`one_row_floor`: a call of ``M`` rows (work ``W = M w1`` per core) runs at the many-row class's
+    shaped efficiency, floored so that its multiply-accumulates' time ``M / eta(M)`` never falls below one row's
+    ``1 / eta(1)`` (one row at the one-row class's); by hand, ``eta(M) = min(shaped(many, M w1), M shaped(one,
+    w1))``, the time grows with M whichever class is faster, and the extra work runs at ``min(many, one)``."""
+    from roofline.model.efficiency import one_row_floor, shaped
+
+    m = np.array(sorted(rows), dtype=float)
+    eta, _, extra = one_row_floor(np.full(m.shape, many), np.full(m.shape, one), m, m * w1, half)
+    s_many, _ = shaped(np.full(m.shape, many), m * w1, half)
+    s_one, _ = shaped(np.full(m.shape, one), np.full(m.shape, w1), half)
+    expect = np.where(m <= 1, s_one, np.minimum(s_many, m * s_one))
+    assert eta == pytest.approx(expect, rel=1e-12)
+    # the dequantization (the same weights at any M) never runs faster than in the one-row call
+    assert extra == pytest.approx(np.where(m <= 1, one, min(many, one)), rel=1e-12)
+    t = m / eta
+    assert np.all(np.diff(t) >= -1e-9 * t[1:])
+    t1 = 1.0 / float(shaped(np.array([one]), np.array([w1]), half)[0][0])
+    assert np.all(t >= t1 * (1 - 1e-12))
+    # no one-row value (NaN), or rows of unknown count (inf): the many-row class alone
+    alone, _, x = one_row_floor(np.full(m.shape, many), np.full(m.shape, np.nan), m, m * w1, half)
+    assert alone == pytest.approx(s_many, rel=1e-12) and x == pytest.approx(np.full(m.shape, many), rel=1e-12)
+    inf, _, _ = one_row_floor(np.array([many]), np.array([one]), np.array([np.inf]), np.array([w1]), half)
+    assert inf == pytest.approx(shaped(np.array([many]), np.array([w1]), half)[0], rel=1e-12)

@@ -38,7 +38,7 @@ def _table(obj, prefix: str, drop_empty: bool = False) -> list[str]:
         v = getattr(obj, f.name)
         if v is None:
             continue
-        if drop_empty and f.default in ((), "", False) and v == f.default:
+        if drop_empty and f.default is not dataclasses.MISSING and v == f.default:
             continue
         if isinstance(v, Sourced):
             scalars.append(f"{f.name} = {_inline(v)}")

@@ -36,7 +36,13 @@ class FigureStep:
 
     parts: StepParts
     classes: tuple[str, ...]
-    """each GEMM row's compute path class (``<dtype>-<isa class>``)"""
+    """each GEMM row's compute path class (``<dtype>-<isa class>``; a one-row call's where the row has one
+    activation row)"""
+    rows: np.ndarray
+    """each GEMM row's activation rows (inf: many, as in a validate run's steps)"""
+    floors: tuple[str, ...]
+    """each GEMM row's one-row class: its time is never less than one row's at that class's value
+    (:func:`~roofline.model.efficiency.one_row_floor`; the row's own class where it has one row)"""
     factor: np.ndarray
     """each row's path-rule peak ratio (1 unless the stack runs a slower path than the ceiling's)"""
     limit: np.ndarray
@@ -148,9 +154,10 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
                  stack: StackProfile, m: np.ndarray | None = None, date: str | None = None) -> FigureStep:
-    """``m``: the rows' M (None: one row each, so no row's unpacking is repeated); ``date``: the record's, the
-    build's it ran."""
-    rows = np.ones(len(cells)) if m is None else np.asarray(m, dtype=float)
-    classes, factor, limit, unpack, _ = zip(*rows_under_rules(res, cells, stack, rows, date))
-    return FigureStep(parts, tuple(classes), np.asarray(factor, dtype=float), np.asarray(limit, dtype=float),
-                      np.asarray(unpack, dtype=float), graph, mode)
+    """``m``: the rows' M (None: many rows each, none unpacked again); ``date``: the record's, the build's it ran."""
+    rules = rows_under_rules(res, cells, stack, None if m is None else np.asarray(m, dtype=float), date)
+    rows = np.full(len(cells), np.inf) if m is None else np.asarray(m, dtype=float).reshape(len(cells))
+    classes = tuple(r.one if n <= 1 else r.many for r, n in zip(rules, rows))
+    return FigureStep(parts, classes, rows, tuple(r.one for r in rules), np.array([r.factor for r in rules]),
+                      np.array([r.limit for r in rules]), np.array([float(np.ravel(r.unpack)[0]) for r in rules]),
+                      graph, mode)

@@ -34,7 +34,7 @@ import numpy as np
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import UserError
 from roofline.fidelity.figures import Figure
-from roofline.model.efficiency import gemm_eta, mode_value, shaped
+from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
@@ -178,6 +178,12 @@ class FitTable:
     """each row's rate limit over the ceiling's path peak (a path rule's for its type, else 1)"""
     row_unpack: np.ndarray
     """the activation rows each row's unpacking is repeated for (a path rule's for its type and build, else 1)"""
+    row_rows: np.ndarray
+    """each row's activation rows (inf: many)"""
+    floors: tuple[str, ...]
+    """the one-row classes the rows' times are floored at, in the order of ``row_floor``"""
+    row_floor: np.ndarray
+    """each row's one-row class (:func:`~roofline.model.efficiency.one_row_floor`)"""
     step_platform: np.ndarray
     step_mode: tuple[str, ...]
     num_which: np.ndarray
@@ -195,6 +201,9 @@ class FitTable:
         platforms = tuple(platforms if platforms is not None else sorted({f.platform for f in figs}))
         steps, row_class, row_graph, row_factor, row_limit, step_platform, step_mode = [], [], [], [], [], [], []
         row_unpack: list[float] = []
+        row_rows: list[float] = []
+        floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
+        row_floor: list[int] = []
         fig: dict[str, list] = {k: [] for k in ("nw", "ns", "nc", "dw", "ds")}
         for f in figs:
             first = len(steps)
@@ -206,6 +215,8 @@ class FitTable:
                 row_factor += list(np.broadcast_to(s.factor, (n,)))
                 row_limit += list(np.broadcast_to(s.limit, (n,)))
                 row_unpack += list(np.broadcast_to(s.unpack, (n,)))
+                row_rows += list(s.rows)
+                row_floor += [floors.index(c) for c in s.floors]
                 step_platform.append(platforms.index(f.platform))
                 step_mode.append(s.mode.value)
             if f.kind.is_ratio:
@@ -224,26 +235,35 @@ class FitTable:
                 fig["dw"].append(-1), fig["ds"].append(first)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
-                   a(row_factor), a(row_limit), a(row_unpack), a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
+                   a(row_factor), a(row_limit), a(row_unpack), a(row_rows), floors, a(row_floor, int),
+                   a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
                    memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
-                   call_s: float | np.ndarray, per_op_s: float | np.ndarray, passes: bool = False) -> RowEfficiency:
+                   call_s: float | np.ndarray, per_op_s: float | np.ndarray, passes: bool = False,
+                   floor_graph: np.ndarray | None = None, floor_kernel: np.ndarray | None = None) -> RowEfficiency:
         """The rows' and steps' efficiencies from a profile's values: ``eta_graph`` and ``eta_kernel`` per
         class (in a compiled model, and one linear alone), ``attention`` and ``other`` per step, ``phi`` per
         platform; the rows' path-rule factors, shape term and platform factor through
         :func:`~roofline.model.efficiency.shaped`, as an estimate with the profile resolves them; ``passes``: the
         other non-GEMM passes' and the quantization passes' memory time at ``memory`` too, the quantization passes'
         vector work at its roofline (:data:`QUANTIZATION_WITH_PASSES`). Several profiles at once: the class values
-        ``(B, C)``, the step values ``(B, P)`` and the scalars ``(B,)`` (:meth:`predict_many`)."""
+        ``(B, C)``, the step values ``(B, P)`` and the scalars ``(B,)`` (:meth:`predict_many`); ``floor_graph`` and
+        ``floor_kernel``: the one-row classes' values, in the order of ``floors`` (NaN, or None for all: not
+        fitted, no floor)."""
         p = self.parts
         eta = np.where(self.row_graph, eta_graph[..., self.row_class], eta_kernel[..., self.row_class])
+        if floor_graph is None:
+            one = np.full(eta.shape, np.nan)
+        else:
+            one = np.where(self.row_graph, floor_graph[..., self.row_floor], floor_kernel[..., self.row_floor])
         phi_step = phi[self.step_platform]
-        eta, shape = shaped(eta, p.m, work_half, self.row_factor * phi_step[p.row_step])
+        eta, shape, extra = one_row_floor(eta, one, self.row_rows, p.m, work_half,
+                                          self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
-        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, unpack=self.row_unpack,
+        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
                              memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None], eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,
@@ -275,13 +295,15 @@ class FitTable:
         g, nm = len(lay.gemm), len(lay.modes)
         ratio = e[:, g + 2 * nm + 1:g + 2 * nm + 2] if lay.kernels else 1.0
         eta_g = e[:, :g][:, [lay.gemm.index(c) for c in self.classes]] if self.classes != lay.gemm else e[:, :g]
+        known = np.array([c in lay.gemm for c in self.floors], bool)
+        floor = np.where(known, e[:, [lay.gemm.index(c) if c in lay.gemm else 0 for c in self.floors]], np.nan)
         steps = self.parts.steps
         phi = np.ones(len(self.platforms))
         calls, per_ops = lay.dispatch_many(xs, call_s, per_op_s)
         full = lambda v: np.broadcast_to(v[:, None], (len(xs), steps))  # noqa: E731
         return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), xs[:, lay.work_half_index],
                                                  e[:, g + 2 * nm], full(e[:, g]), full(e[:, g + nm]), phi, calls,
-                                                 per_ops, lay.passes))
+                                                 per_ops, lay.passes, floor, np.minimum(floor * ratio, 1.0)))
 
     def predict_params(self, q: Params | None) -> np.ndarray:
         """Every figure as a profile holding ``q`` predicts it (None: the ceiling)."""
@@ -292,8 +314,10 @@ class FitTable:
         attention = np.array([mode_value(q.attention, m) or 1.0 for m in self.step_mode])
         other = np.array([mode_value(q.other, m) or 1.0 for m in self.step_mode])
         phi = np.array([q.factor(pl) for pl in self.platforms])
+        floor_g = np.array([gemm_eta(q.gemm, q.kernel, c, True)[0] for c in self.floors])
+        floor_k = np.array([gemm_eta(q.gemm, q.kernel, c, False)[0] for c in self.floors])
         return self.figures_from(self.efficiency(eta_g, eta_k, q.work_half, q.memory, attention, other, phi,
-                                                 q.call_s, q.per_op_s, q.passes))
+                                                 q.call_s, q.per_op_s, q.passes, floor_g, floor_k))
 
 
 def predict(f: Figure, q: Params | None) -> float:

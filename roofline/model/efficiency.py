@@ -28,6 +28,7 @@ from roofline.errors import UserError
 from roofline.model.paths import path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources
+from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
@@ -134,6 +135,10 @@ def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: st
                       fitted=frozenset(values) - {"shape", "limit", "unpack"})
 
 
+ONE_ROW = "gemv"
+"""the mark of a one-row call's path class (``<type>-gemv-<isa class>``)"""
+
+
 def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -145,6 +150,9 @@ def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
     None for an empty table."""
     if cls in table:
         return table[cls], cls
+    many = cls.replace(f"-{ONE_ROW}-", "-", 1)
+    if many != cls and many in table:  # a type's one-row kernel: its unpacking is the type's many-row kernel's
+        return table[many], f"{cls} (not fitted: the type's {many})"
     dtype, isa = (cls.split("-", 1) + [""])[:2]
     for what, same in ((f"{isa} classes", [v for k, v in table.items() if k.split("-", 1)[-1] == isa]),
                        (f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
@@ -184,6 +192,15 @@ def shaped(eta: np.ndarray, m: np.ndarray, work_half: float | np.ndarray, scale:
     return np.minimum(np.asarray(eta, dtype=float) * scale * shape, 1.0), shape
 
 
+def gguf_type(recipe: PrecisionRecipe) -> str | None:
+    """The GGUF block type whose kernels a recipe's GEMMs run: its block's, or for a row whose tensors mix types
+    (:func:`~roofline.spec.gguf_mix.average_recipe`) the type of most of its weights; None for other recipes."""
+    if recipe.block is None:
+        return None
+    name = recipe.block.name.split(" ", 1)[0]
+    return name if name in BLOCKS else None
+
+
 def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, date: str | None = None
                   ) -> tuple[PathRule | None, PathRule | None, PathRule | None]:
     """The stack's rules a recipe's GEMMs meet on ``res``'s platform in a build of ``date`` (None: today's): its
@@ -191,20 +208,23 @@ def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile |
     if stack is None:
         return None, None, None
     vendor, dtype = res.platform.vendor, res.platform.compute[res.path(recipe.compute_dtype).name].dtype
-    block = recipe.block.name if recipe.block is not None else None
+    block = gguf_type(recipe)
     chain = stack.chain_rule(vendor, dtype, block) if block else None
     unpack = stack.unpack_rule(vendor, dtype, block, date) if block else None
     return stack.path_rule(vendor, dtype), chain, unpack
 
 
-def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None) -> tuple[str, float]:
+def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None,
+               one_row: bool = False) -> tuple[str, float]:
     """The compute path class a recipe's GEMMs run on under a stack (``<dtype>-<isa class>``; a GGUF block
-    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel), and the ratio of the rate
-    the stack gets to the ceiling's path peak (1 unless a path rule sends the stack to a slower path, or caps
-    its ops per cycle)."""
+    format's GEMMs ``<type>-<isa class>``: each type has its own unpacking kernel, and its calls of one activation
+    row (``one_row``) ``<type>-gemv-<isa class>``: llama.cpp runs them through ``ggml_vec_dot_*`` or a repacked
+    GEMV, not the kernels of several rows), and the ratio of the rate the stack gets to the ceiling's path peak
+    (1 unless a path rule sends the stack to a slower path, or caps its ops per cycle)."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
-    kind = recipe.block.name if recipe.block is not None and " " not in recipe.block.name else p.dtype
+    block = gguf_type(recipe)
+    kind = (f"{block}-{ONE_ROW}" if one_row else block) if block else p.dtype
     rule = applied_rules(res, recipe, stack)[0]
     if rule is None:
         return f"{kind}-{p.isa_class}", 1.0
@@ -243,22 +263,65 @@ def unpack_rows(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     rule = applied_rules(res, recipe, stack, date)[2]
     if rule is None:
         return np.ones_like(np.asarray(m, dtype=float)), ""
-    return np.maximum(np.asarray(m, dtype=float), 1.0), "unpacked again for each activation row"
+    if rule.rows_per_unpack == 1:
+        return np.maximum(np.asarray(m, dtype=float), 1.0), "unpacked again for each activation row"
+    return (np.maximum(np.asarray(m, dtype=float) / rule.rows_per_unpack, 1.0),
+            f"unpacked again for each {rule.rows_per_unpack} activation rows")
 
 
-def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: StackProfile | None, m: np.ndarray,
-                     date: str | None = None) -> list[tuple[str, float, float, np.ndarray, str]]:
+@dataclass(frozen=True)
+class RowRules:
+    """What a stack's path rules make of one GEMM row (:func:`rows_under_rules`)."""
+
+    many: str
+    """its path class for calls of several activation rows (:func:`path_class`)"""
+    one: str
+    """its path class for calls of one row (``many`` unless the recipe's type has a one-row kernel)"""
+    factor: float
+    """its path-rule peak ratio"""
+    limit: float
+    """its rate limit over the ceiling's path peak (:func:`chain_limit`)"""
+    unpack: np.ndarray
+    """the activation rows its unpacking is repeated for (:func:`unpack_rows`)"""
+    said: str
+    """what the limit and the unpacking rules said"""
+
+
+def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: StackProfile | None,
+                     m: np.ndarray | None, date: str | None = None) -> list[RowRules]:
     """What the stack's path rules make of each GEMM row ``j`` (recipe ``cells[j]``, ``m[..., j]`` activation rows,
-    in a build of ``date``): its path class and peak factor (:func:`path_class`), its rate limit
-    (:func:`chain_limit`), the rows its unpacking is repeated for (:func:`unpack_rows`) and what those two said.
-    The realistic estimate and its fit both take their rows from here, so they price them alike."""
+    in a build of ``date``; ``m`` None: rows of many activation rows each, none unpacked again). The realistic
+    estimate and its fit both take their rows from here, so they price them alike."""
     out = []
     for j, c in enumerate(cells):
         cls, factor = path_class(res, c, stack)
         cap, chain = chain_limit(res, c, stack)
-        again, said = unpack_rows(res, c, stack, m[..., j], date)
-        out.append((cls, factor, cap, again, ", ".join(w for w in (chain, said) if w)))
+        again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date)
+        out.append(RowRules(cls, path_class(res, c, stack, True)[0], factor, cap, again,
+                            ", ".join(w for w in (chain, said) if w)))
     return out
+
+
+def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
+                  work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A row's efficiency, its shape term and its extra vector work's efficiency, from its two classes' values
+    (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's; a call of more at the
+    many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)`` and its extra work
+    (dequantization, the same weights whatever M) at most at the one-row call's, so that its compute time is
+    never less than one row's (``t(M) >= t(1)``: more rows never take less time, whichever kernel they go to).
+    ``work`` is ``W``, the call's work per core (the shape term's measure); ``eta_one`` NaN: no one-row value
+    (the many-row one, no floor)."""
+    rows = np.maximum(np.asarray(rows, dtype=float), 1.0)
+    eta_one = np.where(np.isnan(eta_one), eta_many, eta_one)
+    many, shape = shaped(eta_many, work, work_half, scale)
+    one, _ = shaped(eta_one, work, work_half, scale)
+    few = np.isfinite(rows)  # inf: many rows, the floor far below
+    alone, _ = shaped(eta_one, np.asarray(work, dtype=float) / np.where(few, rows, 1.0), work_half, scale)
+    x_many, x_one = np.minimum(eta_many * scale, 1.0), np.minimum(eta_one * scale, 1.0)
+    single = rows <= 1
+    return (np.where(single, one, np.minimum(many, np.where(few, rows * alone, np.inf))), shape,
+            np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)))
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
@@ -280,22 +343,30 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
     gemm, kernel, how, scale, limit, unpack = [], [], [], [], [], []
-    for cls, factor, cap, again, why in rows_under_rules(res, cells, stack, rows):
-        limit.append(cap)
-        unpack.append(again)
-        if cls.endswith("-" + MEASURED):
+    for j, rr in enumerate(rows_under_rules(res, cells, stack, rows)):
+        limit.append(rr.limit)
+        unpack.append(rr.unpack)
+        if rr.many.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
-            gemm.append(1.0), kernel.append(1.0), scale.append(1.0)
-            how.append(f"{cls} (a measured peak: efficiency 1, the shape term only)")
+            gemm.append((1.0, 1.0)), kernel.append((1.0, 1.0)), scale.append(1.0)
+            how.append(f"{rr.many} (a measured peak: efficiency 1, the shape term only)")
             continue
-        g, found = gemm_eta(g_table, k_table, cls, True)
-        k, _ = gemm_eta(g_table, k_table, cls, False)
-        gemm.append(g), kernel.append(k), scale.append(factor * phi)
-        how.append(f"{found}, {why}" if why else found)
-    eta_g, shape = shaped(np.asarray(gemm), m, stack.work_half.value, np.asarray(scale))
-    eta_k, _ = shaped(np.asarray(kernel), m, stack.work_half.value, np.asarray(scale))
+        g, found = gemm_eta(g_table, k_table, rr.many, True)
+        k, _ = gemm_eta(g_table, k_table, rr.many, False)
+        g1, found1 = gemm_eta(g_table, k_table, rr.one, True) if rr.one != rr.many else (g, found)
+        k1, _ = gemm_eta(g_table, k_table, rr.one, False) if rr.one != rr.many else (k, found)
+        gemm.append((g, g1)), kernel.append((k, k1)), scale.append(rr.factor * phi)
+        r = rows[..., j]
+        used = [w for w, on in ((found, np.any(r > 1)), (found1, rr.one != rr.many and np.any(r <= 1))) if on]
+        found = ", ".join(used or [found])
+        how.append(f"{found}, {rr.said}" if rr.said else found)
+    g, k = np.asarray(gemm).T, np.asarray(kernel).T
+    eta_g, shape, x_g = one_row_floor(g[0], g[1], rows, m, stack.work_half.value, np.asarray(scale))
+    eta_k, _, x_k = one_row_floor(k[0], k[1], rows, m, stack.work_half.value, np.asarray(scale))
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
+    if np.any(g[0] != g[1]) or np.any(k[0] != k[1]):  # a one-row class of its own: its floor on the extra work
+        values["gemm_extra"], values["kernel_extra"] = x_g, x_k
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
     if any(np.any(u > 1.0) for u in unpack):
@@ -319,4 +390,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
-                      fitted=frozenset(values) - {"shape", "limit", "unpack"})
+                      fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra"})

@@ -190,6 +190,8 @@ class RowEfficiency:
     (their vector work then at ``other`` and ``quantization``); None: each whole pass at its efficiency"""
     unpack: np.ndarray | None = None
     """(R,) the activation rows each row's unpacking is repeated for (None: once, as the ceiling's kernel)"""
+    extra: np.ndarray | None = None
+    """(R,) the extra vector work's efficiency (None: ``eta`` without the shape term, at most 1)"""
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,7 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       bandwidth, not at the share of L2's that passes inside it reach);
     - compensation as priced; dispatch ``(call_s + launches x per_op_s) / instances``: each instance pays its
       own calls, and a step's time is one instance's call over the instances."""
-    eta_x = np.minimum(e.eta / e.shape, 1.0)
+    eta_x = np.minimum(e.eta / e.shape, 1.0) if e.extra is None else e.extra
     t_mac = parts.t_compute - parts.t_extra
     t_extra = parts.t_extra if e.unpack is None else parts.t_extra + (e.unpack - 1.0) * parts.t_unpack
     t_c = np.maximum(t_mac / e.eta + t_extra / eta_x, t_mac / e.limit)
@@ -357,6 +359,11 @@ class Efficiency:
     unpack: float | np.ndarray = 1.0
     """the activation rows each GEMM row's unpacking (its extra vector work) is repeated for: its M under a
     kernel that unpacks every block again per row (:func:`~roofline.model.efficiency.unpack_rows`), else 1"""
+    gemm_extra: float | np.ndarray | None = None
+    """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
+    term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
+    kernel_extra: float | np.ndarray | None = None
+    """the same for one linear called on its own"""
     memory: float | None = None
     """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
@@ -394,7 +401,9 @@ class Efficiency:
         per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
         eta = per_row(e.gemm if graph else e.kernel)
+        extra = e.gemm_extra if graph else e.kernel_extra
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
+                             extra=None if extra is None else per_row(extra),
                              memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),

@@ -50,6 +50,10 @@ class PathRule:
     """the types' kernel for a call of several activation rows unpacks every weight block again for each row
     (llama.cpp's ``ggml_vec_dot_*``, where no GEMM kernel takes the type): the row's extra vector work
     (dequantization) is its M rows' worth, not once per weight as the ceiling's best kernel does it"""
+    rows_per_unpack: int = 1
+    """with ``unpack_per_row``: the activation rows one unpacking of a weight block serves (1: a per-row kernel
+    such as ``ggml_vec_dot_*``; a tiled kernel's tile width, e.g. 4 for llamafile's tinyBLAS): the unpacking is
+    repeated ``M / rows_per_unpack`` times"""
     before: str = ""
     """``YYYY-MM-DD``: the rule holds for records dated before it (builds without the kernel that came then);
     empty: always. An estimate prices today's build, which a dated rule is not about"""
@@ -59,6 +63,8 @@ class PathRule:
             raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) or says how their kernel "
                              "unpacks (unpack_per_row) only: give the path (isa_class, max_ops_per_cycle) in a rule "
                              "of its own")
+        if self.rows_per_unpack < 1 or (self.rows_per_unpack != 1 and not self.unpack_per_row):
+            raise ValueError("rows_per_unpack: a whole number of rows, at least 1, and only with unpack_per_row")
         if (self.unpack_per_row or self.before) and not self.types:
             raise ValueError("unpack_per_row and before: for the GGUF types a rule names (types = [...])")
         if self.before and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.before):
