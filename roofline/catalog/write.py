@@ -29,16 +29,16 @@ def _inline(s: Sourced) -> str:
     return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in items if v is not None) + " }"
 
 
-def _table(obj, prefix: str, drop_empty: bool = False) -> list[str]:
+def _table(obj, prefix: str, drop_defaults: bool = False) -> list[str]:
     """A dataclass as TOML: its scalars and Sourced values under ``[prefix]`` (inline), then its nested
-    dataclasses and dicts as sub-tables; ``drop_empty``: an entry of an array of tables leaves out the fields
-    still at an empty default (``[]``, ``""``, false)."""
+    dataclasses and dicts as sub-tables; ``drop_defaults``: an entry of an array of tables leaves out the fields
+    still at their default (``[]``, ``""``, false, a path rule's ``rows_per_unpack = 1``)."""
     scalars, tables = [], []
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)
         if v is None:
             continue
-        if drop_empty and f.default is not dataclasses.MISSING and v == f.default:
+        if drop_defaults and f.default is not dataclasses.MISSING and v == f.default:
             continue
         if isinstance(v, Sourced):
             scalars.append(f"{f.name} = {_inline(v)}")
@@ -47,7 +47,7 @@ def _table(obj, prefix: str, drop_empty: bool = False) -> list[str]:
         elif isinstance(v, (tuple, list)) and v and all(dataclasses.is_dataclass(x) for x in v):
             name = f"{prefix}.{f.name}" if prefix else f.name
             for x in v:
-                tables += ["", f"[[{name}]]", *_table(x, "", drop_empty=True)]
+                tables += ["", f"[[{name}]]", *_table(x, "", drop_defaults=True)]
         elif isinstance(v, dict):
             if not v:
                 continue

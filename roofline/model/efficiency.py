@@ -221,13 +221,21 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     row (``one_row``) ``<type>-gemv-<isa class>``: llama.cpp runs them through ``ggml_vec_dot_*`` or a repacked
     GEMV, not the kernels of several rows), and the ratio of the rate the stack gets to the ceiling's path peak
     (1 unless a path rule sends the stack to a slower path, or caps its ops per cycle)."""
+    many, one, factor = path_classes(res, recipe, stack)
+    return (one if one_row else many), factor
+
+
+def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None
+                 ) -> tuple[str, str, float]:
+    """:func:`path_class`'s classes for calls of several rows and of one row (the same but for a GGUF type), and
+    its peak ratio, found once."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
     block = gguf_type(recipe)
-    kind = (f"{block}-{ONE_ROW}" if one_row else block) if block else p.dtype
+    kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
     rule = applied_rules(res, recipe, stack)[0]
     if rule is None:
-        return f"{kind}-{p.isa_class}", 1.0
+        return f"{kind}-{p.isa_class}", f"{one_kind}-{p.isa_class}", 1.0
     name, used, factor = choice.name, p, 1.0
     slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
     if rule.isa_class and rule.isa_class != p.isa_class and slower:
@@ -237,7 +245,7 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
                               / np.asarray(choice.peak)))
     if rule.max_ops_per_cycle is not None:
         factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.value)
-    return f"{kind}-{used.isa_class}", min(factor, 1.0)
+    return f"{kind}-{used.isa_class}", f"{one_kind}-{used.isa_class}", min(factor, 1.0)
 
 
 def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> tuple[float, str]:
@@ -274,7 +282,7 @@ class RowRules:
     """What a stack's path rules make of one GEMM row (:func:`rows_under_rules`)."""
 
     many: str
-    """its path class for calls of several activation rows (:func:`path_class`)"""
+    """its path class for calls of several activation rows (:func:`path_classes`)"""
     one: str
     """its path class for calls of one row (``many`` unless the recipe's type has a one-row kernel)"""
     factor: float
@@ -294,11 +302,10 @@ def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: St
     estimate and its fit both take their rows from here, so they price them alike."""
     out = []
     for j, c in enumerate(cells):
-        cls, factor = path_class(res, c, stack)
+        many, one, factor = path_classes(res, c, stack)
         cap, chain = chain_limit(res, c, stack)
         again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date)
-        out.append(RowRules(cls, path_class(res, c, stack, True)[0], factor, cap, again,
-                            ", ".join(w for w in (chain, said) if w)))
+        out.append(RowRules(many, one, factor, cap, again, ", ".join(w for w in (chain, said) if w)))
     return out
 
 
