@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofline.catalog import load_model, load_model_file
+from roofline.catalog import load_model, load_model_file, load_platform
+from roofline.catalog.stacks import load_stack
 from roofline.errors import UserError
 from roofline.model.footprint import footprint
 from roofline.model.workload import make_workload
@@ -21,6 +22,7 @@ from roofline.spec.gguf_mix import cell_recipes, q2_k_s_type, q4_k_m_type, q4_k_
 from roofline.spec.gguf_types import BLOCKS, VEC_DOT_TYPE
 from roofline.spec.model import ModelSpec
 from roofline.spec.precision import RECIPES, get_recipe
+from roofline.spec.stack import PathRule
 from clitools import REPO, run_cli
 
 gguf = pytest.importorskip("gguf")
@@ -579,6 +581,57 @@ def test_a_path_rule_naming_types_is_checked(tmp_path, fields, fragment):
     assert "bad.toml" in proc.stderr and fragment in proc.stderr
 
 
+@pytest.mark.parametrize("phase, kw", [("decode", {"context": 64}), ("prefill", {"seq_len": 8}),
+                                       ("prefill", {"seq_len": 512})])
+def test_a_one_row_call_adds_its_weight_stream_and_its_compute(phase, kw):
+    """With a one-row serial share s (a stack's path rule: its GEMVs do not overlap their weight stream and their
+    compute) a call of M rows takes ``max(C, t_m, max(C1, t_w) + s min(C1, t_w))``, by hand: C its compute and
+    t_m its memory time at their efficiencies, t_w the weights' part of t_m, C1 the same call's arithmetic with one
+    row at the ceiling's rates (its multiply-accumulates and per-output work over M, its unpacking once: the ALU
+    work no load hides, whatever the kernel's efficiency). At one row, where the weights' stream outweighs it, that
+    is t_w + C1; s = 0 is the larger alone; the time never shrinks as M grows."""
+    from estimates import evaluate
+
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    ev = evaluate(load_platform("zen3-2vcpu"), load_model("llama-3.2-1b"), precisions=["q8_0"], phase=phase, **kw)
+    parts = ev.evaluated[0].parts
+    eta, mem = 0.5, 0.7
+    t_c, t_m, t_w = parts.t_compute / eta, parts.t_memory / mem, parts.t_weights / mem
+    m = np.maximum(parts.rows, 1.0)
+    t_c1 = (parts.t_compute - parts.t_unpack) / m + parts.t_unpack  # at the ceiling's rates
+    for s in (0.0, 0.5, 1.0):
+        got = realistic_times(parts, Efficiency(gemm=eta, memory=mem, serial=s).rows(parts))
+        rows = parts.count * np.maximum(np.maximum(t_c, t_m), np.maximum(t_c1, t_w) + s * np.minimum(t_c1, t_w))
+        assert float(got.gemm_s[0]) == pytest.approx(float(rows.sum()), rel=1e-12)
+        assert float(np.sum(got.stream_s)) == pytest.approx(float((rows - parts.count * np.maximum(t_c, t_m)).sum()),
+                                                            rel=1e-9, abs=1e-15)
+    if phase == "decode":  # one row, memory-bound on this guest: the stream and the arithmetic add
+        assert set(parts.rows) == {1.0} and np.all(t_w > t_c)
+        assert float(realistic_times(parts, Efficiency(gemm=eta, memory=mem, serial=1.0).rows(parts)).gemm_s[0]) \
+            == pytest.approx(float((parts.count * np.maximum(parts.t_compute + t_w, t_m)).sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("fields, fragment", [
+    ({"one_row_serial": 1.5}, "one_row_serial"), ({"one_row_serial": float("nan")}, "one_row_serial"),
+    ({"one_row_serial": 1.0, "types": ("q4_0",)}, "a rule of its own"),
+    ({"one_row_serial": 1.0, "max_ops_per_cycle": 8.0}, "a rule of its own"),
+])
+def test_a_one_row_serial_rule_is_checked(fields, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        PathRule(vendor="", dtype="", evidence="-", **fields)
+
+
+def test_a_serial_rule_is_no_dtypes_path_rule():
+    """A rule for every dtype (empty) that gives the one-row serial share is found by ``serial_rule`` for any dtype
+    and never taken as a dtype's path rule."""
+    profile = load_stack("llama.cpp")
+    assert profile.serial_rule("AuthenticAMD", "int8").one_row_serial == 1.0
+    assert profile.serial_rule("GenuineIntel", "bf16").one_row_serial == 1.0
+    assert profile.path_rule("GenuineIntel", "bf16") is None or profile.path_rule("GenuineIntel", "bf16").dtype == "bf16"
+    assert load_stack("torch-inductor").serial_rule("AuthenticAMD", "int8") is None
+
+
 def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
     """The stack profile's rules that priced the estimate's GEMMs are listed in ``inputs`` with their evidence: on
     the Zen 5 guest q4_1 under llama.cpp meets the 128-ops-per-cycle issue cap, its chain's 16 and its per-row
@@ -591,16 +644,19 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
         assert proc.returncode == 0, proc.stderr
         return {i["what"]: i for i in json.loads(proc.stdout)["inputs"] if ".path_rules[" in i["what"]}
 
+    serial = ("every dtype: one-row calls: weight stream and compute not overlapped (share 1)", "derived")
     zen5 = rules("zen5-2vcpu", "q4_1")
     assert [(i["value"], i["kind"]) for i in zen5.values()] == [
         ("int8: <= 128 ops/cycle/core", "derived"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
-        ("q4_1, q5_1: unpacked again per activation row", "derived")]
+        ("q4_1, q5_1: unpacked again per activation row", "derived"), serial]
     assert "FMA latency" in list(zen5.values())[1]["source"]
-    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0").values()] == ["int8: <= 128 ops/cycle/core"]
-    assert [i["value"] for i in rules("zen5-2vcpu", "q6_k").values()] == ["int8: <= 128 ops/cycle/core"]
+    assert "quants.c" in list(zen5.values())[3]["source"]
+    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0").values()] == ["int8: <= 128 ops/cycle/core", serial[0]]
+    assert [i["value"] for i in rules("zen5-2vcpu", "q6_k").values()] == ["int8: <= 128 ops/cycle/core", serial[0]]
     assert [(i["value"], i["kind"]) for i in rules("spr", "q4_1").values()] == [
         ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
-        ("q4_1, q5_1: unpacked again per activation row", "derived")]
+        ("q4_1, q5_1: unpacked again per activation row", "derived"), serial]
+    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0", "torch-inductor").values()] == []
     assert rules("zen5-2vcpu", "q4_1", "none") == {}
 
 

@@ -400,26 +400,27 @@ def test_a_stack_profile_never_beats_the_ceiling_in_either_form_of_the_passes(w)
 @given(many=st.floats(0.01, 1.0), one=st.floats(0.01, 1.0), w1=st.floats(1e3, 1e9), half=st.floats(0.0, 1e8),
        rows=st.lists(st.integers(1, 4096), min_size=2, max_size=6, unique=True))
 def test_a_call_of_more_rows_never_computes_faster_than_one_row(many, one, w1, half, rows):
-    """:func:`one_row_floor`: a call of ``M`` rows (work ``W = M w1`` per core) runs at the many-row class's
-    shaped efficiency, floored so that its multiply-accumulates' time ``M / eta(M)`` never falls below one row's
-    ``1 / eta(1)`` (one row at the one-row class's); by hand, ``eta(M) = min(shaped(many, M w1), M shaped(one,
-    w1))``, the time grows with M whichever class is faster, and the extra work runs at ``min(many, one)``."""
+    """:func:`one_row_floor`: a call of one row runs at the one-row class's efficiency, with no shape term (a GEMV
+    has no output tiles to fill); a call of ``M`` rows (work ``W = M w1`` per core) at the many-row class's shaped
+    efficiency, floored so that its multiply-accumulates' time ``M / eta(M)`` never falls below one row's
+    ``1 / eta(1)``; by hand, ``eta(1) = one``, ``eta(M) = min(shaped(many, M w1), M one)``, the time grows with M
+    whichever class is faster, and the extra work runs at ``min(many, one)``."""
     from roofline.model.efficiency import one_row_floor, shaped
 
     m = np.array(sorted(rows), dtype=float)
-    eta, _, extra = one_row_floor(np.full(m.shape, many), np.full(m.shape, one), m, m * w1, half)
-    s_many, _ = shaped(np.full(m.shape, many), m * w1, half)
-    s_one, _ = shaped(np.full(m.shape, one), np.full(m.shape, w1), half)
-    expect = np.where(m <= 1, s_one, np.minimum(s_many, m * s_one))
+    eta, shape, extra = one_row_floor(np.full(m.shape, many), np.full(m.shape, one), m, m * w1, half)
+    s_many, s = shaped(np.full(m.shape, many), m * w1, half)
+    expect = np.where(m <= 1, one, np.minimum(s_many, m * one))
     assert eta == pytest.approx(expect, rel=1e-12)
+    assert shape == pytest.approx(np.where(m <= 1, 1.0, s), rel=1e-12)
     # the dequantization (the same weights at any M) never runs faster than in the one-row call
     assert extra == pytest.approx(np.where(m <= 1, one, min(many, one)), rel=1e-12)
     t = m / eta
     assert np.all(np.diff(t) >= -1e-9 * t[1:])
-    t1 = 1.0 / float(shaped(np.array([one]), np.array([w1]), half)[0][0])
-    assert np.all(t >= t1 * (1 - 1e-12))
-    # no one-row value (NaN), or rows of unknown count (inf): the many-row class alone
+    assert np.all(t >= 1.0 / one * (1 - 1e-12))
+    # no one-row value (NaN), or rows of unknown count (inf): the many-row class alone (one row: without its shape)
     alone, _, x = one_row_floor(np.full(m.shape, many), np.full(m.shape, np.nan), m, m * w1, half)
-    assert alone == pytest.approx(s_many, rel=1e-12) and x == pytest.approx(np.full(m.shape, many), rel=1e-12)
+    assert alone == pytest.approx(np.where(m <= 1, many, s_many), rel=1e-12)
+    assert x == pytest.approx(np.full(m.shape, many), rel=1e-12)
     inf, _, _ = one_row_floor(np.array([many]), np.array([one]), np.array([np.inf]), np.array([w1]), half)
     assert inf == pytest.approx(shaped(np.array([many]), np.array([w1]), half)[0], rel=1e-12)

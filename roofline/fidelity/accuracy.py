@@ -32,7 +32,7 @@ from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
-from roofline.fidelity.fit import FitTable, Params, fit, pooled_dispatch, profile_from
+from roofline.fidelity.fit import FitTable, Params, first_best, fit, pooled_dispatch, profile_from
 from roofline.catalog import load_platform
 from roofline.fidelity.plans import ServerGroup, ServerPrediction, is_server, offline_twin, predict_servers, rate_of
 from roofline.results.accuracy import (
@@ -258,7 +258,7 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     settings = [(shape, None) for shape in SHAPE_VARIANTS] + [(True, c) for c in calls]
-    best: tuple[float, Params, dict[str, Params]] | None = None
+    forms: list[tuple[float, Params, dict[str, Params]]] = []
     for passes in PASS_VARIANTS:
         variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes) for shape, c in settings]
         errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
@@ -269,21 +269,22 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
                     errs.setdefault(p, []).extend(e)
         chosen, overall = choose_variants(errors)
         loss = statistics.fmean([e for p, k in chosen.items() for e in errors[k].get(p, [])] or [0.0])
-        if best is None or loss < best[0]:
-            best = (loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]})
-    return best[1], best[2]
+        forms.append((loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}))
+    _, full, per = forms[first_best([f[0] for f in forms])]
+    return full, per
 
 
 def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str, int], int]:
     """``({platform: k}, k_all)``: for each platform the variant ``k`` (an index into ``errors``, each variant's
     leave-one-out ``|log error|`` per platform) whose mean error over the *other* platforms' figures is
-    lowest, and the variant lowest over all of them; ties go to the lower index."""
+    lowest, and the variant lowest over all of them; losses within :data:`TIE` of the lowest tie, and ties go to
+    the lower index (:func:`first_best`)."""
     def loss(k: int, without: str | None) -> float:
         errs = [e for p, es in errors[k].items() if p != without for e in es]
         return statistics.fmean(errs) if errs else 0.0
 
     def best(without: str | None) -> int:
-        return min(range(len(errors)), key=lambda k: (loss(k, without), k))
+        return first_best([loss(k, without) for k in range(len(errors))])
 
     return {p: best(p) for p in sorted({p for e in errors for p in e})}, best(None)
 

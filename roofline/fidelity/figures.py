@@ -51,6 +51,9 @@ class FigureStep:
     unpack: np.ndarray
     """each row's activation rows its unpacking is repeated for (1 unless a path rule says the type's kernel in
     the record's build unpacks per row: :func:`~roofline.model.efficiency.unpack_rows`)"""
+    serial: np.ndarray
+    """each row's one-row serial share (0 unless a path rule says the stack's GEMVs do not overlap their weight
+    stream and compute: :func:`~roofline.model.efficiency.one_row_serial`)"""
     graph: bool
     mode: NonGemmMode
 
@@ -160,4 +163,4 @@ def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts,
     classes = tuple(r.one if n <= 1 else r.many for r, n in zip(rules, rows))
     return FigureStep(parts, classes, rows, tuple(r.one for r in rules), np.array([r.factor for r in rules]),
                       np.array([r.limit for r in rules]), np.array([float(np.ravel(r.unpack)[0]) for r in rules]),
-                      graph, mode)
+                      np.array([r.serial for r in rules]), graph, mode)

@@ -178,6 +178,8 @@ class FitTable:
     """each row's rate limit over the ceiling's path peak (a path rule's for its type, else 1)"""
     row_unpack: np.ndarray
     """the activation rows each row's unpacking is repeated for (a path rule's for its type and build, else 1)"""
+    row_serial: np.ndarray
+    """each row's one-row serial share (a path rule's, else 0)"""
     row_rows: np.ndarray
     """each row's activation rows (inf: many)"""
     floors: tuple[str, ...]
@@ -201,6 +203,7 @@ class FitTable:
         platforms = tuple(platforms if platforms is not None else sorted({f.platform for f in figs}))
         steps, row_class, row_graph, row_factor, row_limit, step_platform, step_mode = [], [], [], [], [], [], []
         row_unpack: list[float] = []
+        row_serial: list[float] = []
         row_rows: list[float] = []
         floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
         row_floor: list[int] = []
@@ -215,6 +218,7 @@ class FitTable:
                 row_factor += list(np.broadcast_to(s.factor, (n,)))
                 row_limit += list(np.broadcast_to(s.limit, (n,)))
                 row_unpack += list(np.broadcast_to(s.unpack, (n,)))
+                row_serial += list(np.broadcast_to(s.serial, (n,)))
                 row_rows += list(s.rows)
                 row_floor += [floors.index(c) for c in s.floors]
                 step_platform.append(platforms.index(f.platform))
@@ -235,7 +239,7 @@ class FitTable:
                 fig["dw"].append(-1), fig["ds"].append(first)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
-                   a(row_factor), a(row_limit), a(row_unpack), a(row_rows), floors, a(row_floor, int),
+                   a(row_factor), a(row_limit), a(row_unpack), a(row_serial), a(row_rows), floors, a(row_floor, int),
                    a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
@@ -264,6 +268,7 @@ class FitTable:
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
         return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
+                             serial=self.row_serial,
                              memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None], eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,
@@ -337,7 +342,7 @@ QUANTIZATION_WITH_PASSES = (
 #: 1 (a class no figure constrains stays at its ceiling) and a firmer one of the memory efficiency towards
 #: a STREAM-like 0.8 (so that slow kernels are not explained as slow memory)
 PRIOR_MEMORY = (0.8, 0.3)
-#: the efficiencies the fit starts from, each in turn; it keeps the lowest cost (one start can end in a
+#: the efficiencies the fit starts from, each in turn; it keeps the lowest cost (:func:`first_best`; one start can end in a
 #: local minimum: from 0.5 alone, figures made from known efficiencies fitted back with 10x their cost)
 FIT_STARTS = (0.9, 0.5, 0.2)
 #: a robust loss: residuals beyond about LOSS_SCALE in log (a third off) count less than squared, so that one
@@ -345,6 +350,24 @@ FIT_STARTS = (0.9, 0.5, 0.2)
 #: the profile for every other CPU
 LOSS = "soft_l1"
 LOSS_SCALE = 0.3
+
+
+#: two forms of a profile whose leave-one-out losses (mean ``|log error|``) differ by less than this fraction of
+#: the lower predict alike, and the first listed is taken. A least-squares fit stops within its tolerances of an
+#: optimum, so two forms that reach the same one differ by about 1e-5 of their loss, and which of them comes out
+#: lower follows the machine's exp, log and BLAS kernels (an AVX2 and an AVX-512 host chose differently). 1e-3 of a
+#: mean |log error| of 0.4 is a factor of 1.0004.
+TIE = 1e-3
+#: the same for a fit's starts, by their cost: starts that end in one optimum differ by about 1e-10 of it, distinct
+#: local optima by 1e-4 and more
+START_TIE = 1e-7
+
+
+def first_best(losses: Sequence[float], tie: float = TIE) -> int:
+    """The index of the first of ``losses`` within ``tie`` (a fraction) of the lowest: a later choice must be
+    better by more than the fit's convergence leaves between choices that reach the same optimum."""
+    low = min(losses)
+    return next(k for k, v in enumerate(losses) if v <= low + tie * abs(low))
 
 
 def forward_jacobian(fun_many, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -428,7 +451,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         x[search] = xf
         return x
 
-    best, best_x = None, None
+    sols: list[tuple[float, np.ndarray]] = []
     lo_s, hi_s = lo[search], hi[search]
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
@@ -443,8 +466,8 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         sol = least_squares(lambda xf, f=residuals_many: f(xf[None, :])[0], x[search],
                             jac=lambda xf, f=residuals_many: forward_jacobian(f, xf, lo_s, hi_s),
                             bounds=(lo_s, hi_s), method="trf", x_scale="jac", loss=LOSS, f_scale=LOSS_SCALE)
-        if best is None or sol.cost < best.cost:
-            best, best_x = sol, whole(sol.x, x)
+        sols.append((sol.cost, whole(sol.x, x)))
+    best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
     out.shape_left_out = not shape
     out.call_held = held_call

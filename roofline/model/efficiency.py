@@ -27,7 +27,7 @@ from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
 from roofline.model.paths import path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
-from roofline.model.resources import Resources
+from roofline.model.resources import Resources, Used
 from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
@@ -202,16 +202,32 @@ def gguf_type(recipe: PrecisionRecipe) -> str | None:
 
 
 def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, date: str | None = None
-                  ) -> tuple[PathRule | None, PathRule | None, PathRule | None]:
+                  ) -> tuple[PathRule | None, PathRule | None, PathRule | None, PathRule | None]:
     """The stack's rules a recipe's GEMMs meet on ``res``'s platform in a build of ``date`` (None: today's): its
-    dtype's path rule, its GGUF type's chain rule and its unpack-per-row rule (each None when the stack has none)."""
+    dtype's path rule, its GGUF type's chain rule, its unpack-per-row rule and its one-row serial rule (each None
+    when the stack has none)."""
     if stack is None:
-        return None, None, None
+        return None, None, None, None
     vendor, dtype = res.platform.vendor, res.platform.compute[res.path(recipe.compute_dtype).name].dtype
+    serial = stack.serial_rule(vendor, dtype)
+    if emulated_path(res, recipe, stack) is not None:
+        return stack.emulated_rule(vendor, recipe.compute_dtype), None, None, serial
     block = gguf_type(recipe)
     chain = stack.chain_rule(vendor, dtype, block) if block else None
     unpack = stack.unpack_rule(vendor, dtype, block, date) if block else None
-    return stack.path_rule(vendor, dtype), chain, unpack
+    return stack.path_rule(vendor, dtype), chain, unpack, serial
+
+
+def emulated_path(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> str | None:
+    """The platform's emulated path a stack runs the recipe's GEMMs on (a rule with ``emulated``), where the
+    platform has no native path for the recipe's dtype and states an emulated one; None otherwise."""
+    want = recipe.compute_dtype
+    if stack is None or res.path(want).native:
+        return None
+    paths = res.platform.emulated_paths(want)
+    if not paths or stack.emulated_rule(res.platform.vendor, want) is None:
+        return None
+    return paths[0]
 
 
 def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None,
@@ -231,6 +247,15 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
     its peak ratio, found once."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
+    emulated = emulated_path(res, recipe, stack)
+    if emulated is not None:  # the stack's own software path: its measured rate over the ceiling's FP32 path
+        e = res.platform.compute[emulated]
+        res.used[f"ops.{emulated}"] = Used(f"compute.{emulated}.ops_per_cycle", e.ops_per_cycle.value, e.ops_per_cycle)
+        lay = res.layout
+        factor = float(np.max(path_peak(res.platform, emulated, lay.sockets, lay.active_cores, res.clock)
+                              / np.asarray(choice.peak)))
+        cls = f"{e.dtype}-{e.isa_class}"
+        return cls, cls, min(factor, 1.0)
     block = gguf_type(recipe)
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
     rule = applied_rules(res, recipe, stack)[0]
@@ -291,6 +316,9 @@ class RowRules:
     """its rate limit over the ceiling's path peak (:func:`chain_limit`)"""
     unpack: np.ndarray
     """the activation rows its unpacking is repeated for (:func:`unpack_rows`)"""
+    serial: float
+    """the share of a one-row call's smaller time (its arithmetic at the ceiling's rates, or its weight stream) that
+    adds to the larger (:func:`one_row_serial`; 0: they overlap)"""
     said: str
     """what the limit and the unpacking rules said"""
 
@@ -305,29 +333,47 @@ def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: St
         many, one, factor = path_classes(res, c, stack)
         cap, chain = chain_limit(res, c, stack)
         again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date)
-        out.append(RowRules(many, one, factor, cap, again, ", ".join(w for w in (chain, said) if w)))
+        out.append(RowRules(many, one, factor, cap, again, one_row_serial(res, c, stack),
+                            ", ".join(w for w in (chain, said) if w)))
     return out
+
+
+def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> float:
+    """The share of the smaller of a one-row call's arithmetic (at the ceiling's rates) and weight-stream times that
+    adds to the larger under a stack whose path rule says its GEMVs do not overlap the two (``one_row_serial``); 0
+    otherwise."""
+    rule = applied_rules(res, recipe, stack)[3]
+    return 0.0 if rule is None else float(rule.one_row_serial)
+
+
+def one_row_eta(eta_many: np.ndarray, eta_one: np.ndarray, scale: np.ndarray | float = 1.0) -> np.ndarray:
+    """The efficiency of a call of one activation row: its one-row class's value (the many-row one where it has
+    none, NaN), times the row's factors, with no shape term (:func:`one_row_floor`), at most 1."""
+    return np.minimum(np.where(np.isnan(eta_one), eta_many, eta_one) * scale, 1.0)
 
 
 def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
                   work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A row's efficiency, its shape term and its extra vector work's efficiency, from its two classes' values
-    (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's; a call of more at the
-    many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)`` and its extra work
+    (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's, without the shape term (its
+    shape is 1: a GEMV splits the weight rows over the threads, with no output tiles for the work per core to
+    fill); a call of more at the many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)`` and its extra work
     (dequantization, the same weights whatever M) at most at the one-row call's, so that its compute time is
     never less than one row's (``t(M) >= t(1)``: more rows never take less time, whichever kernel they go to).
     ``work`` is ``W``, the call's work per core (the shape term's measure); ``eta_one`` NaN: no one-row value
     (the many-row one, no floor)."""
     rows = np.maximum(np.asarray(rows, dtype=float), 1.0)
-    eta_one = np.where(np.isnan(eta_one), eta_many, eta_one)
+    own = ~np.isnan(eta_one)
+    one = one_row_eta(eta_many, eta_one, scale)  # a one-row call: its class's efficiency, no shape term
+    eta_one = np.where(own, eta_one, eta_many)
     many, shape = shaped(eta_many, work, work_half, scale)
-    one, _ = shaped(eta_one, work, work_half, scale)
     few = np.isfinite(rows)  # inf: many rows, the floor far below
-    alone, _ = shaped(eta_one, np.asarray(work, dtype=float) / np.where(few, rows, 1.0), work_half, scale)
+    alone = np.where(own, one, shaped(eta_one, np.asarray(work, dtype=float) / np.where(few, rows, 1.0),
+                                      work_half, scale)[0])
     x_many, x_one = np.minimum(eta_many * scale, 1.0), np.minimum(eta_one * scale, 1.0)
     single = rows <= 1
-    return (np.where(single, one, np.minimum(many, np.where(few, rows * alone, np.inf))), shape,
+    return (np.where(single, one, np.minimum(many, np.where(few, rows * alone, np.inf))), np.where(single, 1.0, shape),
             np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)))
 
 
@@ -349,9 +395,10 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    gemm, kernel, how, scale, limit, unpack = [], [], [], [], [], []
+    gemm, kernel, how, scale, limit, unpack, serial = [], [], [], [], [], [], []
     for j, rr in enumerate(rows_under_rules(res, cells, stack, rows)):
         limit.append(rr.limit)
+        serial.append(rr.serial)
         unpack.append(rr.unpack)
         if rr.many.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
@@ -376,6 +423,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
+    if any(v > 0.0 for v in serial):
+        values["serial"] = np.asarray(serial)
     if any(np.any(u > 1.0) for u in unpack):
         values["unpack"] = np.stack(unpack, axis=-1)
     if stack.memory_efficiency is not None:
@@ -397,4 +446,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
-                      fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra"})
+                      fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial"})

@@ -278,7 +278,11 @@ def _emulated_notes(platform: Platform, q: EstimateQuery) -> list[str]:
         return [f"bf16 left out of the default precisions: {what}, not a deployable precision there; "
                 "--precision bf16 prices it as autocast to FP32"]
     asked = [*(q.precisions or []), *([q.baseline] if q.baseline else [])]
-    return [f"bf16: {what}; priced as autocast to FP32"] if any(p.startswith("bf16") for p in asked) else []
+    stack = q.source.stack if q.source.calibration is None else None
+    runs = stack is not None and stack.emulated_rule(platform.vendor, "bf16") is not None
+    how = (f"the ceilings price it as autocast to FP32, the realistic estimate on that path ({stack.name} runs it "
+           "there)") if runs else "priced as autocast to FP32"
+    return [f"bf16: {what}; {how}"] if any(p.startswith("bf16") for p in asked) else []
 
 
 # ------------------------------------------------------------------------------- pieces
@@ -436,9 +440,14 @@ def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfi
                 said.append(f"<= {rate:g} ops/cycle/core{why}")
         if rule.unpack_per_row:
             said.append("unpacked again per activation row")
-        rate = rule.max_ops_per_cycle is not None or rule.chain_ops_per_cycle is not None or rule.unpack_per_row
+        if rule.emulated:
+            said.append(f"the platform's emulated {rule.dtype.upper()} path, at its stated rate (no native one)")
+        if rule.one_row_serial is not None:
+            said.append(f"one-row calls: weight stream and compute not overlapped (share {rule.one_row_serial:g})")
+        rate = (rule.max_ops_per_cycle is not None or rule.chain_ops_per_cycle is not None or rule.unpack_per_row
+                or rule.emulated or rule.one_row_serial is not None)
         rows.append(Provenance(what=f"{stack.name}.path_rules[{i}]",
-                               value=f"{', '.join(rule.types) or rule.dtype}: {'; '.join(said) or 'as the ceiling'}",
+                               value=f"{', '.join(rule.types) or rule.dtype or 'every dtype'}: {'; '.join(said) or 'as the ceiling'}",
                                kind="derived" if rate else "assumed", source=rule.evidence or "-"))
     return rows
 

@@ -56,6 +56,7 @@ class TermName(str, Enum):
     POST_OPS = "unfused post-ops"
     DISPATCH = "dispatch"
     GEMM_EFFICIENCY = "GEMM kernel efficiency"
+    ONE_ROW_STREAM = "weight stream not overlapped"
     ATTENTION_EFFICIENCY = "attention efficiency"
     OTHER_EFFICIENCY = "other non-GEMM efficiency"
 
@@ -63,7 +64,10 @@ class TermName(str, Enum):
 #: the terms that belong to the linear block (the GEMM kernels' own time)
 LINEAR_BLOCK_TERMS = (TermName.COMPENSATION, TermName.GEMM_EFFICIENCY)
 #: the efficiency terms: they scale a part of the ceiling
-EFFICIENCY_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ATTENTION_EFFICIENCY, TermName.OTHER_EFFICIENCY)
+EFFICIENCY_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ONE_ROW_STREAM, TermName.ATTENTION_EFFICIENCY,
+                    TermName.OTHER_EFFICIENCY)
+#: the terms that scale with the GEMMs' ceiling time
+GEMM_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ONE_ROW_STREAM)
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,10 @@ class StepParts:
     m: np.ndarray
     """(R,) each GEMM's multiply-accumulates per core of an instance, ``M x N x K / instance cores`` (the shape
     term's measure of its size)"""
+    rows: np.ndarray
+    """(R,) each GEMM call's activation rows ``M`` (a decode GEMV's 1)"""
+    t_weights: np.ndarray
+    """(R,) the part of ``t_memory`` that streams the weights (the same whatever M)"""
     attention_s: np.ndarray
     """(P,) attention at the ceiling"""
     other_s: np.ndarray
@@ -141,7 +149,7 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
-                     t_memory=cat("t_memory"), m=cat("m"), attention_s=cat("attention_s"), other_s=cat("other_s"),
+                     t_memory=cat("t_memory"), m=cat("m"), rows=cat("rows"), t_weights=cat("t_weights"), attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
                      ceiling_s=cat("ceiling_s"),
@@ -192,6 +200,9 @@ class RowEfficiency:
     """(R,) the activation rows each row's unpacking is repeated for (None: once, as the ceiling's kernel)"""
     extra: np.ndarray | None = None
     """(R,) the extra vector work's efficiency (None: ``eta`` without the shape term, at most 1)"""
+    serial: np.ndarray | float = 0.0
+    """(R,) the share of a one-row call's smaller time (its arithmetic at the ceiling's rates, its weight stream)
+    that adds to the larger (a stack's path rule: its GEMVs do not overlap the two; 0: they do)"""
 
 
 @dataclass(frozen=True)
@@ -204,6 +215,8 @@ class Times:
     quantization_s: np.ndarray
     compensation_s: np.ndarray
     dispatch_s: np.ndarray
+    stream_s: np.ndarray | float = 0.0
+    """the part of ``gemm_s`` that is one activation row's compute not overlapped with the weights' stream"""
 
     @property
     def linear_s(self) -> np.ndarray:
@@ -239,13 +252,20 @@ def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     """Every step's realistic time, by part:
 
-    - GEMMs: ``sum_i count_i max((t_c,i - t_e,i) / eta_i + (t_e,i + (u_i - 1) t_u,i) / min(eta_i / shape_i, 1),
-      (t_c,i - t_e,i) / limit_i, t_m,i / eta_m,i)``, the multiply-accumulates at their efficiency (shape term
-      included), the extra vector work (dequantization) at the efficiency without the shape term (it is per
-      weight, not per row; ``t_u,i``, its unpacking, repeated for each of ``u_i`` activation rows by a kernel
-      that unpacks every block again per row, once by one that does not: ``u_i = 1``), a latency-bound kernel's
+    - GEMMs: ``sum_i count_i max(C_i, t_m,i / eta_m,i, T1_i)``, ``T1_i = max(C1_i, t_w,i / eta_m,i) +
+      s min(C1_i, t_w,i / eta_m,i)``, with
+      ``C_i = max((t_c,i - t_e,i) / eta_i + (t_e,i + (u_i - 1) t_u,i) / min(eta_i / shape_i, 1),
+      (t_c,i - t_e,i) / limit_i)``: the multiply-accumulates at their efficiency (shape term included), the
+      extra vector work (dequantization) at the efficiency without the shape term (it is per weight, not per
+      row; ``t_u,i``, its unpacking, repeated for each of ``u_i`` activation rows by a kernel that unpacks every
+      block again per row, once by one that does not: ``u_i = 1``), a latency-bound kernel's
       multiply-accumulates at its rate limit (its unpacking inside that time), the memory time at the memory
-      efficiency;
+      efficiency; ``T1_i`` is what the same call takes with one activation row, whose kernel (a GEMV) streams the
+      weights (``t_w,i``, their part of ``t_m,i``) without overlapping its arithmetic on them (``C1_i``: the
+      multiply-accumulates and the per-output extra work over ``M_i``, the weights' unpacking once, at the ceiling's
+      rates: the ALU work that cannot hide behind the loads, whatever the kernel's efficiency), by
+      ``s``, the stack's one-row serial share (a path rule; 0 without one); no call of more rows takes less (a GEMM
+      that overlaps well is priced as before, and the time never shrinks as ``M`` grows);
     - attention: its ceiling over its efficiency;
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
@@ -257,8 +277,16 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     t_mac = parts.t_compute - parts.t_extra
     t_extra = parts.t_extra if e.unpack is None else parts.t_extra + (e.unpack - 1.0) * parts.t_unpack
     t_c = np.maximum(t_mac / e.eta + t_extra / eta_x, t_mac / e.limit)
-    rows = parts.count * np.maximum(t_c, parts.t_memory / e.memory)
+    t_m = parts.t_memory / e.memory
+    per_row = 1.0 / np.maximum(parts.rows, 1.0)  # one row's share of what grows with M (its unpacking does not)
+    t_c1 = np.maximum((t_mac + parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack, t_mac * per_row / e.limit)
+    larger = np.maximum(t_c, t_m)
+    t_w = parts.t_weights / e.memory
+    one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
+    stream = parts.count * np.maximum(one_row - larger, 0.0)
+    rows = parts.count * larger + stream
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
+                 stream_s=_per_step(stream, parts.row_step, parts.steps),
                  attention_s=parts.attention_s / e.attention,
                  other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e.pass_memory),
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
@@ -293,13 +321,15 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     attention = step.attention_time
     quant, comp, q_compute, q_memory = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
+    rows_m = m
     m = work_per_core(m, gemms, res)
     n_steps = int(np.prod(lead)) if lead else 1
     ops = step.ops
     passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
-                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), attention_s=per_step(attention),
+                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), rows=flat(rows_m), t_weights=flat(g.t_weights),
+                     attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
                      instances=per_step(res.layout.total_instances),
@@ -359,6 +389,8 @@ class Efficiency:
     unpack: float | np.ndarray = 1.0
     """the activation rows each GEMM row's unpacking (its extra vector work) is repeated for: its M under a
     kernel that unpacks every block again per row (:func:`~roofline.model.efficiency.unpack_rows`), else 1"""
+    serial: float | np.ndarray = 0.0
+    """each GEMM row's one-row serial share (:func:`~roofline.model.efficiency.one_row_serial`)"""
     gemm_extra: float | np.ndarray | None = None
     """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
@@ -404,6 +436,7 @@ class Efficiency:
         extra = e.gemm_extra if graph else e.kernel_extra
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
                              extra=None if extra is None else per_row(extra),
+                             serial=per_row(e.serial),
                              memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),
@@ -441,7 +474,7 @@ class Realistic:
     @property
     def gemm_factor(self) -> float:
         """realistic over ceiling time of the GEMM kernels (efficiency only)"""
-        return 1.0 + self.seconds(TermName.GEMM_EFFICIENCY) / self.gemm_s if self.gemm_s > 0 else 1.0
+        return 1.0 + self.seconds(*GEMM_TERMS) / self.gemm_s if self.gemm_s > 0 else 1.0
 
     @property
     def non_gemm_factor(self) -> float:
@@ -454,7 +487,8 @@ class Realistic:
         ``gemm_s`` and ``non_gemm_s`` (the Amdahl frame of measured or overridden ``f, s, s_non``): they then
         add up to that frame's realistic time minus its ceiling."""
         non = self.attention_s + self.other_s
-        scale = {TermName.GEMM_EFFICIENCY: gemm_s / self.gemm_s if self.gemm_s > 0 else 0.0,
+        g = gemm_s / self.gemm_s if self.gemm_s > 0 else 0.0
+        scale = {TermName.GEMM_EFFICIENCY: g, TermName.ONE_ROW_STREAM: g,
                  TermName.ATTENTION_EFFICIENCY: non_gemm_s / non if non > 0 else 0.0,
                  TermName.OTHER_EFFICIENCY: non_gemm_s / non if non > 0 else 0.0}
         return [replace(t, seconds=t.seconds * scale.get(t.name, 1.0)) for t in self.terms]
@@ -496,10 +530,15 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
     span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
     memory = "" if e.memory is None else f", memory-bound ones at {e.memory:.0%} of their bandwidth"
-    terms.append(Term(TermName.GEMM_EFFICIENCY, max(at(times.gemm_s) - gemm_s, 0.0),
+    stream = at(np.broadcast_to(times.stream_s, np.shape(times.gemm_s)))
+    terms.append(Term(TermName.GEMM_EFFICIENCY, max(at(times.gemm_s) - stream - gemm_s, 0.0),
                       f"the GEMM kernels at {span} of their compute ceiling{memory} ({e.source})"
                       if hi < 1 or e.memory is not None else "kernels at their ceiling (not fitted)",
                       ("gemm" if graph else "kernel") in fitted))
+    if stream > 0:
+        terms.append(Term(TermName.ONE_ROW_STREAM, stream,
+                          "one activation row's arithmetic on the streamed weights (at the ceiling's rates), which "
+                          f"the stream does not overlap (the stack's GEMVs: a path rule of {e.source})", False))
     passes = "" if e.pass_memory is None else f", their memory time at {e.pass_memory:.0%} of its bandwidth"
     for name, t, real, eta, key, what, how in (
             (TermName.ATTENTION_EFFICIENCY, attention_s, at(times.attention_s), e.attention, "attention", "attention",

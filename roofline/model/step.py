@@ -72,6 +72,8 @@ class GemmEval:
     t_unpack: np.ndarray
     """the part of ``t_extra`` that unpacks the weights, ``d N K / P_vector`` (once per call: what a kernel that
     unpacks each block again for every activation row repeats M times)"""
+    t_weights: np.ndarray
+    """the part of ``t_memory`` that streams the weights, ``D_W / B(level_W)`` (the same whatever M)"""
 
     @property
     def nbytes(self) -> np.ndarray:
@@ -283,6 +285,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
         t_unpack=np.broadcast_to(unpack_ops(n, k, [r.dequant_ops_per_weight for r in cells])
                                  / np.expand_dims(vector, -1), flops.shape),
+        t_weights=np.broadcast_to(t_w, flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)
     points = None if rows is None else np.asarray(rows)

@@ -57,8 +57,27 @@ class PathRule:
     before: str = ""
     """``YYYY-MM-DD``: the rule holds for records dated before it (builds without the kernel that came then);
     empty: always. An estimate prices today's build, which a dated rule is not about"""
+    one_row_serial: float | None = None
+    """the stack's kernels for a call of one activation row (its GEMVs) load each weight block and compute on it in
+    one loop per thread, with no weight reuse to hide the load behind: this share (0 to 1) of the smaller of the
+    call's weight-stream time and its arithmetic at the ceiling's rates adds to the larger (1: one after the
+    other), and no call of more rows takes less. A rule of its own; its dtype may be empty (every dtype)"""
+    emulated: bool = False
+    """on a CPU without native instructions for ``dtype`` whose platform file states an emulated path for it
+    (``emulated = true``, its measured rate), the stack runs the dtype's GEMMs there, not autocast to FP32 as the
+    ceiling prices them (PyTorch's BF16 linears on an AVX2-only CPU); the row's class is that path's
+    (``bf16-avx2``) and its peak that path's rate"""
 
     def __post_init__(self) -> None:
+        if self.one_row_serial is not None:
+            if not (self.one_row_serial == self.one_row_serial and 0 <= self.one_row_serial <= 1):
+                raise ValueError(f"one_row_serial: a share from 0 to 1, got {self.one_row_serial}")
+            if self.types or self.isa_class or self.max_ops_per_cycle is not None or self.emulated:
+                raise ValueError("one_row_serial: a rule of its own, naming only the vendor and the dtype (empty: "
+                                 "every dtype)")
+        if self.emulated and (self.types or self.isa_class or self.max_ops_per_cycle is not None):
+            raise ValueError("emulated: a rule of its own, naming only the vendor and the dtype (the emulated path's "
+                             "rate is the platform file's)")
         if self.types and (self.isa_class or self.max_ops_per_cycle is not None):
             raise ValueError("a rule naming types caps their rate (chain_ops_per_cycle) or says how their kernel "
                              "unpacks (unpack_per_row) only: give the path (isa_class, max_ops_per_cycle) in a rule "
@@ -175,7 +194,16 @@ class StackProfile:
 
     def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
         """The first rule for ``dtype`` on ``vendor``'s CPUs that names no types (the path the stack runs)."""
-        return next((r for r in self._rules(vendor, dtype) if not r.types), None)
+        return next((r for r in self._rules(vendor, dtype) if not r.types and not r.emulated
+                     and r.one_row_serial is None and r.dtype), None)
+
+    def serial_rule(self, vendor: str, dtype: str) -> PathRule | None:
+        """The first rule giving the one-row calls' serial share for ``dtype`` (or every dtype) on ``vendor``'s CPUs."""
+        return next((r for r in self._rules(vendor, dtype) if r.one_row_serial is not None), None)
+
+    def emulated_rule(self, vendor: str, dtype: str) -> PathRule | None:
+        """The first rule saying the stack runs ``dtype``'s emulated path on ``vendor``'s CPUs without a native one."""
+        return next((r for r in self._rules(vendor, dtype) if r.emulated), None)
 
     def chain_rule(self, vendor: str, dtype: str, block: str) -> PathRule | None:
         """The first rule for ``dtype`` on ``vendor``'s CPUs that names GGUF type ``block`` with a rate limit."""
@@ -189,7 +217,7 @@ class StackProfile:
 
     def _rules(self, vendor: str, dtype: str):
         v = vendor.lower()
-        return (r for r in self.path_rules if r.dtype == dtype and (r.vendor.lower() in v or v in r.vendor.lower()))
+        return (r for r in self.path_rules if r.dtype in (dtype, "") and (r.vendor.lower() in v or v in r.vendor.lower()))
 
 
 def typical_factor(factors: dict[str, float]) -> float:
