@@ -346,35 +346,29 @@ def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile 
     return 0.0 if rule is None else float(rule.one_row_serial)
 
 
-def one_row_eta(eta_many: np.ndarray, eta_one: np.ndarray, scale: np.ndarray | float = 1.0) -> np.ndarray:
-    """The efficiency of a call of one activation row: its one-row class's value (the many-row one where it has
-    none, NaN), times the row's factors, with no shape term (:func:`one_row_floor`), at most 1."""
-    return np.minimum(np.where(np.isnan(eta_one), eta_many, eta_one) * scale, 1.0)
-
-
 def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
                   work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A row's efficiency, its shape term and its extra vector work's efficiency, from its two classes' values
     (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's, without the shape term (its
     shape is 1: a GEMV splits the weight rows over the threads, with no output tiles for the work per core to
-    fill); a call of more at the many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)`` and its extra work
-    (dequantization, the same weights whatever M) at most at the one-row call's, so that its compute time is
+    fill); a call of more at the many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)``
+    and its extra work (dequantization, the same weights whatever M) at most at the one-row call's, so that its
+    compute time is
     never less than one row's (``t(M) >= t(1)``: more rows never take less time, whichever kernel they go to).
     ``work`` is ``W``, the call's work per core (the shape term's measure); ``eta_one`` NaN: no one-row value
     (the many-row one, no floor)."""
     rows = np.maximum(np.asarray(rows, dtype=float), 1.0)
     own = ~np.isnan(eta_one)
-    one = one_row_eta(eta_many, eta_one, scale)  # a one-row call: its class's efficiency, no shape term
     eta_one = np.where(own, eta_one, eta_many)
     many, shape = shaped(eta_many, work, work_half, scale)
+    x_many, x_one = np.minimum(eta_many * scale, 1.0), np.minimum(eta_one * scale, 1.0)  # x_one: a one-row call's
     few = np.isfinite(rows)  # inf: many rows, the floor far below
-    alone = np.where(own, one, shaped(eta_one, np.asarray(work, dtype=float) / np.where(few, rows, 1.0),
-                                      work_half, scale)[0])
-    x_many, x_one = np.minimum(eta_many * scale, 1.0), np.minimum(eta_one * scale, 1.0)
+    alone = np.where(own, x_one, shaped(eta_one, np.asarray(work, dtype=float) / np.where(few, rows, 1.0),
+                                        work_half, scale)[0])
     single = rows <= 1
-    return (np.where(single, one, np.minimum(many, np.where(few, rows * alone, np.inf))), np.where(single, 1.0, shape),
-            np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)))
+    return (np.where(single, x_one, np.minimum(many, np.where(few, rows * alone, np.inf))),
+            np.where(single, 1.0, shape), np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)))
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:

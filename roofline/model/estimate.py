@@ -278,7 +278,7 @@ def _emulated_notes(platform: Platform, q: EstimateQuery) -> list[str]:
         return [f"bf16 left out of the default precisions: {what}, not a deployable precision there; "
                 "--precision bf16 prices it as autocast to FP32"]
     asked = [*(q.precisions or []), *([q.baseline] if q.baseline else [])]
-    stack = q.source.stack if q.source.calibration is None else None
+    stack = q.source.profile
     runs = stack is not None and stack.emulated_rule(platform.vendor, "bf16") is not None
     how = (f"the ceilings price it as autocast to FP32, the realistic estimate on that path ({stack.name} runs it "
            "there)") if runs else "priced as autocast to FP32"

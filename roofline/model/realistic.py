@@ -61,13 +61,12 @@ class TermName(str, Enum):
     OTHER_EFFICIENCY = "other non-GEMM efficiency"
 
 
-#: the terms that belong to the linear block (the GEMM kernels' own time)
-LINEAR_BLOCK_TERMS = (TermName.COMPENSATION, TermName.GEMM_EFFICIENCY)
-#: the efficiency terms: they scale a part of the ceiling
-EFFICIENCY_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ONE_ROW_STREAM, TermName.ATTENTION_EFFICIENCY,
-                    TermName.OTHER_EFFICIENCY)
 #: the terms that scale with the GEMMs' ceiling time
 GEMM_TERMS = (TermName.GEMM_EFFICIENCY, TermName.ONE_ROW_STREAM)
+#: the terms that belong to the linear block (the GEMM kernels' own time)
+LINEAR_BLOCK_TERMS = (TermName.COMPENSATION, *GEMM_TERMS)
+#: the efficiency terms: they scale a part of the ceiling
+EFFICIENCY_TERMS = (*GEMM_TERMS, TermName.ATTENTION_EFFICIENCY, TermName.OTHER_EFFICIENCY)
 
 
 @dataclass(frozen=True)
@@ -149,7 +148,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
-                     t_memory=cat("t_memory"), m=cat("m"), rows=cat("rows"), t_weights=cat("t_weights"), attention_s=cat("attention_s"), other_s=cat("other_s"),
+                     t_memory=cat("t_memory"), m=cat("m"), rows=cat("rows"), t_weights=cat("t_weights"),
+                     attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
                      ceiling_s=cat("ceiling_s"),
@@ -215,7 +215,7 @@ class Times:
     quantization_s: np.ndarray
     compensation_s: np.ndarray
     dispatch_s: np.ndarray
-    stream_s: np.ndarray | float = 0.0
+    stream_s: np.ndarray
     """the part of ``gemm_s`` that is one activation row's compute not overlapped with the weights' stream"""
 
     @property
@@ -279,7 +279,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     t_c = np.maximum(t_mac / e.eta + t_extra / eta_x, t_mac / e.limit)
     t_m = parts.t_memory / e.memory
     per_row = 1.0 / np.maximum(parts.rows, 1.0)  # one row's share of what grows with M (its unpacking does not)
-    t_c1 = np.maximum((t_mac + parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack, t_mac * per_row / e.limit)
+    t_c1 = np.maximum((t_mac + parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack,
+                      t_mac * per_row / e.limit)
     larger = np.maximum(t_c, t_m)
     t_w = parts.t_weights / e.memory
     one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
@@ -328,8 +329,8 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
-                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), rows=flat(rows_m), t_weights=flat(g.t_weights),
-                     attention_s=per_step(attention),
+                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
+                     rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
                      instances=per_step(res.layout.total_instances),
@@ -530,7 +531,7 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     lo, hi = float(np.min(eta_c)), float(np.max(eta_c))
     span = f"{lo:.0%}" if hi - lo < 0.005 else f"{lo:.0%}-{hi:.0%}"
     memory = "" if e.memory is None else f", memory-bound ones at {e.memory:.0%} of their bandwidth"
-    stream = at(np.broadcast_to(times.stream_s, np.shape(times.gemm_s)))
+    stream = at(times.stream_s)
     terms.append(Term(TermName.GEMM_EFFICIENCY, max(at(times.gemm_s) - stream - gemm_s, 0.0),
                       f"the GEMM kernels at {span} of their compute ceiling{memory} ({e.source})"
                       if hi < 1 or e.memory is not None else "kernels at their ceiling (not fitted)",
