@@ -520,7 +520,7 @@ def test_inductor_runs_fp32_on_amd_at_the_avx2_rate(profile):
 
 def test_inductor_runs_bf16_on_the_emulated_path_where_the_platform_states_one(profile):
     """On the Zen 3 guest (no BF16 instructions; its platform file states the emulated BF16 path the probe measured,
-    3.343 ops/cycle/core) torch-inductor's BF16 GEMMs take the ``bf16-avx2`` class at that rate over the FP32 peak
+    3.343 ops/cycle/core) torch-inductor's BF16 GEMMs take the ``bf16-emulated`` class at that rate over the FP32 peak
     the ceilings price BF16 on (autocast); without the rule (another stack) they stay on FP32; a platform with
     native BF16 keeps its path; the ceilings are the same whichever stack; the rule and the rate are inputs."""
     from roofline.model.efficiency import path_class
@@ -532,11 +532,27 @@ def test_inductor_runs_bf16_on_the_emulated_path_where_the_platform_states_one(p
         p = load_platform(name)
         return path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES["bf16"], stack)
 
-    assert cls("zen3-2vcpu", profile) == ("bf16-avx2", pytest.approx(3.343 / 32))
+    assert cls("zen3-2vcpu", profile) == ("bf16-emulated", pytest.approx(3.343 / 32))
     assert cls("zen3-2vcpu", load_stack("openvino")) == ("fp32-avx2", 1.0)
     assert cls("zen3-2vcpu", None) == ("fp32-avx2", 1.0)
     assert cls("icx", profile) == ("fp32-avx512", 1.0)  # no emulated path stated: autocast, as before
     assert cls("zen5-2vcpu", profile) == ("bf16-avx512", 1.0)  # native
+
+
+def test_an_unfitted_emulated_class_is_at_its_measured_rate_and_lends_nothing():
+    """An emulated path's rate is the platform's measurement of the software kernel itself, so a profile that never
+    saw the class prices it at 1 of that rate (not the mean of the AVX2 classes, 0.60 in the shipped profile, which held
+    the Zen 3 guest's BF16 GEMMs out 50-106% too slow), and its value does not stand in for a native class."""
+    from roofline.model.efficiency import lookup
+
+    table = {"fp32-avx2": 0.8, "int8-avx2": 0.48, "bf16-avx512": 0.5}
+    assert lookup(table, "bf16-emulated") == (1.0, "bf16-emulated (not fitted: 1, the platform's measured rate of "
+                                                   "the emulated kernel)")
+    assert lookup({**table, "bf16-emulated": 0.9}, "bf16-emulated") == (0.9, "bf16-emulated")
+    # a native class's fallback means leave the emulated class out: bf16-amx from bf16-avx512 alone
+    assert lookup({**table, "bf16-emulated": 0.01}, "bf16-amx") == (0.5, "bf16-amx (not fitted: the mean of the bf16 "
+                                                                         "classes)")
+    assert lookup({"bf16-emulated": 0.3}, "fp32-avx2") == (None, "fp32-avx2 (not fitted)")
 
     def run(stack):
         proc = run_cli("estimate", "--model", "bert-base", "--cpu", "zen3-2vcpu", "--precision", "fp32,bf16",

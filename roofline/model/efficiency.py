@@ -9,8 +9,9 @@ typed :class:`~roofline.model.realistic.Efficiency`:
   ``W / (W + work_half)`` (``W = M x N x K / instance cores``: a GEMM's multiply-accumulates per core) and by the path rules (a stack whose kernels run a slower path than the
   ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
   mean of the profile's classes on the same ISA class, else of the same dtype, else of all its classes
-  (said in ``source``); a probed host's ``<dtype>-measured`` paths (peaks of the stack's own kernels
-  measured there) take the shape term alone;
+  (said in ``source``), an emulated path's class (``<dtype>-emulated``, a software kernel at the rate the
+  platform file states as measured) 1; a probed host's ``<dtype>-measured`` paths (peaks of the stack's own
+  kernels measured there) take the shape term alone;
 - neither: every efficiency 1, no dispatch (the realistic estimate is the ceiling plus the priced terms).
 """
 
@@ -137,6 +138,9 @@ def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: st
 
 ONE_ROW = "gemv"
 """the mark of a one-row call's path class (``<type>-gemv-<isa class>``)"""
+EMULATED = "emulated"
+"""the ISA part of an emulated path's class (``<dtype>-emulated``): a software kernel, whose rate the platform file
+states as measured, not the vector units' datasheet rate"""
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -145,15 +149,18 @@ def geometric_mean(values: Sequence[float]) -> float:
 
 def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
     """A profile's value for a path class (``<dtype>-<isa class>``), or the fallback (and how it was
-    found): the geometric mean of its classes on the same ISA class (the same execution units, e.g.
-    bf16-avx512 from fp32-avx512 and int8-avx512), else of the same dtype, else of all its classes;
-    None for an empty table."""
+    found): for an emulated path 1 (its rate is the platform's measurement of that kernel), else the geometric
+    mean of its classes on the same ISA class (the same execution units, e.g. bf16-avx512 from fp32-avx512 and
+    int8-avx512), else of the same dtype, else of all its classes; None for an empty table."""
     if cls in table:
         return table[cls], cls
     many = cls.replace(f"-{ONE_ROW}-", "-", 1)
     if many != cls and many in table:  # a type's one-row kernel: its unpacking is the type's many-row kernel's
         return table[many], f"{cls} (not fitted: the type's {many})"
     dtype, isa = (cls.split("-", 1) + [""])[:2]
+    if isa == EMULATED:  # its rate is the kernel's own, measured: no other class's efficiency applies to it
+        return 1.0, f"{cls} (not fitted: 1, the platform's measured rate of the emulated kernel)"
+    table = {k: v for k, v in table.items() if k.split("-", 1)[-1] != EMULATED}  # a software kernel's says nothing of the units'
     for what, same in ((f"{isa} classes", [v for k, v in table.items() if k.split("-", 1)[-1] == isa]),
                        (f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
                        ("classes", list(table.values()))):
@@ -254,7 +261,7 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
         lay = res.layout
         factor = float(np.max(path_peak(res.platform, emulated, lay.sockets, lay.active_cores, res.clock)
                               / np.asarray(choice.peak)))
-        cls = f"{e.dtype}-{e.isa_class}"
+        cls = f"{e.dtype}-{EMULATED}"
         return cls, cls, min(factor, 1.0)
     block = gguf_type(recipe)
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)

@@ -66,7 +66,7 @@ class PathRule:
     """on a CPU without native instructions for ``dtype`` whose platform file states an emulated path for it
     (``emulated = true``, its measured rate), the stack runs the dtype's GEMMs there, not autocast to FP32 as the
     ceiling prices them (PyTorch's BF16 linears on an AVX2-only CPU); the row's class is that path's
-    (``bf16-avx2``) and its peak that path's rate"""
+    (``bf16-emulated``) and its peak that path's rate"""
 
     def __post_init__(self) -> None:
         if self.one_row_serial is not None:
