@@ -18,6 +18,7 @@ def load(path):
 @pytest.fixture
 def spec(tmp_path, monkeypatch):
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ROOFLINE_NO_CACHE", raising=False)
     path = tmp_path / "gnr.toml"
     path.write_text((builtin_dir("platforms") / "gnr.toml").read_text())
     return path
@@ -64,3 +65,18 @@ def test_cache_can_be_turned_off(spec, monkeypatch):
     monkeypatch.setenv("ROOFLINE_NO_CACHE", "1")
     load(spec)
     assert entries(spec) == []
+
+
+@pytest.mark.parametrize("value, off", [("1", True), ("yes", True), ("true", True), ("0", False), ("false", False),
+                                        ("No", False), ("", False), (None, False)])
+def test_no_cache_is_off_only_when_set_to_something_true(spec, monkeypatch, value, off):
+    """``ROOFLINE_NO_CACHE=0`` leaves the cache on: a zero is not a request to turn it off."""
+    from roofline.catalog.cache import cache_off
+
+    if value is None:
+        monkeypatch.delenv("ROOFLINE_NO_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("ROOFLINE_NO_CACHE", value)
+    assert cache_off() is off
+    load(spec)
+    assert len(entries(spec)) == (0 if off else 1)

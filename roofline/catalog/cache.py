@@ -12,7 +12,7 @@ files (the size and modification time of every module of ``roofline/spec`` and `
 edited checkout of the same version never reads an entry another wrote). Any change to one of them misses
 the cache and validates again; a cache that cannot be read or written is skipped
 silently (it is only a cache).
-``ROOFLINE_NO_CACHE=1`` turns it off.
+``ROOFLINE_NO_CACHE=1`` turns it off (``0``, ``false``, ``no`` or empty leave it on).
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ from roofline.version import __version__
 from roofline.catalog.validate import build_trusted, to_plain, validate
 
 T = TypeVar("T")
+
+
+def cache_off() -> bool:
+    """``ROOFLINE_NO_CACHE`` set to anything but empty, ``0``, ``false`` or ``no`` (any case): the caches are off."""
+    return os.environ.get("ROOFLINE_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def cache_dir() -> Path:
@@ -66,7 +71,7 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     from roofline.files.reading import read_bytes
 
     raw = read_bytes(path)
-    if os.environ.get("ROOFLINE_NO_CACHE"):
+    if cache_off():
         return validate(cls, parse(raw), path)
     key = hashlib.sha256(raw + f"\0{type_key(cls)}\0{__version__}\0{code_key()}\0{path}".encode(
         "utf-8", "surrogateescape")).hexdigest()
@@ -94,7 +99,7 @@ def cached_object(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
 def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str, Any]]) -> T:
     """``cls`` from a file too large to hash (a GGUF file of many GB, whose header alone is read): cached by
     the file's identity, its path, size, modification time, inode and device, instead of its bytes."""
-    if os.environ.get("ROOFLINE_NO_CACHE"):
+    if cache_off():
         return validate(cls, fields(), path)
     try:
         st = os.stat(path)

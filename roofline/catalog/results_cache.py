@@ -7,19 +7,18 @@ input files given, of every file in the catalog folders (platforms, models, stac
 user's ``ROOFLINE_PLATFORMS`` / ``ROOFLINE_MODELS`` folders too), and of roofline's own source, with
 the roofline version and the result type. It lives under the spec cache's folder
 (``$ROOFLINE_CACHE_DIR``) and is skipped silently when it cannot be read or written;
-``ROOFLINE_NO_CACHE=1`` turns it off.
+``ROOFLINE_NO_CACHE=1`` turns it off (:func:`~roofline.catalog.cache.cache_off`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from roofline.catalog import builtin_dir, search_dirs
-from roofline.catalog.cache import cache_dir, cached_object
+from roofline.catalog.cache import cache_dir, cache_off, cached_object
 from roofline.version import __version__
 
 T = TypeVar("T")
@@ -51,6 +50,6 @@ def inputs_key(kind: str, inputs: Iterable[Path]) -> str:
 
 def cached(cls: type[T], kind: str, inputs: Iterable[Path], compute: Callable[[], T]) -> T:
     """``compute()``, or the result stored under the same inputs' key."""
-    if os.environ.get("ROOFLINE_NO_CACHE"):
+    if cache_off():
         return compute()
     return cached_object(cls, cache_dir() / "results" / f"{kind}-{inputs_key(kind, inputs)[:40]}.json", compute)
