@@ -208,8 +208,13 @@ def gguf_type(recipe: PrecisionRecipe) -> str | None:
     return name if name in BLOCKS else None
 
 
+Rules = tuple[PathRule | None, PathRule | None, PathRule | None, PathRule | None]
+"""a recipe's rules under a stack (:func:`applied_rules`): its path rule, chain rule, unpack-per-row rule and one-row
+serial rule"""
+
+
 def applied_rules(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, date: str | None = None
-                  ) -> tuple[PathRule | None, PathRule | None, PathRule | None, PathRule | None]:
+                  ) -> Rules:
     """The stack's rules a recipe's GEMMs meet on ``res``'s platform in a build of ``date`` (None: today's): its
     dtype's path rule, its GGUF type's chain rule, its unpack-per-row rule and its one-row serial rule (each None
     when the stack has none)."""
@@ -248,14 +253,15 @@ def path_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     return (one if one_row else many), factor
 
 
-def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None
-                 ) -> tuple[str, str, float]:
+def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None = None,
+                 rules: Rules | None = None) -> tuple[str, str, float]:
     """:func:`path_class`'s classes for calls of several rows and of one row (the same but for a GGUF type), and
-    its peak ratio, found once."""
+    its peak ratio, found once (``rules``: the recipe's :func:`applied_rules`, when the caller has them)."""
     choice = res.path(recipe.compute_dtype)
     p = res.platform.compute[choice.name]
-    emulated = emulated_path(res, recipe, stack)
-    if emulated is not None:  # the stack's own software path: its measured rate over the ceiling's FP32 path
+    rule = (applied_rules(res, recipe, stack) if rules is None else rules)[0]
+    if rule is not None and rule.emulated:  # the stack's own software path: its measured rate over the ceiling's
+        emulated = res.platform.emulated_paths(recipe.compute_dtype)[0]  # FP32 path (applied_rules checked it)
         e = res.platform.compute[emulated]
         res.used[f"ops.{emulated}"] = Used(f"compute.{emulated}.ops_per_cycle", e.ops_per_cycle.value, e.ops_per_cycle)
         lay = res.layout
@@ -265,7 +271,6 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
         return cls, cls, min(factor, 1.0)
     block = gguf_type(recipe)
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
-    rule = applied_rules(res, recipe, stack)[0]
     if rule is None:
         return f"{kind}-{p.isa_class}", f"{one_kind}-{p.isa_class}", 1.0
     name, used, factor = choice.name, p, 1.0
@@ -280,13 +285,14 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
     return f"{kind}-{used.isa_class}", f"{one_kind}-{used.isa_class}", min(factor, 1.0)
 
 
-def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> tuple[float, str]:
+def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None,
+                rules: Rules | None = None) -> tuple[float, str]:
     """The most a GGUF type's multiply-accumulates reach of the ceiling's path peak under a stack whose kernel for
     the type is latency-bound (a path rule naming the type: ``chain_ops_per_cycle`` over the path's ops per cycle,
     at the path's clock and one thread per core), and how it was found; ``(1, "")`` when no rule names the type.
     A rate limit on the whole kernel, its unpacking inside the chain's cycles: the row's compute time is at least
     its multiply-accumulates at the ceiling over the limit (:func:`~roofline.model.realistic.realistic_times`)."""
-    rule = applied_rules(res, recipe, stack)[1]  # a chain rule always states its rate
+    rule = (applied_rules(res, recipe, stack) if rules is None else rules)[1]  # a chain rule always states its rate
     if rule is None:
         return 1.0, ""
     p = res.platform.compute[res.path(recipe.compute_dtype).name]
@@ -295,12 +301,12 @@ def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
 
 
 def unpack_rows(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, m: np.ndarray,
-                date: str | None = None) -> tuple[np.ndarray, str]:
+                date: str | None = None, rules: Rules | None = None) -> tuple[np.ndarray, str]:
     """The activation rows a GGUF type's unpacking is repeated for under a stack whose kernel for the type, in a
     build of ``date`` (a record's; None: an estimate, today's build), unpacks every block again per row (a path
     rule with ``unpack_per_row``): the calls' ``m`` rows, and how it was found; ``(1, "")`` otherwise (the kernel
     unpacks each block once, as the ceiling's does)."""
-    rule = applied_rules(res, recipe, stack, date)[2]
+    rule = (applied_rules(res, recipe, stack, date) if rules is None else rules)[2]
     if rule is None:
         return np.ones_like(np.asarray(m, dtype=float)), ""
     if rule.rows_per_unpack == 1:
@@ -337,19 +343,21 @@ def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: St
     estimate and its fit both take their rows from here, so they price them alike."""
     out = []
     for j, c in enumerate(cells):
-        many, one, factor = path_classes(res, c, stack)
-        cap, chain = chain_limit(res, c, stack)
-        again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date)
-        out.append(RowRules(many, one, factor, cap, again, one_row_serial(res, c, stack),
+        rules = applied_rules(res, c, stack, date)  # once per row: the helpers below read their rule from it
+        many, one, factor = path_classes(res, c, stack, rules)
+        cap, chain = chain_limit(res, c, stack, rules)
+        again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date, rules)
+        out.append(RowRules(many, one, factor, cap, again, one_row_serial(res, c, stack, rules),
                             ", ".join(w for w in (chain, said) if w)))
     return out
 
 
-def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> float:
+def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None,
+                   rules: Rules | None = None) -> float:
     """The share of the smaller of a one-row call's arithmetic (at the ceiling's rates) and weight-stream times that
     adds to the larger under a stack whose path rule says its GEMVs do not overlap the two (``one_row_serial``); 0
     otherwise."""
-    rule = applied_rules(res, recipe, stack)[3]
+    rule = (applied_rules(res, recipe, stack) if rules is None else rules)[3]
     return 0.0 if rule is None else float(rule.one_row_serial)
 
 
