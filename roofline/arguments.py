@@ -405,7 +405,8 @@ CONTEXT_ARG = Arg("context", f"decode: tokens already in the KV cache, 0 to {MAX
 BANDWIDTH = Arg("bandwidth", "DRAM bandwidth figures to use (default: the ceiling's own: measured or STREAM-class for "
                 "the attainable ceiling, theoretical for the bound): measured where the platform file has them, or "
                 "theoretical (datasheet)", Choice(Bandwidth))
-CEILING = Arg("ceiling", "attainable (default): the nominal all-core clock of the busy cores' ISA, STREAM-class DRAM "
+CEILING = Arg("ceiling", "attainable (default): the nominal all-core clock of the busy cores' ISA (with fewer cores busy, "
+              "sliding up to the single-core boost at one), STREAM-class DRAM "
               "bandwidth, datasheet ops per cycle; bound: the highest clock the datasheet allows and the theoretical "
               "bandwidth, which no real run may beat (levels memory model)", Choice(Ceiling), default=Ceiling.ATTAINABLE)
 MEMORY_MODEL = Arg("memory_model", "levels (default): each tensor priced at the cache level that holds it (L2, LLC, "

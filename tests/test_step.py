@@ -65,13 +65,15 @@ def test_memory_levels_by_hand():
     assert s3.gemm.t_memory[0] == pytest.approx(d_w / 10e9 + d_xy / 256e9)
     assert s3.gemm.bound[0] == 3  # DRAM
     # the attainable ceiling: all 4 cores busy run at the 1 GHz nominal clock (peak 128 Gops/s, L2 128 GB/s);
-    # 2 busy cores still get the 3 GHz boost; DRAM is the measured 10 GB/s in both ceilings
+    # 2 busy cores a third of the way down from the 3 GHz boost to it, 3 - (3 - 1)(2 - 1)/(4 - 1) = 7/3 GHz (the
+    # bound: the boost); DRAM is the measured 10 GB/s in both ceilings
     att = Resources(p, make_layout(p, instance_cores=4))
     s4 = evaluate_step(att, [RECIPES["fp32"]], g)
     assert s4.gemm.t_compute[0] == pytest.approx(flops / 128e9)
     assert s4.gemm.t_memory[0] == pytest.approx((128 + 256) * 1024 / 128e9)
     s5 = evaluate_step(Resources(p, make_layout(p, cores=2, instance_cores=2)), [RECIPES["fp32"]], g)
-    assert s5.gemm.t_compute[0] == step2.gemm.t_compute[0]
+    assert s5.gemm.t_compute[0] == pytest.approx(flops / (2 * 7 / 3 * 1e9 * 32))
+    assert s5.gemm.t_compute[0] > step2.gemm.t_compute[0]
     assert evaluate_step(att, [RECIPES["fp32"]], big).gemm.t_memory[0] == pytest.approx(d_w / 10e9 + d_xy / 128e9)
 
 
@@ -117,12 +119,36 @@ def test_clock_follows_the_busy_cores():
     assert full.clock("avx512") == 3.55e9 and few.clock("avx512") == 3.7e9 and paper.clock("avx512") == 3.55e9
     assert Resources(p, make_layout(p)).clock("avx512") == 3.55e9  # attainable: AMD's all-core boost, nominal
     # ICX publishes no all-core turbo: the single-core boost bounds every core count; the attainable ceiling
-    # of a busy socket is the base clock, of a few cores the boost
+    # of a busy socket is the base clock, of fewer cores a clock sliding from the boost at one to it at all 32:
+    # 8 busy, 3.4 - (3.4 - 2.6) x 7/31 GHz; 31 busy, one idle, 3.4 - 0.8 x 30/31, next to the base clock
     icx = load_platform("icx")
     assert Resources(icx, make_layout(icx), ceiling="bound").clock("avx512") == 3.4e9
     assert Resources(icx, make_layout(icx)).clock("avx512") == 2.6e9
-    assert Resources(icx, make_layout(icx, cores=8)).clock("avx512") == 3.4e9
+    assert Resources(icx, make_layout(icx, cores=8)).clock("avx512") == pytest.approx((3.4 - 0.8 * 7 / 31) * 1e9)
+    assert Resources(icx, make_layout(icx, cores=31)).clock("avx512") == pytest.approx((3.4 - 0.8 * 30 / 31) * 1e9)
+    assert Resources(icx, make_layout(icx, cores=1)).clock("avx512") == 3.4e9
+    assert Resources(icx, make_layout(icx, cores=8), ceiling="bound").clock("avx512") == 3.4e9
     assert Resources(icx, make_layout(icx), "paper").clock("avx512") == 2.6e9
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in all_platforms() if not p.shared_host))
+def test_the_attainable_clock_slides_down_with_the_busy_cores(name):
+    """On every whole-machine platform and ISA class the attainable clock never rises as cores get busy, runs from
+    the single-core boost at one core to the nominal all-core clock at all of them with no jump when the last
+    core turns busy (a step of at most (f_1 - f_N)/(N - 1)), and never exceeds the bound's clock."""
+    p = load_platform(name)
+    n = int(p.cores_per_socket.value)
+    busy = np.arange(1, n + 1)
+    for isa in p.frequency_ghz:
+        att = np.array([Resources(p, make_layout(p, cores=int(c), instance_cores=1)).clock(isa) for c in busy])
+        bound = np.array([Resources(p, make_layout(p, cores=int(c), instance_cores=1), ceiling="bound").clock(isa)
+                          for c in busy])
+        f1 = max(p.max_turbo_ghz.get(isa, p.frequency_ghz[isa]).value, p.frequency_ghz[isa].value) * 1e9
+        fn = p.frequency_ghz[isa].value * 1e9
+        assert att[0] == pytest.approx(f1) and att[-1] == pytest.approx(fn)
+        assert np.all(np.diff(att) <= 1e-3) and np.all(att <= bound * (1 + 1e-12))
+        if n > 1:
+            assert np.max(-np.diff(att)) <= (f1 - fn) / (n - 1) * (1 + 1e-9) + 1e-3
 
 
 def test_a_guests_few_busy_cores_get_no_boost_in_the_attainable_ceiling():

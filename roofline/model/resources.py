@@ -19,8 +19,9 @@ Two memory models:
     and the theoretical DRAM bandwidth (the measured one where no theoretical figure is given);
   - the **attainable** ceiling: what the busy cores are stated to sustain, with no fitted
     efficiency in it. The nominal all-core clock of the ISA class (``frequency_ghz``: the base
-    frequency Intel guarantees under every licence, AMD's all-core boost) on a busy socket, the
-    single-core boost when fewer cores are busy (no per-active-core licence table is published in
+    frequency Intel guarantees under every licence, AMD's all-core boost) on a busy socket; with fewer
+    cores busy a clock that slides from the single-core boost at one core to that all-core clock
+    (:data:`~roofline.spec.ceiling_inputs.TURBO_SLIDE`: no per-active-core licence table is published in
     the platform files; on a shared host, a guest, the all-core clock still: ``Platform.shared_host``),
     and STREAM-class DRAM bandwidth: the measured figure, else the theoretical one times
     :data:`~roofline.spec.ceiling_inputs.STREAM_FRACTION`.
@@ -38,7 +39,7 @@ import numpy as np
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.platform import Platform
-from roofline.spec.ceiling_inputs import STREAM_FRACTION
+from roofline.spec.ceiling_inputs import STREAM_FRACTION, TURBO_SLIDE
 from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode
 from roofline.spec.sourced import Sourced
 from roofline.units import GIGA
@@ -96,10 +97,12 @@ class Resources:
     # ----------------------------------------------------------------- clock and compute
 
     def clock(self, isa_class: str) -> float | np.ndarray:
-        """Hz. Paper: the nominal clock. Levels: when fewer than the socket's cores are busy, the single-core
-        boost (both ceilings; the attainable one not on a shared host, a guest: its other cores are other
-        guests'); when all are, the bound takes the all-core turbo (the boost where the all-core figure is not
-        published) and the attainable ceiling the nominal all-core clock; never below nominal."""
+        """Hz. Paper: the nominal clock. Levels: when all the socket's cores are busy, the bound takes the
+        all-core turbo (the boost where the all-core figure is not published) and the attainable ceiling the
+        nominal all-core clock; when fewer are, the bound the single-core boost, the attainable ceiling a clock
+        sliding from that boost at one busy core to the nominal all-core clock at all of them
+        (:data:`~roofline.spec.ceiling_inputs.TURBO_SLIDE`; on a shared host, a guest, the all-core clock: its
+        other cores are other guests'); never below nominal."""
         p = self.platform
         nominal = p.frequency_ghz[isa_class]
         if not self.levels:
@@ -115,7 +118,14 @@ class Resources:
         few = self.layout.busy_cores < p.cores_per_socket.value
         if self.attainable and p.shared_host:  # the host's other cores are other guests': no boost is promised
             few = np.zeros(np.shape(few), dtype=bool)
-        ghz = np.maximum(np.where(few, boost.value, all_core.value), nominal.value)
+        few_ghz = boost.value
+        if self.attainable and np.any(few):  # one core at the boost, all of them at the all-core clock
+            n = float(p.cores_per_socket.value)
+            busy = np.minimum(np.asarray(self.layout.busy_cores, dtype=float), n)
+            drop = ((busy - 1.0) / max(n - 1.0, 1.0)) ** TURBO_SLIDE.value
+            few_ghz = boost.value - (boost.value - all_core.value) * drop
+            self.used["turbo_slide"] = Used("ceiling_inputs.turbo_slide", TURBO_SLIDE.value, TURBO_SLIDE)
+        ghz = np.maximum(np.where(few, few_ghz, all_core.value), nominal.value)
         if np.any(few):
             self.used[f"f.{isa_class}.few"] = Used(f"{boost_table}.{isa_class}", boost.value, boost)
         if not np.all(few):

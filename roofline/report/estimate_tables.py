@@ -64,7 +64,8 @@ def ceilings_table(r: EstimateResult) -> list[RenderableType]:
         t.add_row(name, sig(pr.throughput_per_s), sig(bound) if bound else "-", sig(pr.realistic_throughput_per_s),
                   pct(pr.realistic_throughput_per_s / pr.throughput_per_s))
     return [section("Ceilings", t, [
-        "attainable: the nominal all-core clock of the busy cores' ISA (the single-core boost when few are busy), "
+        "attainable: the nominal all-core clock of the busy cores' ISA (with fewer busy, sliding up to the single-core "
+        "boost at one), "
         "STREAM-class DRAM bandwidth, datasheet ops per cycle; bound: the highest clock the datasheet allows and the "
         "theoretical bandwidth, which no real run may beat" + ("" if r.ceiling == "attainable" else
                                                               "; --ceiling bound: the figures above are the bound's")])]
