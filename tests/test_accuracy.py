@@ -518,6 +518,51 @@ def test_inductor_runs_fp32_on_amd_at_the_avx2_rate(profile):
     assert "fp32-avx2" in profile.gemm_efficiency and "fp32-avx512" in profile.gemm_efficiency
 
 
+def test_inductor_runs_fp32_attention_on_amd_at_the_avx2_rate(profile):
+    """PyTorch's CPU flash attention multiplies FP32 Q K^T and P V with cpublas::gemm (MKL's sgemm): the AMD FP32
+    rule says ``attention``, so on Zen 5 those matmuls run at half the ceiling's AVX-512 rate (a factor 0.5 on their
+    compute time, none on their memory time), on Zen 4 at the same rate, on Intel and in BF16 at the ceiling's; the
+    realistic attention is ``sum_o max(t_c,o / 0.5, t_m,o) / eta`` of the step's own attention ops."""
+    import dataclasses
+
+    import numpy as np
+
+    from roofline.model.efficiency import attention_path, from_stack
+    from roofline.model.harness import encoder_run
+    from roofline.model.realistic import realistic_times
+    from roofline.spec.vocab import NonGemmMode
+
+    spec = load_model("bert-base")
+    runs = {name: encoder_run(load_platform(name), spec, "int8-static", 12, 1, 256, NonGemmMode.FP32, cores=2)
+            for name in ("zen5-2vcpu", "zen4-2vcpu", "spr")}
+    assert attention_path(runs["zen5-2vcpu"].res, NonGemmMode.FP32, profile)[0] == pytest.approx(0.5)
+    assert attention_path(runs["zen4-2vcpu"].res, NonGemmMode.FP32, profile)[0] == pytest.approx(1.0)
+    assert attention_path(runs["spr"].res, NonGemmMode.FP32, profile) == (1.0, "")
+    assert attention_path(runs["zen5-2vcpu"].res, NonGemmMode.AMP_BF16, profile) == (1.0, "")
+    assert attention_path(runs["zen5-2vcpu"].res, NonGemmMode.FP32, None) == (1.0, "")
+
+    h = runs["zen5-2vcpu"]
+    eff = from_stack(profile, h.res, h.built.cells, h.gemms, NonGemmMode.FP32)
+    assert eff.attention_path == pytest.approx(0.5) and "attention matmuls on fp32-avx2" in eff.source
+    parts = h.built.parts
+    t = realistic_times(parts, eff.rows(parts))
+    by_hand = np.maximum(parts.att_compute_s / 0.5, parts.att_memory_s).sum(axis=-1) / eff.attention
+    assert t.attention_s == pytest.approx(by_hand)
+    assert np.all(parts.att_compute_s.sum(axis=-1) > 0) and np.all(t.attention_s > parts.attention_s / eff.attention)
+    plain = realistic_times(parts, dataclasses.replace(eff, attention_path=1.0).rows(parts))
+    assert plain.attention_s == pytest.approx(parts.attention_s / eff.attention)
+    assert plain.gemm_s == pytest.approx(t.gemm_s) and plain.other_s == pytest.approx(t.other_s)
+
+
+def test_an_attention_rule_names_a_path():
+    from roofline.spec.stack import PathRule
+
+    for bad in (dict(), dict(types=("q4_0",), isa_class="avx2"), dict(emulated=True)):
+        with pytest.raises(ValueError, match="attention"):
+            PathRule(vendor="AMD", dtype="fp32", attention=True, **bad)
+    assert PathRule(vendor="AMD", dtype="fp32", attention=True, max_ops_per_cycle=16.0).attention
+
+
 def test_inductor_runs_bf16_on_the_emulated_path_where_the_platform_states_one(profile):
     """On the Zen 3 guest (no BF16 instructions; its platform file states the emulated BF16 path the probe measured,
     3.343 ops/cycle/core) torch-inductor's BF16 GEMMs take the ``bf16-emulated`` class at that rate over the FP32 peak

@@ -17,7 +17,7 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
-from roofline.model.efficiency import rows_under_rules
+from roofline.model.efficiency import attention_path, rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import StepParts
@@ -56,6 +56,8 @@ class FigureStep:
     stream and compute: :func:`~roofline.model.efficiency.one_row_serial`)"""
     graph: bool
     mode: NonGemmMode
+    attention_path: float = 1.0
+    """the attention matmuls' rate over the ceiling's matmul path (:func:`~roofline.model.efficiency.attention_path`)"""
 
 
 @dataclass(frozen=True)
@@ -163,4 +165,4 @@ def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts,
     classes = tuple(r.one if n <= 1 else r.many for r, n in zip(rules, rows))
     return FigureStep(parts, classes, rows, tuple(r.one for r in rules), np.array([r.factor for r in rules]),
                       np.array([r.limit for r in rules]), np.array([float(np.ravel(r.unpack)[0]) for r in rules]),
-                      np.array([r.serial for r in rules]), graph, mode)
+                      np.array([r.serial for r in rules]), graph, mode, attention_path(res, mode, stack)[0])

@@ -188,6 +188,8 @@ class FitTable:
     """each row's one-row class (:func:`~roofline.model.efficiency.one_row_floor`)"""
     step_platform: np.ndarray
     step_mode: tuple[str, ...]
+    step_attention: np.ndarray | None
+    """each step's attention matmuls' rate over the ceiling's path (a path rule's); None: every one 1"""
     num_which: np.ndarray
     """per figure: numerator's piece (0 all, 1 linear, 2 non-GEMM; -1 the constant ``num_const``)"""
     num_step: np.ndarray
@@ -207,6 +209,7 @@ class FitTable:
         row_rows: list[float] = []
         floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
         row_floor: list[int] = []
+        step_attention: list[float] = []
         fig: dict[str, list] = {k: [] for k in ("nw", "ns", "nc", "dw", "ds")}
         for f in figs:
             first = len(steps)
@@ -223,6 +226,7 @@ class FitTable:
                 row_floor += [floors.index(c) for c in s.floors]
                 step_platform.append(platforms.index(f.platform))
                 step_mode.append(s.mode.value)
+                step_attention.append(s.attention_path)
             if f.kind.is_ratio:
                 w = _PIECE[_RATIO_PART[f.kind]]
                 fig["nw"].append(w), fig["ns"].append(first), fig["nc"].append(1.0)
@@ -240,7 +244,8 @@ class FitTable:
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
                    a(row_factor), a(row_limit), a(row_unpack), a(row_serial), a(row_rows), floors, a(row_floor, int),
-                   a(step_platform, int), tuple(step_mode), a(fig["nw"], int),
+                   a(step_platform, int), tuple(step_mode),
+                   None if all(v == 1.0 for v in step_attention) else a(step_attention), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
@@ -273,7 +278,7 @@ class FitTable:
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,
                              call_s=per_step(call_s), per_op_s=per_step(per_op_s),
-                             pass_memory=per_step(memory) if passes else None)
+                             pass_memory=per_step(memory) if passes else None, attention_path=self.step_attention)
 
     def figures_from(self, e: RowEfficiency | None) -> np.ndarray:
         """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms); ``(B, F)``

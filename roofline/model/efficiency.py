@@ -26,11 +26,11 @@ import numpy as np
 
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
-from roofline.model.paths import path_peak
+from roofline.model.paths import PathChoice, path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources, Used
 from roofline.spec.gguf_types import BLOCKS
-from roofline.spec.platform import Platform
+from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
@@ -273,16 +273,46 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
     if rule is None:
         return f"{kind}-{p.isa_class}", f"{one_kind}-{p.isa_class}", 1.0
-    name, used, factor = choice.name, p, 1.0
+    used, factor = rule_path(res, choice, rule)
+    return f"{kind}-{used.isa_class}", f"{one_kind}-{used.isa_class}", factor
+
+
+def rule_path(res: Resources, choice: PathChoice, rule: PathRule) -> tuple[ComputePath, float]:
+    """The compute path a dtype's path rule sends the stack's work to instead of the ceiling's ``choice`` (a slower
+    one of the rule's ISA class where the platform has it), and the ratio of the rate it gets (capped at the
+    rule's ``max_ops_per_cycle``) to the ceiling's path peak, at most 1."""
+    p = res.platform.compute[choice.name]
+    used, factor = p, 1.0
     slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
     if rule.isa_class and rule.isa_class != p.isa_class and slower:
-        name, used = slower[0], res.platform.compute[slower[0]]
+        used = res.platform.compute[slower[0]]
         lay = res.layout
-        factor = float(np.max(path_peak(res.platform, name, lay.sockets, lay.active_cores, res.clock)
+        factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)
                               / np.asarray(choice.peak)))
     if rule.max_ops_per_cycle is not None:
         factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.value)
-    return f"{kind}-{used.isa_class}", f"{one_kind}-{used.isa_class}", min(factor, 1.0)
+    return used, min(factor, 1.0)
+
+
+def attention_rule(res: Resources, mode: NonGemmMode, stack: StackProfile | None) -> PathRule | None:
+    """The stack's path rule its attention matmuls run under in a non-GEMM mode (the rule of the path the ceiling
+    runs the mode's activation dtype on, where it says ``attention``); None: they run the ceiling's path."""
+    if stack is None:
+        return None
+    p = res.platform.compute[res.path(NonGemmMode(mode).activation_dtype).name]
+    rule = stack.path_rule(res.platform.vendor, p.dtype)
+    return rule if rule is not None and rule.attention else None
+
+
+def attention_path(res: Resources, mode: NonGemmMode, stack: StackProfile | None) -> tuple[float, str]:
+    """The rate of a stack's attention matmuls over the ceiling's matmul path peak in a non-GEMM mode (whose
+    activation dtype they run in), and how it was found: the dtype's path rule's (:func:`rule_path`) where the
+    rule says the attention runs its path too (``attention``); ``(1, "")`` otherwise."""
+    rule = attention_rule(res, mode, stack)
+    if rule is None:
+        return 1.0, ""
+    used, factor = rule_path(res, res.path(NonGemmMode(mode).activation_dtype), rule)
+    return factor, f"attention matmuls on {used.dtype}-{used.isa_class} (x {factor:.3g} of the ceiling's path)"
 
 
 def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None,
@@ -451,8 +481,13 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     if stack.call_s is not None:
         values["call_s"] = stack.call_s.value
         values["per_op_s"] = stack.per_op_s.value if stack.per_op_s is not None else 0.0
+    att, said = attention_path(res, mode, stack)
+    if said:
+        values["attention_path"] = att
+        how.append(said)
     classes = ", ".join(dict.fromkeys(how))
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
-                      fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial"})
+                      fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial",
+                                                  "attention_path"})

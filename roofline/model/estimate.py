@@ -27,7 +27,7 @@ from roofline.model.amdahl import (
     resolve_non_gemm_speedup,
 )
 from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
-from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource, applied_rules
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource, applied_rules, attention_rule
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
 from roofline.model.step import BOUNDS
@@ -430,6 +430,9 @@ def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfi
         for rule in applied_rules(res, r, stack):
             if rule is not None:
                 used[stack.path_rules.index(rule)] = rule
+        rule = attention_rule(res, r.non_gemm_mode, stack)  # its attention matmuls on a rule's path
+        if rule is not None:
+            used[stack.path_rules.index(rule)] = rule
     rows = []
     for i, rule in sorted(used.items()):
         said = []
@@ -438,6 +441,8 @@ def _rule_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfi
         for rate, why in ((rule.max_ops_per_cycle, ""), (rule.chain_ops_per_cycle, ", a chain")):
             if rate is not None:
                 said.append(f"<= {rate:g} ops/cycle/core{why}")
+        if rule.attention:
+            said.append("attention's matmuls too")
         if rule.unpack_per_row:
             said.append("unpacked again per activation row")
         if rule.emulated:

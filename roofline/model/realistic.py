@@ -126,6 +126,10 @@ class StepParts:
     padded with zero columns"""
     pass_memory_s: np.ndarray
     """(P, O) each pass's memory time at the ceiling (``other_s`` is ``sum_o max(compute, memory)``)"""
+    att_compute_s: np.ndarray
+    """(P, O) each attention matmul's compute time at the ceiling (0 in the other passes' columns)"""
+    att_memory_s: np.ndarray
+    """(P, O) its memory time (``attention_s`` is ``sum_o max(compute, memory)``)"""
     quant_compute_s: np.ndarray
     """(P, S) each GEMM row's activation quantization pass: its vector work at the ceiling (0: none)"""
     quant_memory_s: np.ndarray
@@ -155,7 +159,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      ceiling_s=cat("ceiling_s"),
                      lead=(int(sum(p.steps for p in parts)),),
                      **{k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
-                        for k in ("pass_compute_s", "pass_memory_s", "quant_compute_s", "quant_memory_s")})
+                        for k in ("pass_compute_s", "pass_memory_s", "att_compute_s", "att_memory_s",
+                                  "quant_compute_s", "quant_memory_s")})
 
 
 def _padded(blocks: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
@@ -203,6 +208,9 @@ class RowEfficiency:
     serial: np.ndarray | float = 0.0
     """(R,) the share of a one-row call's smaller time (its arithmetic at the ceiling's rates, its weight stream)
     that adds to the larger (a stack's path rule: its GEMVs do not overlap the two; 0: they do)"""
+    attention_path: np.ndarray | None = None
+    """(P,) the attention matmuls' rate over the ceiling's matmul path peak (a stack's path rule sends them to a
+    slower path); None: the ceiling's"""
 
 
 @dataclass(frozen=True)
@@ -266,7 +274,9 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       rates: the ALU work that cannot hide behind the loads, whatever the kernel's efficiency), by
       ``s``, the stack's one-row serial share (a path rule; 0 without one); no call of more rows takes less (a GEMM
       that overlaps well is priced as before, and the time never shrinks as ``M`` grows);
-    - attention: its ceiling over its efficiency;
+    - attention: its ceiling over its efficiency, each matmul's compute time first over ``a``, the rate of the
+      path a stack's rule runs it on over the ceiling's (``sum_o max(t_c,o / a, t_m,o) / eta``; ``a = 1``:
+      the ceiling's path);
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
       and its memory time at the memory one (a pass that spills out of L2 runs at a share of that level's
@@ -288,7 +298,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     rows = parts.count * larger + stream
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  stream_s=_per_step(stream, parts.row_step, parts.steps),
-                 attention_s=parts.attention_s / e.attention,
+                 attention_s=(parts.attention_s if e.attention_path is None else np.maximum(
+                     parts.att_compute_s / e.attention_path[..., None], parts.att_memory_s).sum(axis=-1)) / e.attention,
                  other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e.pass_memory),
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
                                         e.quantization, e.pass_memory),
@@ -327,6 +338,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     n_steps = int(np.prod(lead)) if lead else 1
     ops = step.ops
     passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
+    matmuls = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ops.matmul  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
@@ -336,6 +348,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
                      instances=per_step(res.layout.total_instances),
                      gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead,
                      pass_compute_s=passes(ops.t_compute), pass_memory_s=passes(ops.t_memory),
+                     att_compute_s=matmuls(ops.t_compute), att_memory_s=matmuls(ops.t_memory),
                      quant_compute_s=per_row(q_compute), quant_memory_s=per_row(q_memory))
 
 
@@ -392,6 +405,8 @@ class Efficiency:
     kernel that unpacks every block again per row (:func:`~roofline.model.efficiency.unpack_rows`), else 1"""
     serial: float | np.ndarray = 0.0
     """each GEMM row's one-row serial share (:func:`~roofline.model.efficiency.one_row_serial`)"""
+    attention_path: float = 1.0
+    """the attention matmuls' rate over the ceiling's matmul path (:func:`~roofline.model.efficiency.attention_path`)"""
     gemm_extra: float | np.ndarray | None = None
     """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
@@ -443,7 +458,8 @@ class Efficiency:
                              quantization=per_step(e.quantization if graph else e.kernel_quantization),
                              call_s=per_step(e.call_s if "call_s" in e.fitted else 0.0),
                              per_op_s=per_step(e.per_op_s if "call_s" in e.fitted else 0.0),
-                             pass_memory=None if e.pass_memory is None else per_step(e.pass_memory))
+                             pass_memory=None if e.pass_memory is None else per_step(e.pass_memory),
+                             attention_path=None if self.attention_path == 1.0 else per_step(self.attention_path))
 
 
 UNFITTED = Efficiency()

@@ -62,6 +62,11 @@ class PathRule:
     one loop per thread, with no weight reuse to hide the load behind: this share (0 to 1) of the smaller of the
     call's weight-stream time and its arithmetic at the ceiling's rates adds to the larger (1: one after the
     other), and no call of more rows takes less. A rule of its own; its dtype may be empty (every dtype)"""
+    attention: bool = False
+    """the stack's attention matmuls in ``dtype`` (a non-GEMM mode whose activations are ``dtype``) run the rule's
+    path too, not the ceiling's (PyTorch's CPU flash attention multiplies FP32 Q K^T and P V through
+    ``cpublas::gemm``, MKL's sgemm in the x86 builds, whose AVX2 kernels run on AMD); only with ``isa_class`` or
+    ``max_ops_per_cycle``"""
     emulated: bool = False
     """on a CPU without native instructions for ``dtype`` whose platform file states an emulated path for it
     (``emulated = true``, its measured rate), the stack runs the dtype's GEMMs there, not autocast to FP32 as the
@@ -75,6 +80,10 @@ class PathRule:
             if self.types or self.isa_class or self.max_ops_per_cycle is not None or self.emulated:
                 raise ValueError("one_row_serial: a rule of its own, naming only the vendor and the dtype (empty: "
                                  "every dtype)")
+        if self.attention and (self.types or self.emulated or self.one_row_serial is not None
+                               or not (self.isa_class or self.max_ops_per_cycle is not None)):
+            raise ValueError("attention: on a dtype's path rule (isa_class or max_ops_per_cycle), which the "
+                             "attention matmuls then run too")
         if self.emulated and (self.types or self.isa_class or self.max_ops_per_cycle is not None):
             raise ValueError("emulated: a rule of its own, naming only the vendor and the dtype (the emulated path's "
                              "rate is the platform file's)")
