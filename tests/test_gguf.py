@@ -637,7 +637,8 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
     the Zen 5 guest q4_1 under llama.cpp meets the 128-ops-per-cycle issue cap, its chain's 16 and its per-row
     unpacking (all ``derived``), q4_0 the cap alone, and so does q6_K: its per-row rule is dated, about builds before
     the tiled matmul, and an estimate prices today's; on Sapphire Rapids llama.cpp's int8 GEMMs take the AVX-512
-    path instead of AMX (``assumed``), and q4_1's chain holds there too; no profile, no rules."""
+    path instead of AMX (``assumed``), and q4_1's chain holds there too; torch-inductor's rule for AMD's FP32 path
+    holds for the FP32 attention's matmuls of any precision, on AMD only; no profile, no rules."""
     def rules(cpu, precision, stack="llama.cpp"):
         proc = run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", cpu, "--precision", precision,
                        "--stack", stack, "--json")
@@ -656,7 +657,10 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
     assert [(i["value"], i["kind"]) for i in rules("spr", "q4_1").values()] == [
         ("int8: avx512 path", "assumed"), ("q4_1, q5_1: <= 16 ops/cycle/core, a chain", "derived"),
         ("q4_1, q5_1: unpacked again per activation row", "derived"), serial]
-    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0", "torch-inductor").values()] == []
+    # torch-inductor has no rule for these GEMMs; its AMD FP32 rule holds for the FP32 attention's matmuls
+    assert [i["value"] for i in rules("zen5-2vcpu", "q4_0", "torch-inductor").values()] == [
+        "fp32: avx2 path; attention's matmuls too"]
+    assert [i["value"] for i in rules("spr", "q4_0", "torch-inductor").values()] == []
     assert rules("zen5-2vcpu", "q4_1", "none") == {}
 
 
