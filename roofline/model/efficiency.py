@@ -312,7 +312,7 @@ def attention_path(res: Resources, mode: NonGemmMode, stack: StackProfile | None
     if rule is None:
         return 1.0, ""
     used, factor = rule_path(res, res.path(NonGemmMode(mode).activation_dtype), rule)
-    return factor, f"attention matmuls on {used.dtype}-{used.isa_class} (x {factor:.3g} of the ceiling's path)"
+    return factor, f"on {used.dtype}-{used.isa_class}, {factor:.3g} x the ceiling's path"
 
 
 def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None,
@@ -484,7 +484,6 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     att, said = attention_path(res, mode, stack)
     if said:
         values["attention_path"] = att
-        how.append(said)
     classes = ", ".join(dict.fromkeys(how))
     where = f"; {res.platform.name} x {phi:.3g}" if known else (
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")

@@ -337,8 +337,7 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     m = work_per_core(m, gemms, res)
     n_steps = int(np.prod(lead)) if lead else 1
     ops = step.ops
-    passes = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ~ops.matmul  # noqa: E731
-    matmuls = lambda t: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * ops.matmul  # noqa: E731
+    per_op = lambda t, which: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
@@ -347,8 +346,8 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
                      instances=per_step(res.layout.total_instances),
                      gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead,
-                     pass_compute_s=passes(ops.t_compute), pass_memory_s=passes(ops.t_memory),
-                     att_compute_s=matmuls(ops.t_compute), att_memory_s=matmuls(ops.t_memory),
+                     pass_compute_s=per_op(ops.t_compute, ~ops.matmul), pass_memory_s=per_op(ops.t_memory, ~ops.matmul),
+                     att_compute_s=per_op(ops.t_compute, ops.matmul), att_memory_s=per_op(ops.t_memory, ops.matmul),
                      quant_compute_s=per_row(q_compute), quant_memory_s=per_row(q_memory))
 
 
@@ -557,9 +556,11 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
                           "one activation row's arithmetic on the streamed weights (at the ceiling's rates), which "
                           f"the stream does not overlap (the stack's GEMVs: a path rule of {e.source})", False))
     passes = "" if e.pass_memory is None else f", their memory time at {e.pass_memory:.0%} of its bandwidth"
+    path = "" if e.attention_path == 1.0 else (f" on the path the stack runs their matmuls on ({e.attention_path:.3g} x "
+                                               "the ceiling's: a path rule)")
     for name, t, real, eta, key, what, how in (
             (TermName.ATTENTION_EFFICIENCY, attention_s, at(times.attention_s), e.attention, "attention", "attention",
-             "of their roofline"),
+             f"of their roofline{path}"),
             (TermName.OTHER_EFFICIENCY, other_s, at(times.other_s), e.other, "other", "norms, activations, residual adds",
              "of their roofline" if e.pass_memory is None else f"of their vector rate{passes}")):
         terms.append(Term(name, max(real - t, 0.0), f"{what} at {eta:.0%} {how} ({mode}, {e.source})"
