@@ -30,7 +30,7 @@ TURBO_SLIDE = Sourced(
     value=1.0, kind="assumed",
     source="no per-active-core licence table is in the platform files; Intel's turbo 'is a sliding scale, with "
            "the peak turbo used when only one or two cores are active, sliding down to a minimum frequency that "
-           "may be the base frequency or just above it' (AnandTech, Intel Skylake-EP vs AMD EPYC 7000, page 8, "
+           "may be the ‘base’ frequency or just above it' (AnandTech, Intel Skylake-EP vs AMD EPYC 7000, page 8, "
            "https://www.anandtech.com/show/11544/intel-skylake-ep-vs-amd-epyc-7000-cpu-battle-of-the-decade/8), "
            "taken as a straight line; before, one idle core put a socket at the single-core boost (the 8380's "
            "attainable FP32 clock was 3.4 GHz with 39 of 40 cores busy, 2.3 GHz with 40)")
