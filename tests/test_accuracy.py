@@ -496,25 +496,25 @@ def test_a_measurements_repeats_are_positive_numbers():
             Measurement(kind="tokens_per_s", precision="q8_0", value=10.0, repeats=tuple(bad))
 
 
-def test_inductor_runs_fp32_on_amd_at_the_avx2_rate(profile):
-    """MKL's FP32 kernels on AMD are AVX2 (validation/results/zen5-2vcpu-fp32-paths.txt): the profile's path rule
-    sends AMD's FP32 GEMMs to the fp32-avx2 class at the AVX2 peak over the AVX-512 one (half on Zen 5's full-width
-    AVX-512, the same on Zen 4's double-pumped one), and leaves Intel's alone."""
+def path_class_on(name: str, precision: str, stack):
+    """A precision's GEMM path class and peak ratio under ``stack`` on platform ``name``, 2 cores an instance."""
     from roofline.model.efficiency import path_class
     from roofline.model.layout import make_layout
     from roofline.model.resources import Resources
     from roofline.spec.precision import RECIPES
 
-    def cls(name):
-        p = load_platform(name)
-        return path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES["fp32"], profile)
+    p = load_platform(name)
+    return path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES[precision], stack)
 
-    assert cls("zen5-2vcpu") == ("fp32-avx2", pytest.approx(32 / 64))
-    assert cls("zen4-2vcpu") == ("fp32-avx2", pytest.approx(1.0))
-    assert cls("spr") == ("fp32-avx512", 1.0)
-    p = load_platform("zen5-2vcpu")
-    assert path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES["int8-static"], profile)[0] \
-        == "int8-avx512"
+
+def test_inductor_runs_fp32_on_amd_at_the_avx2_rate(profile):
+    """MKL's FP32 kernels on AMD are AVX2 (validation/results/zen5-2vcpu-fp32-paths.txt): the profile's path rule
+    sends AMD's FP32 GEMMs to the fp32-avx2 class at the AVX2 peak over the AVX-512 one (half on Zen 5's full-width
+    AVX-512, the same on Zen 4's double-pumped one), and leaves Intel's alone."""
+    assert path_class_on("zen5-2vcpu", "fp32", profile) == ("fp32-avx2", pytest.approx(32 / 64))
+    assert path_class_on("zen4-2vcpu", "fp32", profile) == ("fp32-avx2", pytest.approx(1.0))
+    assert path_class_on("spr", "fp32", profile) == ("fp32-avx512", 1.0)
+    assert path_class_on("zen5-2vcpu", "int8-static", profile)[0] == "int8-avx512"
     assert "fp32-avx2" in profile.gemm_efficiency and "fp32-avx512" in profile.gemm_efficiency
 
 
@@ -571,14 +571,8 @@ def test_inductor_runs_bf16_on_the_emulated_path_where_the_platform_states_one(p
     3.343 ops/cycle/core) torch-inductor's BF16 GEMMs take the ``bf16-emulated`` class at that rate over the FP32 peak
     the ceilings price BF16 on (autocast); without the rule (another stack) they stay on FP32; a platform with
     native BF16 keeps its path; the ceilings are the same whichever stack; the rule and the rate are inputs."""
-    from roofline.model.efficiency import path_class
-    from roofline.model.layout import make_layout
-    from roofline.model.resources import Resources
-    from roofline.spec.precision import RECIPES
-
     def cls(name, stack):
-        p = load_platform(name)
-        return path_class(Resources(p, make_layout(p, instance_cores=2)), RECIPES["bf16"], stack)
+        return path_class_on(name, "bf16", stack)
 
     assert cls("zen3-2vcpu", profile) == ("bf16-emulated", pytest.approx(3.343 / 32))
     assert cls("zen3-2vcpu", load_stack("openvino")) == ("fp32-avx2", 1.0)

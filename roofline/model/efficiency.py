@@ -264,17 +264,22 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
         emulated = res.platform.emulated_paths(recipe.compute_dtype)[0]  # FP32 path (applied_rules checked it)
         e = res.platform.compute[emulated]
         res.used[f"ops.{emulated}"] = Used(f"compute.{emulated}.ops_per_cycle", e.ops_per_cycle.value, e.ops_per_cycle)
-        lay = res.layout
-        factor = float(np.max(path_peak(res.platform, emulated, lay.sockets, lay.active_cores, res.clock)
-                              / np.asarray(choice.peak)))
         cls = f"{e.dtype}-{EMULATED}"
-        return cls, cls, min(factor, 1.0)
+        return cls, cls, min(peak_ratio(res, emulated, choice), 1.0)
     block = gguf_type(recipe)
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
     if rule is None:
         return f"{kind}-{p.isa_class}", f"{one_kind}-{p.isa_class}", 1.0
     used, factor = rule_path(res, choice, rule)
     return f"{kind}-{used.isa_class}", f"{one_kind}-{used.isa_class}", factor
+
+
+def peak_ratio(res: Resources, name: str, choice: PathChoice) -> float:
+    """The platform's compute path ``name``'s peak on the layout's active cores at ``res``'s clock over the ceiling's
+    path ``choice`` (the largest over the layouts)."""
+    lay = res.layout
+    return float(np.max(path_peak(res.platform, name, lay.sockets, lay.active_cores, res.clock)
+                        / np.asarray(choice.peak)))
 
 
 def rule_path(res: Resources, choice: PathChoice, rule: PathRule) -> tuple[ComputePath, float]:
@@ -285,10 +290,7 @@ def rule_path(res: Resources, choice: PathChoice, rule: PathRule) -> tuple[Compu
     used, factor = p, 1.0
     slower = [n for n, c in res.platform.compute.items() if c.dtype == p.dtype and c.isa_class == rule.isa_class]
     if rule.isa_class and rule.isa_class != p.isa_class and slower:
-        used = res.platform.compute[slower[0]]
-        lay = res.layout
-        factor = float(np.max(path_peak(res.platform, slower[0], lay.sockets, lay.active_cores, res.clock)
-                              / np.asarray(choice.peak)))
+        used, factor = res.platform.compute[slower[0]], peak_ratio(res, slower[0], choice)
     if rule.max_ops_per_cycle is not None:
         factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.value)
     return used, min(factor, 1.0)
