@@ -11,6 +11,11 @@ fit. A figure whose runs in its source (the same command, repeated) disagree by 
 :data:`UNSTABLE_SPREAD` is unstable: no one rate is the machine's, so it is neither fitted nor scored.
 Excluded records (an engine feature the model cannot price) are listed with their reason.
 
+A stack fitted on fewer than :data:`~roofline.spec.stack.MIN_PLATFORMS` platforms quotes the cross-stack error
+band, and a GEMM class its figures never use takes the well-founded stacks' mean efficiency for it
+(:func:`cross_stack`), each left-out platform's from those stacks refitted without it: the well-founded stacks
+are fitted first.
+
 Whether a stack's GEMMs get the shape term is itself decided by prediction (:func:`select_variants`): each
 stack is fitted with and without it, and a left-out platform is predicted by the variant that predicted
 the other platforms better, so its own figures never choose. A stack with MLPerf Server runs is also
@@ -25,8 +30,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
@@ -44,6 +49,8 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
+from roofline.model.efficiency import EMULATED, geometric_mean
+from roofline.spec.sourced import Sourced
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
 from roofline.spec.vocab import Ceiling, Phase, Scenario
 
@@ -151,17 +158,70 @@ PASS_VARIANTS = (False, True)
 CALL_GRID = (2.5e-3, 5e-3, 1e-2, 2e-2)
 
 
+#: a stack's cross-stack values of the classes it never fitted, as a profile fitted without a platform (None: on
+#: every platform) may use them: :func:`cross_stack` over the well-founded stacks' profiles fitted alike
+CrossTable = Callable[[str | None], dict[str, Sourced]]
+
+
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: bool = True,
-                           call_s: float | None = None, passes: bool = False) -> tuple[Params, dict[str, Params]]:
+                           call_s: float | None = None, passes: bool = False,
+                           cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform (``shape``: with the shape
     term; else ``work_half`` is 0; ``call_s``: the per-call dispatch held there; ``passes``: the other non-GEMM
-    passes' memory time at the memory efficiency)."""
+    passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall back on)."""
     full = fit(figs, dispatch, shape, call_s, passes)
     per = {}
     for platform in sorted({f.platform for f in figs}):
         train = [f for f in figs if f.platform != platform]
         per[platform] = fit(train, dispatch, shape, call_s, passes) if train else Params(passes=passes)
+    if cross is not None:
+        for platform, q in [(None, full), *per.items()]:
+            q.cross = {k: v.value for k, v in cross(platform).items()}
     return full, per
+
+
+#: the GEMM classes a cross-stack value stands for: a framework's compute dtypes (a GGUF type's kernels are
+#: llama.cpp's own, and an emulated kernel's rate is the platform's measurement of it)
+CROSS_DTYPES = ("fp32", "bf16", "fp16", "int8")
+
+
+@dataclass
+class Fitted:
+    """A stack's profile as fitted on every platform (None: nothing to fit) and without each of its platforms."""
+
+    full: Params | None
+    per: dict[str, Params] = field(default_factory=dict)
+    phases: frozenset[Phase] = frozenset()
+    """the phases of its fitted figures (encoder forwards, prefill, decode)"""
+
+    def without(self, platform: str | None) -> Params | None:
+        """the profile fitted without ``platform``'s figures (None: on every platform)"""
+        return self.per.get(platform, self.full) if platform is not None else self.full
+
+
+def cross_stack(founded: dict[str, Fitted], platform: str | None, phases: frozenset[Phase]) -> dict[str, Sourced]:
+    """Each GEMM class's cross-stack efficiency: the geometric mean of the well-founded stacks' (``founded``:
+    each fitted on at least :data:`MIN_PLATFORMS` platforms) fitted efficiency for it, of those measured on the
+    same kind of work (a figure in one of ``phases``: encoder forwards, prefill, decode), every profile as fitted
+    without ``platform`` (None: on every platform), so that a left-out platform's figures never reach its own
+    prediction. A stack fitted on fewer platforms takes it for a class its figures never use and no class of its
+    own runs on the same units (:func:`roofline.model.efficiency.lookup`): what a profile resting on one or two
+    CPUs has not seen is better guessed from the stacks measured on many than from its own other classes."""
+    values: dict[str, list[tuple[str, float]]] = {}
+    for stack, f in sorted(founded.items()):
+        q = f.without(platform)
+        if q is None or not f.phases & phases:
+            continue
+        for cls, v in q.gemm.items():
+            dtype, isa = (cls.split("-", 1) + [""])[:2]
+            if dtype in CROSS_DTYPES and isa != EMULATED:
+                values.setdefault(cls, []).append((stack, v))
+    return {cls: Sourced(value=float(f"{geometric_mean([v for _, v in vs]):.4g}"), kind="derived",
+                         source=("the geometric mean of " if len(vs) > 1 else "")
+                         + ", ".join(f"{s}'s {v:.4g}" for s, v in vs)
+                         + f": gemm_efficiency.{cls} of the stacks fitted on {MIN_PLATFORMS} or more platforms with "
+                         + "figures of the same phases (" + ", ".join(sorted(p.value for p in phases)) + ")")
+            for cls, vs in sorted(values.items())}
 
 
 def _ceilings(figs: list[Figure]) -> list[float]:
@@ -218,16 +278,60 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     return att, bound
 
 
+@dataclass(frozen=True)
+class StackInputs:
+    """A stack's scored records, its profile (None: none yet) and figures, and what its fit rests on."""
+
+    recs: Sequence[LoadedRecord]
+    profile: StackProfile | None
+    path: str | None
+    figs: list[Figure]
+    bound: list[Figure]
+    platforms: int
+    """the platforms of the figures it is fitted on"""
+    phases: frozenset[Phase]
+
+    @classmethod
+    def of(cls, recs: Sequence[LoadedRecord], stack: str) -> StackInputs:
+        profile, path = _profile(stack)
+        figs, bound = stack_figures(recs, profile)
+        fitted = _fitted(score(figs, bound, None, None))
+        return cls(recs, profile, path, figs, bound, len({f.platform for f in fitted}),
+                   frozenset(f.phase for f in fitted))
+
+    @property
+    def founded(self) -> bool:
+        """fitted on enough platforms for its own error band, and to lend its efficiencies (:func:`cross_stack`)"""
+        return self.platforms >= MIN_PLATFORMS
+
+    @property
+    def rules(self):
+        return self.profile.path_rules if self.profile else ()
+
+    def fit(self, stack: str, command: str, founded: dict[str, Fitted] | None = None
+            ) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+        """:func:`_fit_and_score`, a stack short of platforms with its cross-stack values from ``founded``"""
+        cross = None if self.founded or founded is None else (
+            lambda platform: cross_stack(founded, platform, self.phases))
+        return _fit_and_score(self.figs, self.bound, self.recs, command, stack, self.rules, cross)
+
+
 def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord], command: str,
-                   stack: str = "", rules=()) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+                   stack: str = "", rules=(), cross: CrossTable | None = None
+                   ) -> tuple[list[Scored], Params | None, dict[str, Params]]:
     """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
-    score every figure."""
+    score every figure (``cross``: the cross-stack values of a stack fitted on too few platforms)."""
     at_ceiling = score(figs, bound, None, None)
-    fitted = [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
+    fitted = _fitted(at_ceiling)
     if not fitted:
         return at_ceiling, None, {}
-    full, per = select_variants(fitted, figs, bound, pooled_dispatch(recs), recs, stack, rules, command)
+    full, per = select_variants(fitted, figs, bound, pooled_dispatch(recs), recs, stack, rules, command, cross)
     return score(figs, bound, full, per), full, per
+
+
+def _fitted(at_ceiling: list[Scored]) -> list[Figure]:
+    """The figures a profile is fitted on: the step figures that are not suspect (a server figure is the plan's)."""
+    return [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
 
 
 def _log_errors(scored: list[Scored]) -> dict[str, list[float]]:
@@ -241,7 +345,7 @@ def _log_errors(scored: list[Scored]) -> dict[str, list[float]]:
 
 def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure], dispatch: dict[str, float],
                     recs: Sequence[LoadedRecord] = (), stack: str = "", rules=(),
-                    command: str = "") -> tuple[Params, dict[str, Params]]:
+                    command: str = "", cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
     """Leave-one-platform-out with the shape term and, for a stack with Server runs, the per-call dispatch chosen
     by prediction, in the form of the non-GEMM passes the stack is predicted better with.
 
@@ -260,7 +364,7 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     settings = [(shape, None) for shape in SHAPE_VARIANTS] + [(True, c) for c in calls]
     forms: list[tuple[float, Params, dict[str, Params]]] = []
     for passes in PASS_VARIANTS:
-        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes) for shape, c in settings]
+        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross) for shape, c in settings]
         errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
         if calls:
             for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's
@@ -402,6 +506,12 @@ def _relative(predicted: float | None, measured: float | None) -> float | None:
 
 
 def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
+    return _evaluate(records, command)[0]
+
+
+def _evaluate(records: Sequence[LoadedRecord], command: str) -> tuple[AccuracyResult, dict[str, Fitted]]:
+    """:func:`accuracy`, and the well-founded stacks' fits (the cross-stack values' sources). The well-founded
+    stacks are fitted first, the others with their cross-stack values (:func:`cross_stack`)."""
     scored_records = [r for r in records if r.record.excluded is None]
     excluded = [ExcludedRecord(r.id, r.record.stack, r.record.platform.name, r.record.excluded)
                 for r in records if r.record.excluded is not None]
@@ -409,19 +519,25 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
     stacks: list[StackAccuracy] = []
     every: list[Scored] = []
     plans: list[PlanCheck] = []
-    profiled: set[str] = set()
-    for stack in sorted({r.record.stack for r in scored_records}):
-        recs = [r for r in scored_records if r.record.stack == stack]
-        profile, path = _profile(stack)
-        figs, bound = stack_figures(recs, profile)
-        if profile is None:
-            scored = score(figs, bound, None, None)
+    inputs = {stack: StackInputs.of([r for r in scored_records if r.record.stack == stack], stack)
+              for stack in sorted({r.record.stack for r in scored_records})}
+    founded: dict[str, Fitted] = {}
+    fits: dict[str, tuple[list[Scored], dict[str, Params]]] = {}
+    for stack in sorted(inputs, key=lambda k: (not inputs[k].founded, k)):  # the well-founded ones first
+        i = inputs[stack]
+        if i.profile is not None:
+            scored, full, per = i.fit(stack, command, founded)
+            fits[stack] = (scored, per)
+            if i.founded and full is not None:
+                founded[stack] = Fitted(full, per, i.phases)
+    for stack, i in inputs.items():
+        if i.profile is None:
+            scored = score(i.figs, i.bound, None, None)
             tight = spread([s.tightness for s in scored if s.tightness is not None])
             stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
-            profiled.add(stack)
-            scored, _, per = _fit_and_score(figs, bound, recs, command, stack, profile.path_rules)
-            scored, checks = _servers(scored, recs, stack, profile.path_rules, per, command)
+            scored, per = fits[stack]
+            scored, checks = _servers(scored, i.recs, stack, i.rules, per, command)
             plans += checks
             ok = [s for s in scored if s.error is not None and s.kept]
             ins = [abs(s.realistic_in_sample / s.figure.measured - 1) for s in ok if s.realistic_in_sample is not None]
@@ -429,7 +545,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
                             for p in sorted({s.figure.platform for s in ok})}
             per_phase = {ph.value: summary([s for s in ok if s.figure.phase is ph], command)
                          for ph in Phase if any(s.figure.phase is ph for s in ok)}
-            stacks.append(StackAccuracy(stack, path, summary(scored, command), statistics.median(ins) if ins else None,
+            stacks.append(StackAccuracy(stack, i.path, summary(scored, command), statistics.median(ins) if ins else None,
                                         per_platform, per_phase,
                                         spread([s.tightness for s in scored if s.tightness is not None])))
         every += scored
@@ -440,6 +556,7 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
                              of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, unstable=s.unstable,
                              realistic=s.realistic,
                              realistic_error=s.error, realistic_in_sample=s.realistic_in_sample) for s in scored]
+    profiled = set(fits)
     groups = []
     for g in GROUPS:
         members = [s for s in every if s.figure.stack in profiled and (g.stacks is None or s.figure.stack in g.stacks)
@@ -464,31 +581,39 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
         notes.append(f"{len(unstable)} figure(s) whose runs in their source disagree by more than "
                      f"{UNSTABLE_SPREAD:.0%} (the same command repeated) are unstable and neither fitted nor scored: "
                      + ", ".join(f"{s.figure.record} {s.figure.label} ({s.figure.repeat_spread:.0%})" for s in unstable))
-    return AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
-                          platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
-                          groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
-                          rows=rows, plans=plans, excluded=excluded, notes=notes)
+    result = AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
+                            platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
+                            groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
+                            rows=rows, plans=plans, excluded=excluded, notes=notes)
+    return result, founded
 
 
 def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "") -> StackProfile:
     """The stack's profile fitted on every scored record of the stack (suspect figures left out), with its
-    leave-one-platform-out accuracy."""
+    leave-one-platform-out accuracy; fitted on fewer than :data:`MIN_PLATFORMS` platforms, with the cross-stack
+    values (:func:`cross_stack`) and error band too."""
     recs = [r for r in records if r.record.stack == stack and r.record.excluded is None]
     if not recs:
         known = sorted({r.record.stack for r in records if r.record.excluded is None})
         raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")
-    old, _ = _profile(stack)
-    figs, bound = stack_figures(recs, old)
-    scored, full, per = _fit_and_score(figs, bound, recs, command, stack, old.path_rules if old else ())
-    scored, _ = _servers(scored, recs, stack, old.path_rules if old else (), per, command)
+    i = StackInputs.of(recs, stack)
+    cross: dict[str, Sourced] = {}
+    band = None
+    if i.founded:
+        scored, full, per = i.fit(stack, command)
+    else:  # the well-founded stacks' fits give its cross-stack values, and every stack's figures its band
+        result, founded = _evaluate(records, command)
+        scored, full, per = i.fit(stack, command, founded)
+        units = {k.split("-", 1)[-1] for k in (full.gemm if full else ())}  # a class on these takes the profile's own
+        cross = {k: v for k, v in cross_stack(founded, None, i.phases).items() if k.split("-", 1)[-1] not in units}
+        band = next((g.accuracy.median_abs_error for g in result.groups if g.name == "all"), None)
+    scored, _ = _servers(scored, recs, stack, i.rules, per, command)
     if full is None:
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")
     kept = [s for s in scored if s.kept and s.figure.scenario is not Scenario.SERVER]
     acc = summary(scored, command)
-    if acc.platforms < MIN_PLATFORMS:  # too few platforms for its own band: the cross-stack one
-        every = next((g.accuracy for g in accuracy(records, command).groups if g.name == "all"), None)
-        if every is not None:
-            acc = dataclasses.replace(acc, cross_stack_median_abs_error=every.median_abs_error)
-    return profile_from(stack, description or (old.description if old else stack), full, recs, len(kept),
-                        old.path_rules if old else (), acc, command)
+    if band is not None:  # too few platforms for its own band: the cross-stack one
+        acc = dataclasses.replace(acc, cross_stack_median_abs_error=band)
+    return profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
+                        len(kept), i.rules, acc, command, cross)

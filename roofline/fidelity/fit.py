@@ -6,7 +6,9 @@ records)``), with a weak pull of every efficiency towards 1 so that a class no f
 at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates
 per core (and a second fit without the shape term, ``work_half = 0``:
 :func:`roofline.fidelity.accuracy.select_variants`).
-A class the training records never use takes the profile's fallback at prediction time.
+A class the training records never use takes the profile's fallback at prediction time
+(:func:`roofline.model.efficiency.lookup`; for a stack fitted on too few platforms, the cross-stack value
+:attr:`Params.cross`, which is looked up, never fitted).
 
 There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
 holds is common to the stack (efficiency per compute path class, memory efficiency against the
@@ -87,6 +89,9 @@ class Params:
     passes: bool = False
     """the other non-GEMM passes' memory time at ``memory``, their vector work at ``other`` (False: each whole
     pass at ``other``)"""
+    cross: dict[str, float] = field(default_factory=dict)
+    """a stack fitted on too few platforms: the cross-stack efficiency of the classes its figures never use
+    (:func:`roofline.fidelity.accuracy.cross_stack`; not fitted, only looked up when predicting)"""
 
     @property
     def kernel(self) -> dict[str, float]:
@@ -319,13 +324,13 @@ class FitTable:
         """Every figure as a profile holding ``q`` predicts it (None: the ceiling)."""
         if q is None:
             return self.figures_from(None)
-        eta_g = np.array([gemm_eta(q.gemm, q.kernel, c, True)[0] for c in self.classes])
-        eta_k = np.array([gemm_eta(q.gemm, q.kernel, c, False)[0] for c in self.classes])
+        eta_g = np.array([gemm_eta(q.gemm, q.kernel, c, True, q.cross)[0] for c in self.classes])
+        eta_k = np.array([gemm_eta(q.gemm, q.kernel, c, False, q.cross)[0] for c in self.classes])
         attention = np.array([mode_value(q.attention, m) or 1.0 for m in self.step_mode])
         other = np.array([mode_value(q.other, m) or 1.0 for m in self.step_mode])
         phi = np.array([q.factor(pl) for pl in self.platforms])
-        floor_g = np.array([gemm_eta(q.gemm, q.kernel, c, True)[0] for c in self.floors])
-        floor_k = np.array([gemm_eta(q.gemm, q.kernel, c, False)[0] for c in self.floors])
+        floor_g = np.array([gemm_eta(q.gemm, q.kernel, c, True, q.cross)[0] for c in self.floors])
+        floor_k = np.array([gemm_eta(q.gemm, q.kernel, c, False, q.cross)[0] for c in self.floors])
         return self.figures_from(self.efficiency(eta_g, eta_k, q.work_half, q.memory, attention, other, phi,
                                                  q.call_s, q.per_op_s, q.passes, floor_g, floor_k))
 
@@ -518,7 +523,8 @@ def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced 
 
 
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
-                 rules: Sequence[PathRule], accuracy: Accuracy | None, command: str) -> StackProfile:
+                 rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
+                 cross: dict[str, Sourced] | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -544,6 +550,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                                                    "over measured (their memory time at pass_memory_efficiency)"
                                                 if q.passes else "norms, activations, residual adds and quantization "
                                                 "passes at their ceiling over measured") for m, x in q.other.items()}},
+        cross_stack_gemm_efficiency=dict(sorted((cross or {}).items())),
         quantization_efficiency=Sourced(value=1.0, kind="assumed", source=QUANTIZATION_WITH_PASSES)
         if q.passes else None,
         call_s=v(q.call_s, "dispatch per call of the engine (each instance pays its own), chosen by the MLPerf "
@@ -576,4 +583,5 @@ def params_of(profile: StackProfile) -> Params:
         call_s=profile.call_s.value if profile.call_s else 0.0, per_op_s=profile.per_op_s.value if profile.per_op_s else 0.0,
         platform={k: v.value for k, v in profile.platform_factors.items()},
         passes=profile.pass_memory_efficiency is not None,
+        cross={k: v.value for k, v in profile.cross_stack_gemm_efficiency.items()},
     )

@@ -143,15 +143,21 @@ EMULATED = "emulated"
 states as measured, not the vector units' datasheet rate"""
 
 
+CROSS = "the cross-stack value, cross_stack_gemm_efficiency"
+"""how :func:`lookup` says it took a class's value from a profile's cross-stack values"""
+
+
 def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
+def lookup(table: dict[str, float], cls: str, cross: dict[str, float] | None = None) -> tuple[float | None, str]:
     """A profile's value for a path class (``<dtype>-<isa class>``), or the fallback (and how it was
     found): for an emulated path 1 (its rate is the platform's measurement of that kernel), else the geometric
     mean of its classes on the same ISA class (the same execution units, e.g. bf16-avx512 from fp32-avx512 and
-    int8-avx512), else of the same dtype, else of all its classes; None for an empty table."""
+    int8-avx512), else the class's ``cross`` value (a stack fitted on too few platforms: the well-founded stacks'
+    mean, :func:`roofline.fidelity.accuracy.cross_stack`), else the mean of its classes of the same dtype, else
+    of all its classes; None for an empty table."""
     if cls in table:
         return table[cls], cls
     many = cls.replace(f"-{ONE_ROW}-", "-", 1)
@@ -161,19 +167,25 @@ def lookup(table: dict[str, float], cls: str) -> tuple[float | None, str]:
     if isa == EMULATED:  # its rate is the kernel's own, measured: no other class's efficiency applies to it
         return 1.0, f"{cls} (not fitted: 1, the platform's measured rate of the emulated kernel)"
     table = {k: v for k, v in table.items() if k.split("-", 1)[-1] != EMULATED}  # a software kernel's says nothing of the units'
-    for what, same in ((f"{isa} classes", [v for k, v in table.items() if k.split("-", 1)[-1] == isa]),
-                       (f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
+    same_isa = [v for k, v in table.items() if k.split("-", 1)[-1] == isa]
+    if same_isa:
+        return geometric_mean(same_isa), f"{cls} (not fitted: the mean of the {isa} classes)"
+    if cross and cls in cross:
+        return cross[cls], f"{cls} (not fitted: {CROSS})"
+    for what, same in ((f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
                        ("classes", list(table.values()))):
         if same:
             return geometric_mean(same), f"{cls} (not fitted: the mean of the {what})"
     return None, f"{cls} (not fitted)"
 
 
-def gemm_eta(gemm: dict[str, float], kernel: dict[str, float], cls: str, graph: bool) -> tuple[float, str]:
+def gemm_eta(gemm: dict[str, float], kernel: dict[str, float], cls: str, graph: bool,
+             cross: dict[str, float] | None = None) -> tuple[float, str]:
     """The compute efficiency of a path class: in a compiled model (``graph``) from the GEMM table; one
-    linear alone from the kernel table, else the GEMM table; 1 when neither has anything."""
+    linear alone from the kernel table, else the GEMM table; 1 when neither has anything (``cross``: the
+    cross-stack values of the classes the profile never fitted, in a model and alone alike)."""
     table = gemm if graph or not kernel else kernel
-    v, how = lookup(table, cls)
+    v, how = lookup(table, cls, cross)
     return (1.0 if v is None else v), how
 
 
@@ -436,6 +448,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     phi, known = platform_factor(stack, res.platform)
     g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
+    cross = {k: v.value for k, v in stack.cross_stack_gemm_efficiency.items()}
     gemm, kernel, how, scale, limit, unpack, serial = [], [], [], [], [], [], []
     for j, rr in enumerate(rows_under_rules(res, cells, stack, rows)):
         limit.append(rr.limit)
@@ -447,10 +460,10 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
             gemm.append((1.0, 1.0)), kernel.append((1.0, 1.0)), scale.append(1.0)
             how.append(f"{rr.many} (a measured peak: efficiency 1, the shape term only)")
             continue
-        g, found = gemm_eta(g_table, k_table, rr.many, True)
-        k, _ = gemm_eta(g_table, k_table, rr.many, False)
-        g1, found1 = gemm_eta(g_table, k_table, rr.one, True) if rr.one != rr.many else (g, found)
-        k1, _ = gemm_eta(g_table, k_table, rr.one, False) if rr.one != rr.many else (k, found)
+        g, found = gemm_eta(g_table, k_table, rr.many, True, cross)
+        k, _ = gemm_eta(g_table, k_table, rr.many, False, cross)
+        g1, found1 = gemm_eta(g_table, k_table, rr.one, True, cross) if rr.one != rr.many else (g, found)
+        k1, _ = gemm_eta(g_table, k_table, rr.one, False, cross) if rr.one != rr.many else (k, found)
         gemm.append((g, g1)), kernel.append((k, k1)), scale.append(rr.factor * phi)
         r = rows[..., j]
         used = [w for w, on in ((found, np.any(r > 1)), (found1, rr.one != rr.many and np.any(r <= 1))) if on]

@@ -27,7 +27,15 @@ from roofline.model.amdahl import (
     resolve_non_gemm_speedup,
 )
 from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
-from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource, applied_rules, attention_rule
+from roofline.model.efficiency import (
+    CROSS,
+    NO_EFFICIENCIES,
+    EfficiencySource,
+    applied_rules,
+    attention_rule,
+    lookup,
+    path_classes,
+)
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
 from roofline.model.step import BOUNDS
@@ -473,5 +481,17 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
         if r.dequant_cost:
             costs.append(r.dequant_cost)
     used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
+    cells = cells if cells is not None else recipes
     return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source)
-            for w, s in dict(used).items()] + _rule_rows(res, cells if cells is not None else recipes, stack)
+            for w, s in dict(used).items()] + _rule_rows(res, cells, stack) + _cross_rows(res, cells, stack)
+
+
+def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:
+    """The cross-stack efficiencies the estimate took for GEMM classes the profile never fitted, with their sources."""
+    if stack is None or not stack.cross_stack_gemm_efficiency:
+        return []
+    table = {k: v.value for k, v in stack.gemm_efficiency.items()}
+    cross = {k: v.value for k, v in stack.cross_stack_gemm_efficiency.items()}
+    used = [c for r in recipes for c in path_classes(res, r, stack)[:2] if CROSS in lookup(table, c, cross)[1]]
+    return [Provenance(what=f"{stack.name}.cross_stack_gemm_efficiency.{c}", value=f"{cross[c]:g}", kind="derived",
+                       source=stack.cross_stack_gemm_efficiency[c].source or "-") for c in dict.fromkeys(used)]

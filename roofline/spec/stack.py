@@ -153,6 +153,10 @@ class StackProfile:
     """per class: the same for one linear compiled and called on its own"""
     non_gemm_efficiency: dict[str, Sourced] = field(default_factory=dict)
     """per part and mode (attention-fp32, other-amp-bf16, ...)"""
+    cross_stack_gemm_efficiency: dict[str, Sourced] = field(default_factory=dict)
+    """a profile fitted on fewer than :data:`MIN_PLATFORMS` platforms: for each class its records never use (and
+    some well-founded stack's do), the geometric mean of the well-founded stacks' GEMM efficiency for it, which
+    an estimate takes when no class of the profile runs on the same units (:func:`roofline.model.efficiency.lookup`)"""
     quantization_efficiency: Sourced | None = None
     call_s: Sourced | None = None
     per_op_s: Sourced | None = None
@@ -176,7 +180,7 @@ class StackProfile:
         if self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version: {self.schema_version} is newer than this roofline reads "
                              f"({SCHEMA_VERSION}); upgrade roofline")
-        for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency"):
+        for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency", "cross_stack_gemm_efficiency"):
             for k, v in getattr(self, group).items():
                 if not v.known or not 0 < v.value <= 1:
                     raise ValueError(f"{group}.{k}: an efficiency in (0, 1], got {v.value}")
