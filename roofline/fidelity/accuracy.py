@@ -32,6 +32,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
@@ -50,6 +51,7 @@ from roofline.results.accuracy import (
     StackAccuracy,
 )
 from roofline.model.efficiency import EMULATED, geometric_mean
+from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
 from roofline.spec.vocab import Ceiling, Phase, Scenario
@@ -180,9 +182,9 @@ def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape
     return full, per
 
 
-#: the GEMM classes a cross-stack value stands for: a framework's compute dtypes (a GGUF type's kernels are
+#: the GEMM classes a cross-stack value stands for: a platform's compute dtypes (a GGUF type's kernels are
 #: llama.cpp's own, and an emulated kernel's rate is the platform's measurement of it)
-CROSS_DTYPES = ("fp32", "bf16", "fp16", "int8")
+CROSS_DTYPES = get_args(ComputeDtype)
 
 
 @dataclass
