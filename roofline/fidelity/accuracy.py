@@ -50,7 +50,7 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
-from roofline.model.efficiency import EMULATED, geometric_mean
+from roofline.model.efficiency import EMULATED, geometric_mean, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
@@ -606,8 +606,9 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     else:  # the well-founded stacks' fits give its cross-stack values, and every stack's figures its band
         result, founded = _evaluate(records, command)
         scored, full, per = i.fit(stack, command, founded)
-        units = {k.split("-", 1)[-1] for k in (full.gemm if full else ())}  # a class on these takes the profile's own
-        cross = {k: v for k, v in cross_stack(founded, None, i.phases).items() if k.split("-", 1)[-1] not in units}
+        every = cross_stack(founded, None, i.phases)
+        values = {k: v.value for k, v in every.items()}
+        cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, values)}  # those it can use
         band = next((g.accuracy.median_abs_error for g in result.groups if g.name == "all"), None)
     scored, _ = _servers(scored, recs, stack, i.rules, per, command)
     if full is None:

@@ -8,8 +8,9 @@ typed :class:`~roofline.model.realistic.Efficiency`:
   one value per compute path class (``<dtype>-<isa class>``), scaled by the shape term
   ``W / (W + work_half)`` (``W = M x N x K / instance cores``: a GEMM's multiply-accumulates per core) and by the path rules (a stack whose kernels run a slower path than the
   ceiling's: the ratio of the two peaks). A class the profile has no value for takes the geometric
-  mean of the profile's classes on the same ISA class, else of the same dtype, else of all its classes
-  (said in ``source``), an emulated path's class (``<dtype>-emulated``, a software kernel at the rate the
+  mean of the profile's classes on the same ISA class, else its cross-stack value (a profile fitted on too
+  few platforms), else the mean of its classes of the same dtype, else of all its classes (said in
+  ``source``: :func:`lookup`), an emulated path's class (``<dtype>-emulated``, a software kernel at the rate the
   platform file states as measured) 1; a probed host's ``<dtype>-measured`` paths (peaks of the stack's own
   kernels measured there) take the shape term alone;
 - neither: every efficiency 1, no dispatch (the realistic estimate is the ceiling plus the priced terms).
@@ -177,6 +178,11 @@ def lookup(table: dict[str, float], cls: str, cross: dict[str, float] | None = N
         if same:
             return geometric_mean(same), f"{cls} (not fitted: the mean of the {what})"
     return None, f"{cls} (not fitted)"
+
+
+def takes_cross(table: dict[str, float], cls: str, cross: dict[str, float]) -> bool:
+    """Whether :func:`lookup` answers ``cls`` with its cross-stack value (the profile's own classes do not)."""
+    return CROSS in lookup(table, cls, cross)[1]
 
 
 def gemm_eta(gemm: dict[str, float], kernel: dict[str, float], cls: str, graph: bool,

@@ -28,13 +28,12 @@ from roofline.model.amdahl import (
 )
 from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
 from roofline.model.efficiency import (
-    CROSS,
     NO_EFFICIENCIES,
     EfficiencySource,
     applied_rules,
     attention_rule,
-    lookup,
     path_classes,
+    takes_cross,
 )
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
@@ -492,6 +491,6 @@ def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProf
         return []
     table = {k: v.value for k, v in stack.gemm_efficiency.items()}
     cross = {k: v.value for k, v in stack.cross_stack_gemm_efficiency.items()}
-    used = [c for r in recipes for c in path_classes(res, r, stack)[:2] if CROSS in lookup(table, c, cross)[1]]
+    used = [c for r in recipes for c in path_classes(res, r, stack)[:2] if takes_cross(table, c, cross)]
     return [Provenance(what=f"{stack.name}.cross_stack_gemm_efficiency.{c}", value=f"{cross[c]:g}", kind="derived",
                        source=stack.cross_stack_gemm_efficiency[c].source or "-") for c in dict.fromkeys(used)]
