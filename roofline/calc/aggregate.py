@@ -1,7 +1,9 @@
-"""Aggregate throughput over a mix of GEMM shapes."""
+"""Aggregates: throughput over a mix of GEMM shapes, and the geometric mean of ratios."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,3 +21,9 @@ def aggregate_throughput(counts: ArrayLike, flops: ArrayLike, per_shape: ArrayLi
     work = np.asarray(counts, dtype=float) * np.asarray(flops, dtype=float)
     work = np.broadcast_to(work, np.broadcast_shapes(work.shape, np.shape(per_shape)))
     return work.sum(axis=axis) / (work / np.asarray(per_shape, dtype=float)).sum(axis=axis)
+
+
+def geometric_mean(values: Iterable[float]) -> float:
+    """``exp(sum_i log v_i / n)``: the mean of ratios (efficiencies, platform factors) on their own scale."""
+    v = list(values)
+    return math.exp(sum(math.log(x) for x in v) / len(v))

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import get_args
 
+from roofline.calc.aggregate import geometric_mean
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
@@ -50,7 +51,7 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
-from roofline.model.efficiency import EMULATED, geometric_mean, takes_cross
+from roofline.model.efficiency import EMULATED, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile

@@ -15,12 +15,12 @@ measurement: the per-call and per-GEMM costs. Several reports pool: the geometri
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from roofline.calc.aggregate import geometric_mean
 from roofline.errors import UserError
 from roofline.model.harness import encoder_run, shape_run
 from roofline.model.realistic import UNFITTED, Efficiency, TermName, dispatch_s
@@ -54,10 +54,6 @@ class Samples:
                 getattr(self, name).setdefault(k, []).extend(v)
         for name in ("quantization", "call_s", "per_op_s"):
             getattr(self, name).extend(getattr(other, name))
-
-
-def geometric_mean(values: list[float]) -> float:
-    return float(math.exp(np.mean(np.log(values))))
 
 
 def report_samples(report: ValidateResult, platform: Platform, spec: ModelSpec) -> Samples:

@@ -18,13 +18,13 @@ typed :class:`~roofline.model.realistic.Efficiency`:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from roofline.calc.aggregate import geometric_mean
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
 from roofline.model.paths import PathChoice, path_peak
@@ -146,10 +146,6 @@ states as measured, not the vector units' datasheet rate"""
 
 CROSS = "the cross-stack value, cross_stack_gemm_efficiency"
 """how :func:`lookup` says it took a class's value from a profile's cross-stack values"""
-
-
-def geometric_mean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def lookup(table: dict[str, float], cls: str, cross: dict[str, float] | None = None) -> tuple[float | None, str]:

@@ -14,6 +14,7 @@ import re
 
 from dataclasses import dataclass, field
 
+from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_sourced
 from roofline.spec.sourced import Sourced
@@ -238,4 +239,4 @@ def typical_factor(factors: dict[str, float]) -> float:
     there are none). The factors and the class efficiencies share one scale, which the fit's weak priors
     fix only loosely; the geometric mean is the typical platform on whatever scale the fit chose."""
     values = [v for v in factors.values() if v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 1.0
+    return geometric_mean(values) if values else 1.0
