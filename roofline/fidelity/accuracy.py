@@ -166,6 +166,10 @@ CALL_GRID = (2.5e-3, 5e-3, 1e-2, 2e-2)
 CrossTable = Callable[[str | None], dict[str, Sourced]]
 
 
+Fit = tuple[list[Scored], Params | None, dict[str, Params]]
+"""a stack's figures scored, and its profile fitted on every platform and without each (:meth:`StackInputs.fit`)"""
+
+
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: bool = True,
                            call_s: float | None = None, passes: bool = False,
                            cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
@@ -312,7 +316,7 @@ class StackInputs:
         return self.profile.path_rules if self.profile else ()
 
     def fit(self, stack: str, command: str, founded: dict[str, Fitted] | None = None
-            ) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+            ) -> Fit:
         """:func:`_fit_and_score`, a stack short of platforms with its cross-stack values from ``founded``"""
         cross = None if self.founded or founded is None else (
             lambda platform: cross_stack(founded, platform, self.phases))
@@ -321,7 +325,7 @@ class StackInputs:
 
 def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord], command: str,
                    stack: str = "", rules=(), cross: CrossTable | None = None
-                   ) -> tuple[list[Scored], Params | None, dict[str, Params]]:
+                   ) -> Fit:
     """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
     score every figure (``cross``: the cross-stack values of a stack fitted on too few platforms)."""
     at_ceiling = score(figs, bound, None, None)
@@ -512,9 +516,10 @@ def accuracy(records: Sequence[LoadedRecord], command: str) -> AccuracyResult:
     return _evaluate(records, command)[0]
 
 
-def _evaluate(records: Sequence[LoadedRecord], command: str) -> tuple[AccuracyResult, dict[str, Fitted]]:
-    """:func:`accuracy`, and the well-founded stacks' fits (the cross-stack values' sources). The well-founded
-    stacks are fitted first, the others with their cross-stack values (:func:`cross_stack`)."""
+def _evaluate(records: Sequence[LoadedRecord], command: str
+              ) -> tuple[AccuracyResult, dict[str, Fitted], dict[str, Fit]]:
+    """:func:`accuracy`, the well-founded stacks' fits (the cross-stack values' sources) and every profiled stack's
+    fit. The well-founded stacks are fitted first, the others with their cross-stack values (:func:`cross_stack`)."""
     scored_records = [r for r in records if r.record.excluded is None]
     excluded = [ExcludedRecord(r.id, r.record.stack, r.record.platform.name, r.record.excluded)
                 for r in records if r.record.excluded is not None]
@@ -525,12 +530,12 @@ def _evaluate(records: Sequence[LoadedRecord], command: str) -> tuple[AccuracyRe
     inputs = {stack: StackInputs.of([r for r in scored_records if r.record.stack == stack], stack)
               for stack in sorted({r.record.stack for r in scored_records})}
     founded: dict[str, Fitted] = {}
-    fits: dict[str, tuple[list[Scored], dict[str, Params]]] = {}
+    fits: dict[str, Fit] = {}
     for stack in sorted(inputs, key=lambda k: (not inputs[k].founded, k)):  # the well-founded ones first
         i = inputs[stack]
         if i.profile is not None:
             scored, full, per = i.fit(stack, command, founded)
-            fits[stack] = (scored, per)
+            fits[stack] = (scored, full, per)
             if i.founded and full is not None:
                 founded[stack] = Fitted(full, per, i.phases)
     for stack, i in inputs.items():
@@ -539,7 +544,7 @@ def _evaluate(records: Sequence[LoadedRecord], command: str) -> tuple[AccuracyRe
             tight = spread([s.tightness for s in scored if s.tightness is not None])
             stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
-            scored, per = fits[stack]
+            scored, _, per = fits[stack]
             scored, checks = _servers(scored, i.recs, stack, i.rules, per, command)
             plans += checks
             ok = [s for s in scored if s.error is not None and s.kept]
@@ -588,7 +593,7 @@ def _evaluate(records: Sequence[LoadedRecord], command: str) -> tuple[AccuracyRe
                             platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
                             groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
                             rows=rows, plans=plans, excluded=excluded, notes=notes)
-    return result, founded
+    return result, founded, fits
 
 
 def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "") -> StackProfile:
@@ -605,8 +610,8 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     if i.founded:
         scored, full, per = i.fit(stack, command)
     else:  # the well-founded stacks' fits give its cross-stack values, and every stack's figures its band
-        result, founded = _evaluate(records, command)
-        scored, full, per = i.fit(stack, command, founded)
+        result, founded, fits = _evaluate(records, command)
+        scored, full, per = fits[stack] if stack in fits else i.fit(stack, command, founded)  # none: no profile yet
         every = cross_stack(founded, None, i.phases)
         values = {k: v.value for k, v in every.items()}
         cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, values)}  # those it can use
