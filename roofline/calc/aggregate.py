@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +21,6 @@ def aggregate_throughput(counts: ArrayLike, flops: ArrayLike, per_shape: ArrayLi
     return work.sum(axis=axis) / (work / np.asarray(per_shape, dtype=float)).sum(axis=axis)
 
 
-def geometric_mean(values: Iterable[float]) -> float:
+def geometric_mean(values: ArrayLike) -> float:
     """``exp(sum_i log v_i / n)``: the mean of ratios (efficiencies, platform factors) on their own scale."""
-    v = list(values)
-    return math.exp(sum(math.log(x) for x in v) / len(v))
+    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=float)))))
