@@ -3,6 +3,8 @@ tables the same way."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from clitools import REPO, run_cli, run_json
 
@@ -26,10 +28,18 @@ MAIN = [
 ]
 
 
-def _lines(*args: str, columns: int) -> list[str]:
+@functools.cache
+def _output(args: tuple[str, ...], columns: int) -> tuple[int, str, str]:
+    """One run of the CLI at ``columns`` (the same command at the same width prints the same: several tests read
+    one run)."""
     proc = run_cli(*args, env={"COLUMNS": str(columns)}, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.splitlines()
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _lines(*args: str, columns: int) -> list[str]:
+    rc, out, err = _output(args, columns)
+    assert rc == 0, err
+    return out.splitlines()
 
 
 @pytest.mark.parametrize("columns", [80, 120])
@@ -130,8 +140,8 @@ def test_an_unusable_columns_is_the_default_width(columns):
     """COLUMNS that is not a positive number (0, negative, text, empty) prints at the default 100 columns,
     not nothing (rich took 0 as a width and printed no line)."""
     proc = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": columns}, cwd=REPO)
-    default = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", env={"COLUMNS": "100"}, cwd=REPO)
-    assert proc.returncode == 0 and proc.stdout == default.stdout and "3.15x" in proc.stdout
+    rc, default, _ = _output(("estimate", "--model", "bert-large", "--cpu", "icx"), 100)
+    assert proc.returncode == rc == 0 and proc.stdout == default and "3.15x" in proc.stdout
 
 
 def test_extreme_values_are_not_cut():
