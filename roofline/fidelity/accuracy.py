@@ -53,7 +53,7 @@ from roofline.results.accuracy import (
 )
 from roofline.model.efficiency import EMULATED, takes_cross
 from roofline.spec.platform import ComputeDtype
-from roofline.spec.sourced import Sourced
+from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
 from roofline.spec.vocab import Ceiling, Phase, Scenario
 
@@ -183,7 +183,7 @@ def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape
         per[platform] = fit(train, dispatch, shape, call_s, passes) if train else Params(passes=passes)
     if cross is not None:
         for platform, q in [(None, full), *per.items()]:
-            q.cross = {k: v.value for k, v in cross(platform).items()}
+            q.cross = bare_values(cross(platform))
     return full, per
 
 
@@ -613,8 +613,8 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         result, founded, fits = _evaluate(records, command)
         scored, full, per = fits[stack] if stack in fits else i.fit(stack, command, founded)  # none: no profile yet
         every = cross_stack(founded, None, i.phases)
-        values = {k: v.value for k, v in every.items()}
-        cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, values)}  # those it can use
+        every_value = bare_values(every)
+        cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, every_value)}  # those it can use
         band = next((g.accuracy.median_abs_error for g in result.groups if g.name == "all"), None)
     scored, _ = _servers(scored, recs, stack, i.rules, per, command)
     if full is None:

@@ -38,7 +38,7 @@ from roofline.errors import UserError
 from roofline.fidelity.figures import Figure
 from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
-from roofline.spec.sourced import Sourced
+from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import FigureKind, Scenario, StepPart
 
@@ -572,16 +572,16 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
 
 
 def params_of(profile: StackProfile) -> Params:
-    gemm = {k: v.value for k, v in profile.gemm_efficiency.items()}
+    gemm = bare_values(profile.gemm_efficiency)
     ratios = [profile.kernel_efficiency[k].value / v for k, v in gemm.items() if k in profile.kernel_efficiency]
     return Params(
         gemm=gemm, kernel_ratio=statistics.median(ratios) if ratios else 1.0,
-        kernel_table={k: v.value for k, v in profile.kernel_efficiency.items()},
+        kernel_table=bare_values(profile.kernel_efficiency),
         work_half=profile.work_half.value, memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
         attention={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("attention-")},
         other={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("other-")},
         call_s=profile.call_s.value if profile.call_s else 0.0, per_op_s=profile.per_op_s.value if profile.per_op_s else 0.0,
-        platform={k: v.value for k, v in profile.platform_factors.items()},
+        platform=bare_values(profile.platform_factors),
         passes=profile.pass_memory_efficiency is not None,
-        cross={k: v.value for k, v in profile.cross_stack_gemm_efficiency.items()},
+        cross=bare_values(profile.cross_stack_gemm_efficiency),
     )

@@ -34,6 +34,7 @@ from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.sourced import bare_values
 from roofline.spec.vocab import NonGemmMode
 
 if TYPE_CHECKING:
@@ -437,7 +438,7 @@ def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, boo
     known = next((v for k, v in stack.platform_factors.items() if k in platform.all_names), None)
     if known is not None:
         return known.value, True
-    return typical_factor({k: v.value for k, v in stack.platform_factors.items()}), False
+    return typical_factor(bare_values(stack.platform_factors)), False
 
 
 def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
@@ -448,9 +449,9 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     rows = np.asarray(gemms.m if m is None else m, dtype=float)
     m = work_per_core(rows, gemms, res)
     phi, known = platform_factor(stack, res.platform)
-    g_table = {k: v.value for k, v in stack.gemm_efficiency.items()}
-    k_table = {k: v.value for k, v in stack.kernel_efficiency.items()}
-    cross = {k: v.value for k, v in stack.cross_stack_gemm_efficiency.items()}
+    g_table = bare_values(stack.gemm_efficiency)
+    k_table = bare_values(stack.kernel_efficiency)
+    cross = bare_values(stack.cross_stack_gemm_efficiency)
     gemm, kernel, how, scale, limit, unpack, serial = [], [], [], [], [], [], []
     for j, rr in enumerate(rows_under_rules(res, cells, stack, rows)):
         limit.append(rr.limit)

@@ -58,6 +58,7 @@ from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.stack import StackProfile
+from roofline.spec.sourced import bare_values
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
@@ -489,8 +490,8 @@ def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProf
     """The cross-stack efficiencies the estimate took for GEMM classes the profile never fitted, with their sources."""
     if stack is None or not stack.cross_stack_gemm_efficiency:
         return []
-    table = {k: v.value for k, v in stack.gemm_efficiency.items()}
-    cross = {k: v.value for k, v in stack.cross_stack_gemm_efficiency.items()}
+    table = bare_values(stack.gemm_efficiency)
+    cross = bare_values(stack.cross_stack_gemm_efficiency)
     used = [c for r in recipes for c in path_classes(res, r, stack)[:2] if takes_cross(table, c, cross)]
     return [Provenance(what=f"{stack.name}.cross_stack_gemm_efficiency.{c}", value=f"{cross[c]:g}", kind="derived",
                        source=stack.cross_stack_gemm_efficiency[c].source or "-") for c in dict.fromkeys(used)]

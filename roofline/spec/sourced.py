@@ -12,6 +12,7 @@ or says that it is not known, and why:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,3 +71,8 @@ class Sourced:
 
 
 UNMEASURED = Sourced(unknown="not measured")
+
+
+def bare_values(table: Mapping[str, Sourced]) -> dict[str, float]:
+    """A table of sourced numbers (a stack profile's efficiencies, say) as its bare values, key by key."""
+    return {k: v.value for k, v in table.items()}
