@@ -64,6 +64,9 @@ def test_the_install_line_brings_every_extra_the_tests_import():
     installed = set(re.search(r"\.\[([\w,]+)\]", (REPO / "README.md").read_text()).group(1).split(","))
     assert installed == {"dev", "validate"}
     needed = {"matplotlib", "pytest", "hypothesis", "jsonschema", "gguf", "torch", "torchao"}
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    if "-n" in addopts.split():  # the README's bare `pytest` spreads the files over the cores: xdist must be there
+        needed.add("pytest-xdist")
     names = {re.split(r"[<>=\[; ]", d)[0] for e in installed for d in extras[e]}
     names |= {re.split(r"[<>=\[; ]", d)[0] for d in extras["plot"]}
     assert needed <= names, needed - names
