@@ -33,8 +33,8 @@ from roofline.model.resources import Resources, Used
 from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.sourced import bare_values
+from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
 
 if TYPE_CHECKING:

@@ -57,8 +57,8 @@ from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.stack import StackProfile
 from roofline.spec.sourced import bare_values
+from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 
