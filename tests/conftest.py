@@ -1,8 +1,37 @@
-"""The session runs the commands under test as from a pipe, with no terminal: a test runner's own terminal size
-(pytest-xdist's workers export ``COLUMNS=80`` and ``LINES=24``) does not reach them, so they print at their
-default width unless a test names one."""
+"""What every test file shares when the suite runs on several cores (pytest-xdist, the README's ``pytest``).
 
+- The commands under test run as from a pipe, with no terminal: a test runner's own terminal size (xdist's workers
+  export ``COLUMNS=80`` and ``LINES=24``) does not reach them, so they print at their default width unless a test
+  names one.
+- A test marked ``quiet`` times kernels against a reference and needs the host to itself: under xdist it waits for
+  the other workers' running tests to end and holds their next ones until it is done (a shared lock per test, an
+  exclusive one for a quiet test, and a turnstile so that a waiting quiet test is not starved).
+"""
+
+from __future__ import annotations
+
+import fcntl
 import os
+from collections.abc import Iterator
+
+import pytest
 
 for name in ("COLUMNS", "LINES"):
     os.environ.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def _host_shared_or_alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # one process: nothing runs beside the test
+        yield
+        return
+    base = tmp_path_factory.getbasetemp().parent  # the session's folder, which every worker's is under
+    quiet = request.node.get_closest_marker("quiet") is not None
+    with open(base / "host.turnstile", "a") as turnstile, open(base / "host.lock", "a") as host:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(host, fcntl.LOCK_EX if quiet else fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(host, fcntl.LOCK_UN)

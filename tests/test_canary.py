@@ -95,6 +95,7 @@ def test_contended_rounds_are_rerun_and_flagged_when_the_reruns_run_out():
 
 
 @pytest.mark.kernels
+@pytest.mark.quiet
 def test_a_loaded_host_is_flagged_or_recovers():
     torch = pytest.importorskip("torch")
     from roofline.validation.canary import Canary
@@ -114,6 +115,7 @@ def test_a_loaded_host_is_flagged_or_recovers():
 
 
 @pytest.mark.kernels
+@pytest.mark.quiet
 def test_a_quiet_host_is_not_flagged():
     torch = pytest.importorskip("torch")
     from roofline.validation.canary import Canary
@@ -136,6 +138,7 @@ def test_a_quiet_host_is_not_flagged():
 
 
 @pytest.mark.kernels
+@pytest.mark.quiet
 def test_the_real_canary_is_checked_against_the_probes(tmp_path):
     """The probe's canary, kept beside its file, loads back under the same key; a slower probe reference is
     the bar (one fast moment of this run's start must not set it); another host's figures are ignored.
