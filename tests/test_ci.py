@@ -58,13 +58,14 @@ def test_the_block_reader_takes_the_first_block_of_its_section_only():
 
 def test_the_install_line_brings_every_extra_the_tests_import():
     """`dev` carries `plot` (the chart tests): the README's `.[dev,validate]` is all a fresh machine needs."""
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    project = pyproject["project"]
     extras = project["optional-dependencies"]
     assert "roofline[plot]" in extras["dev"]
     installed = set(re.search(r"\.\[([\w,]+)\]", (REPO / "README.md").read_text()).group(1).split(","))
     assert installed == {"dev", "validate"}
     needed = {"matplotlib", "pytest", "hypothesis", "jsonschema", "gguf", "torch", "torchao"}
-    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"]
     if "-n" in addopts.split():  # the README's bare `pytest` spreads the files over the cores: xdist must be there
         needed.add("pytest-xdist")
     names = {re.split(r"[<>=\[; ]", d)[0] for e in installed for d in extras[e]}
