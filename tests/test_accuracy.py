@@ -366,9 +366,14 @@ def test_calibrate_records_writes_a_profile_that_loads(tmp_path, profile):
 def test_estimate_carries_the_stack_and_its_error_band(profile):
     r = estimate(load_platform("spr"), load_model("bert-large"), EstimateQuery(source=EfficiencySource(profile)))
     assert r.stack == "torch-inductor" and r.realistic_accuracy == profile.accuracy
-    assert all(s.realistic_error == profile.accuracy.median_abs_error for s in r.speedups)
+    assert r.precisions["int8-static"].path_class == "int8-amx"  # Sapphire Rapids' INT8 GEMMs: AMX
     for p in r.precisions.values():
         assert p.realistic_step_time_s >= p.step_time_s
+        # its band: the profile's, or its class's own median error where that is wider
+        c = profile.accuracy.classes.get(p.path_class)
+        assert p.realistic_error == max(profile.accuracy.band, c.median_abs_error if c else 0.0)
+        assert (p.class_figures, p.class_platforms) == ((c.figures, c.platforms) if c else (0, 0))
+    assert all(s.realistic_error == r.precisions[s.precision].realistic_error for s in r.speedups)
     data = json.loads(run_cli("estimate", "--model", "bert-large", "--cpu", "spr", "--json").stdout)
     assert data["stack"] == "torch-inductor" and data["speedups"][0]["realistic_error"] > 0
     none = json.loads(run_cli("estimate", "--model", "bert-large", "--cpu", "spr", "--stack", "none", "--json").stdout)
@@ -452,6 +457,38 @@ def test_every_committed_profile_rests_on_the_records_of_its_stack(records):
         scored = sorted(r.id for r in records if r.record.stack == profile.name and r.record.excluded is None)
         assert sorted(profile.records) == scored, profile.name
         assert profile.accuracy is not None and profile.accuracy.platforms >= 2, profile.name
+
+
+def test_the_accuracy_per_class_is_its_rows(corpus_accuracy):
+    """Each profiled stack's error per compute path class is its scored rows of that class, summarised (median,
+    worst, figures, platforms), the classes partition its figures, and its committed profile carries the same."""
+    for s in corpus_accuracy.stacks:
+        if s.accuracy is None:
+            continue
+        rows = [r for r in corpus_accuracy.rows if r.stack == s.stack and r.realistic_error is not None
+                and not (r.suspect or r.unstable)]
+        assert rows and all(r.path_class for r in rows), s.stack
+        assert sum(c.figures for c in s.accuracy.classes.values()) == s.accuracy.figures == len(rows)
+        for cls, c in s.accuracy.classes.items():
+            errs = sorted(abs(r.realistic_error) for r in rows if r.path_class == cls)
+            assert c.figures == len(errs) and c.worst_abs_error == pytest.approx(errs[-1], rel=1e-3)
+            assert c.median_abs_error == pytest.approx(statistics.median(errs), rel=1e-3), (s.stack, cls)
+            assert c.platforms == len({r.platform for r in rows if r.path_class == cls})
+        assert load_stack(s.stack).accuracy.classes == s.accuracy.classes, s.stack
+
+
+def test_a_class_band_only_widens_the_stacks():
+    """An estimate on a class quotes the stack's band, or the class's own median where that is wider; a class no
+    figure ran on, the stack's (hand values)."""
+    from roofline.spec.stack import Accuracy, ClassAccuracy
+
+    worse, better = ClassAccuracy(0.31, 0.69, 11, 2), ClassAccuracy(0.08, 0.47, 35, 2)
+    a = Accuracy(0.15, 0.81, 211, 12, 6, "test", classes={"int8-amx": worse, "bf16-avx512": better})
+    assert a.class_band("int8-amx") == (0.31, worse)
+    assert a.class_band("bf16-avx512") == (0.15, better)
+    assert a.class_band("fp32-avx2") == (0.15, None) and a.class_band(None) == (0.15, None)
+    thin = Accuracy(0.33, 1.13, 12, 6, 2, "test", cross_stack_median_abs_error=0.145, classes={"int8-amx": better})
+    assert thin.class_band("int8-amx") == (0.145, better)  # the cross-stack band of a stack on too few platforms
 
 
 def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corpus_accuracy):

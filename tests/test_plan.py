@@ -161,9 +161,10 @@ def fake_step_times(base_s: float, per_request_s: float, cores: int = 4):
         real = (base_s + per_request_s * b)[None, :] / sizes[:, None]
         split = np.zeros(real.shape + (4,))
         split[..., 0] = real / 2
+        source = kw.get("source")
         return StepTimes(instance_cores=sizes, instances_per_socket=np.floor(cores / sizes), sockets=1,
                          realistic_s=real, ceiling_s=real / 2, time_split=split, weights_llc_resident=False,
-                         stack=None)
+                         stack=None, band=source.band if source is not None else None)
     return fake
 
 
@@ -239,12 +240,15 @@ def test_server_check_is_the_plans_own_answer():
     p, m = load_platform("spr"), load_model("bert-base")
     o = PlanOptions(lengths=lognormal_lengths(150, 0.5, 16, 384), p99_s=0.05, source=WITH_STACK,
                     sampling=QUICK, instance_cores=4)
-    lay = plan([p], m, "int8-static", o).cpus[0].layouts[0]
+    cpu = plan([p], m, "int8-static", o).cpus[0]
+    lay = cpu.layouts[0]
     got = plan_dynamic_batching.server_check(p, m, "int8-static", o, 4)
     assert (got.rps, got.offline_rps) == (lay.rps_per_server, lay.offline_rps_per_server) and got.latencies_s == []
-    # the plan simulated its layouts' band ends beside them; the check asked for them gives the same two rates
+    # the plan simulated its layouts' band ends beside them, at the band of the class its GEMMs run on (Sapphire
+    # Rapids' INT8: AMX); the check asked for them gives the same two rates
+    assert cpu.path_class == "int8-amx" and cpu.service_band == STACK.accuracy.class_band("int8-amx")[0]
     band = plan_dynamic_batching.server_checks([plan_dynamic_batching.ServerCase(p, m, "int8-static", o, 4,
-                                                                                 band=STACK.accuracy.band)])[0]
+                                                                                 band=cpu.service_band)])[0]
     assert band.rps == got.rps and list(band.rps_band) == lay.rps_per_server_band
 
 
@@ -499,26 +503,29 @@ def test_a_decoder_server_plans_rate_band_is_the_plan_at_the_bands_step_times(mo
     from roofline.capacity import service_times as st
 
     offline, server = decoder_plans
-    b = STACK.accuracy.band
-    assert server.service_band == b and offline.service_band is None
+    assert server.service_band == STACK.accuracy.band and offline.service_band is None
     assert all(x.rps_per_server_band is None for c in offline.cpus for x in c.layouts)
+    # each CPU's band: the profile's, or its figures on the class the CPU's steps run on where that is wider
+    band = {c.cpu: c.service_band for c in server.cpus}
+    assert all(band[c.cpu] == STACK.accuracy.class_band(c.path_class)[0] for c in server.cpus)
     for c in server.cpus:
         slower, faster = c.best.rps_per_server_band
         assert 0 < slower < c.best.rps_per_server < faster
         assert all(x.rps_per_server_band is None for x in c.layouts if x is not c.best)
 
-    def scaled(k):
-        def step_times(*args, **kw):
-            t = st.step_times(*args, **kw)
-            return dataclasses.replace(t, realistic_s=t.realistic_s * k)
+    def scaled(longer: bool):
+        def step_times(platform, *args, **kw):
+            t = st.step_times(platform, *args, **kw)
+            k = 1 + band[platform.name]
+            return dataclasses.replace(t, realistic_s=t.realistic_s * (k if longer else 1 / k))
         return step_times
 
     ps, m = [load_platform("spr"), load_platform("gnr")], load_model("llama-3.2-1b")
     kw = dict(lengths=fixed_lengths(256), output_len=32, source=NO_EFFICIENCIES, sampling=QUICK, ttft_s=2.0,
               tpot_s=0.1)
     ends = []
-    for k in (1 + b, 1 / (1 + b)):
-        monkeypatch.setattr(decoder, "step_times", scaled(k))
+    for longer in (True, False):
+        monkeypatch.setattr(decoder, "step_times", scaled(longer))
         ends.append(plan(ps, m, "int8-weight-only", dataclasses.replace(PlanOptions(**kw), source=WITH_STACK)))
     for c, longer, shorter in zip(server.cpus, *(r.cpus for r in ends)):
         i = c.layouts.index(c.best)

@@ -149,6 +149,17 @@ class _Decoder:
         else:  # never used (a single output token), but a DecodeStep needs positive times
             self.lo_rows = self.hi_rows = np.ones((len(self.index), self.k_max))
 
+    def band(self, cpu: int) -> float | None:
+        """CPU ``cpu``'s realistic step times' error band: the wider of its prefill's and its decode's (None: no
+        profile's accuracy)"""
+        bands = [t.band for t in (self.prefill[cpu], *(self.decode[cpu:cpu + 1] if self.decode else ()))
+                 if t.band is not None]
+        return max(bands) if bands else None
+
+    def path_class(self, cpu: int) -> str | None:
+        """the compute path class of CPU ``cpu``'s decode steps (of its prefill where no decode step runs)"""
+        return (self.decode[cpu] if self.decode else self.prefill[cpu]).path_class
+
     def row(self, cpu: int, kind: str, layout: int) -> int | None:
         try:
             return self.index.index((cpu, kind, layout))
@@ -227,25 +238,27 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                                 servers_needed=servers_needed(o.target_rps, cb.rps_per_server_ceiling, o.utilization)
                                 if pick_c.meets and fits.any() else None,
                                 tokens_per_s_per_server=cb.tokens_per_s_per_server_ceiling),
-            curve=[], memory=dec.memory[c], notes=[] if ok else [reason],
+            curve=[], memory=dec.memory[c], notes=[] if ok else [reason], path_class=dec.path_class(c),
         ))
         best_rows.append(real[pick.index])
     if sim is None:
         return plans
-    band = o.source.band if server else None  # the realistic step times' error band: the rate at its two ends
-    banded = [k for k, (c, r) in enumerate(zip(plans, best_rows)) if band and c.meets and r is not None]
+    # the realistic step times' error band on each CPU (the wider of its prefill's and its decode's): the rate at
+    # its two ends
+    bands = [dec.band(c) if server else None for c in range(len(plans))]
+    banded = [k for k, (c, r) in enumerate(zip(plans, best_rows)) if bands[k] and c.meets and r is not None]
     if banded:
-        ends = _band_rates(dec, [best_rows[k] for k in banded], band, o)
+        ends = _band_rates(dec, [best_rows[k] for k in banded], np.array([bands[k] for k in banded]), o)
         for k, e in zip(banded, ends):
-            plans[k] = with_band(plans[k], e, o)
+            plans[k] = with_band(plans[k], e, o, bands[k])
     return _with_curves(plans, dec, best_rows, sim.off.rps, sim.rate, o)
 
 
-def _band_rates(dec: _Decoder, rows: list[int], band: float, o: PlanOptions) -> np.ndarray:
+def _band_rates(dec: _Decoder, rows: list[int], bands: np.ndarray, o: PlanOptions) -> np.ndarray:
     """``(len(rows), 2)``: each realistic row's server rate with its prefill and decode steps ``1 + band`` times
-    longer, then shorter, all in one simulation."""
+    longer, then shorter (``bands``: one per row), all in one simulation."""
     r, n = np.array(rows * 2), len(rows)
-    scale = np.repeat(band_factors(band), n)
+    scale = np.concatenate(band_factors(np.broadcast_to(np.asarray(bands, dtype=float), (n,))))
     mr = decoder_max_rate(o.ttft_s, o.tpot_s, dec.instances[r], dec.prefill_time(r, scale), dec.decode_step(r, scale),
                           o.lengths, int(o.output_len), dec.max_sequences[r], max_prefill_tokens=o.max_batch_tokens,
                           sampling=o.sampling)

@@ -161,14 +161,15 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             price_per_hour=price,
             cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
                                        else None),
-            ceiling=ceiling, curve=[], notes=notes,
+            ceiling=ceiling, curve=[], notes=notes, path_class=t.path_class,
         ))
         best_rows.append(real[pick.index])
-    band = o.source.band if server else None  # the realistic service times' error band: the rate at its two ends
-    if band:
+    # the realistic service times' error band on each CPU: the rate at its two ends
+    bands = [t.band for t in tab.times] if server else []
+    if bands and all(b is not None for b in bands):
         r = np.asarray(best_rows)
-        ends = _band_rates(tab.table, tab.rows[r], tab.queue[r], tab.scale[r], np.full(len(r), band), o.p99_s, o)
-        plans = [with_band(c, e, o) for c, e in zip(plans, ends)]
+        ends = _band_rates(tab.table, tab.rows[r], tab.queue[r], tab.scale[r], np.array(bands), o.p99_s, o)
+        plans = [with_band(c, e, o, b) for c, e, b in zip(plans, ends, bands)]
     return _with_curves(plans, tab, best_rows, off.rps, rate, o)
 
 

@@ -75,16 +75,18 @@ def band_factors(band: float | np.ndarray) -> tuple:
     return 1 + band, 1 / (1 + band)
 
 
-def with_band(c: CpuPlan, ends, o) -> CpuPlan:
-    """``c`` with its best layout's rate at the two ends of the error band (``ends``: with the service times longer,
-    then shorter) and the servers ``o.target_rps`` needs at them, fewest first (None where no rate meets the SLO)."""
+def with_band(c: CpuPlan, ends, o, band: float) -> CpuPlan:
+    """``c`` with its error ``band``, its best layout's rate at the band's two ends (``ends``: with the service times
+    longer, then shorter) and the servers ``o.target_rps`` needs at them, fewest first (None where no rate meets the
+    SLO)."""
     if not c.meets:
-        return c
+        return replace(c, service_band=band)
     slower, faster = float(ends[0]), float(ends[1])
     best = replace(c.best, rps_per_server_band=[slower, faster])
     servers = ([servers_needed(o.target_rps, faster, o.utilization), servers_needed(o.target_rps, slower, o.utilization)]
                if o.target_rps else None)
-    return replace(c, best=best, layouts=[best if x is c.best else x for x in c.layouts], servers_needed_band=servers)
+    return replace(c, best=best, layouts=[best if x is c.best else x for x in c.layouts], servers_needed_band=servers,
+                   service_band=band)
 
 
 def cost_per_million(price_per_hour: float | None, per_s: float, utilization: float) -> float | None:

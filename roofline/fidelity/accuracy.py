@@ -54,7 +54,7 @@ from roofline.results.accuracy import (
 from roofline.model.efficiency import EMULATED, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
-from roofline.spec.stack import MIN_PLATFORMS, Accuracy, StackProfile
+from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile
 from roofline.spec.vocab import Ceiling, Phase, Scenario
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
@@ -252,13 +252,23 @@ def score(figs: list[Figure], bound_figs: list[Figure], full: Params | None, per
                    float(inside[i]) if full else None) for i, f in enumerate(figs)]
 
 
-def summary(scored: Sequence[Scored], command: str) -> Accuracy:
+def summary(scored: Sequence[Scored], command: str, by_class: bool = False) -> Accuracy:
+    """The leave-one-platform-out error of the scored figures (fitted and scored: neither suspect nor unstable);
+    ``by_class``: also per compute path class (:attr:`Figure.path_class`) of those figures."""
     kept = [s for s in scored if s.error is not None and s.kept]
     errs = [abs(s.error) for s in kept]
+    classes = {}
+    if by_class:
+        for cls in sorted({s.figure.path_class for s in kept} - {None}):
+            of = [s for s in kept if s.figure.path_class == cls]
+            e = [abs(s.error) for s in of]
+            classes[cls] = ClassAccuracy(median_abs_error=float(f"{statistics.median(e):.4g}"),
+                                         worst_abs_error=float(f"{max(e):.4g}"), figures=len(e),
+                                         platforms=len({s.figure.platform for s in of}))
     return Accuracy(median_abs_error=float(f"{statistics.median(errs):.4g}") if errs else 0.0,
                     worst_abs_error=float(f"{max(errs):.4g}") if errs else 0.0, figures=len(errs),
                     records=len({s.figure.record for s in kept}),
-                    platforms=len({s.figure.platform for s in kept}), command=command)
+                    platforms=len({s.figure.platform for s in kept}), command=command, classes=classes)
 
 
 def spread(values: Sequence[float]) -> Spread | None:
@@ -553,7 +563,8 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
                             for p in sorted({s.figure.platform for s in ok})}
             per_phase = {ph.value: summary([s for s in ok if s.figure.phase is ph], command)
                          for ph in Phase if any(s.figure.phase is ph for s in ok)}
-            stacks.append(StackAccuracy(stack, i.path, summary(scored, command), statistics.median(ins) if ins else None,
+            stacks.append(StackAccuracy(stack, i.path, summary(scored, command, by_class=True),
+                                        statistics.median(ins) if ins else None,
                                         per_platform, per_phase,
                                         spread([s.tightness for s in scored if s.tightness is not None])))
         every += scored
@@ -563,7 +574,8 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
                              ceiling=s.ceiling, ceiling_error=s.ceiling_error, bound=s.bound, tightness=s.tightness,
                              of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, unstable=s.unstable,
                              realistic=s.realistic,
-                             realistic_error=s.error, realistic_in_sample=s.realistic_in_sample) for s in scored]
+                             realistic_error=s.error, realistic_in_sample=s.realistic_in_sample,
+                             path_class=s.figure.path_class) for s in scored]
     profiled = set(fits)
     groups = []
     for g in GROUPS:
@@ -621,7 +633,7 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
         raise UserError(f"stack {stack}: every figure is above {SUSPECT_TIGHTNESS:g}x its attainable ceiling; "
                         "nothing to fit (check the records' platforms)")
     kept = [s for s in scored if s.kept and s.figure.scenario is not Scenario.SERVER]
-    acc = summary(scored, command)
+    acc = summary(scored, command, by_class=True)
     if band is not None:  # too few platforms for its own band: the cross-stack one
         acc = dataclasses.replace(acc, cross_stack_median_abs_error=band)
     return profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,

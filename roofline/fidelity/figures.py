@@ -87,6 +87,13 @@ class Figure:
     def parts(self) -> tuple[FigureStep, ...]:
         return self.steps
 
+    @property
+    def path_class(self) -> str | None:
+        """the compute path class most of its GEMM rows run on (a speedup's: its new precision's step's; a tie:
+        the first row's), what :attr:`~roofline.spec.stack.Accuracy.classes` groups it by"""
+        classes = self.steps[-1].classes if self.steps else ()
+        return max(dict.fromkeys(classes), key=classes.count) if classes else None
+
 
 def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE) -> list[Figure]:
     """Every measured figure of a record, with the steps the model predicts it from at ``ceiling``."""

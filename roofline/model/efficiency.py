@@ -34,7 +34,7 @@ from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.stack import Accuracy, ClassAccuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
 
 if TYPE_CHECKING:
@@ -74,6 +74,18 @@ class EfficiencySource:
     def band(self) -> float | None:
         a = self.accuracy
         return a.band if a else None
+
+    def class_band(self, res: Resources, recipe: PrecisionRecipe, one_row: bool = False
+                   ) -> tuple[str | None, float | None, ClassAccuracy | None]:
+        """The compute path class ``recipe``'s GEMMs run on under the profile (``one_row``: its calls of one
+        activation row), the error band a realistic estimate on it quotes (:meth:`Accuracy.class_band`) and the
+        class's own error where the profile's figures ran on it; all None without a profile's accuracy."""
+        a = self.accuracy
+        if a is None:
+            return None, None, None
+        cls, _ = path_class(res, recipe, self.profile, one_row=one_row)
+        band, c = a.class_band(cls)
+        return cls, band, c
 
     def notes(self, platform: Platform) -> list[str]:
         """A calibration applies to the platform it was fitted on: another platform is refused, unless

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofline.report.fmt import ms, ratio, realistic_basis, sig
+from roofline.report.fmt import differs_by_class, ms, ratio, realistic_basis, sig
 from roofline.report.headline import Grid, Item, Line
 from roofline.results.estimate import EstimateResult
 
@@ -23,9 +23,14 @@ def workload_line(r: EstimateResult) -> str:
 
 
 def realistic_line(r: EstimateResult) -> str:
-    """What the realistic figures are, and how far off they are expected to be."""
+    """What the realistic figures are, and how far off they are expected to be (each precision's band in the
+    ``+/-`` column where they differ)."""
     ceiling = "ceiling" if r.memory_model == "paper" else r.ceiling
-    return f"a / b: {ceiling} / realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})"
+    a = r.realistic_accuracy
+    if r.calibration is None and differs_by_class(r.precisions, a):
+        whose = r.stack if a.band == a.median_abs_error else f"cross-stack: {r.stack} on {a.platforms} CPUs"
+        return f"a / b: {ceiling} / realistic; +/-: median error on unseen CPUs by path class ({whose})"
+    return f"a / b: {ceiling} / realistic ({realistic_basis(r.calibration, r.stack, a)})"
 
 
 
@@ -35,14 +40,17 @@ def headline(r: EstimateResult) -> list[Item]:
     end-to-end ceiling, ceiling and realistic side by side."""
     decode = r.workload.phase == "decode"
     latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
-    t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"], left=("precision", "bound"))
+    banded = r.calibration is None and differs_by_class(r.precisions, r.realistic_accuracy)
+    t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"] + (["+/-"] if banded else []),
+             left=("precision", "bound"))
     speedups = {s.precision: s for s in r.speedups}
     for name, pr in r.precisions.items():
         s = speedups.get(name)
+        band = [] if not banded else ["" if pr.realistic_error is None else f"{pr.realistic_error:.0%}"]
         t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
                   f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
                   ratio(s.gemm_speedup) if s else "",
-                  Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "")
+                  Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "", *band)
     out: list[Item] = [Line(workload_line(r) + f"; baseline {r.baseline}", "bold"), t, Line(realistic_line(r))]
     if r.notes:
         out.append(Line("\n".join(f"note: {n}" for n in r.notes), "yellow"))

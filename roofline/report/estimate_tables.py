@@ -152,7 +152,7 @@ def speedup_table(r: EstimateResult) -> RenderableType:
         if named:
             lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
                 f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time")
-    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy)})")
+    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy, r.precisions)})")
     return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), s the GEMM speedup, s_non the "
                    "non-GEMM one, and the realistic estimate", t, lines)
 

@@ -138,9 +138,10 @@ def _notes(r: PlanResult) -> list[str]:
             out.append(f"{c.cpu}: at the ceiling the best is {c.ceiling.instances_per_socket} x "
                        f"{c.ceiling.instance_cores} cores, {rate} per server")
         band = c.best.rps_per_server_band
-        if band is not None and c.meets and r.service_band is not None:
+        cpu_band = c.service_band if c.service_band is not None else r.service_band
+        if band is not None and c.meets and cpu_band is not None:
             servers = c.servers_needed_band or [None, None]
-            k = 1 + r.service_band
+            k = 1 + cpu_band
             if band[0] > 0:
                 fleet = ("" if not servers[1] else f", {servers[0]:,} servers" if servers[0] == servers[1] else
                          f", {servers[0]:,} to {servers[1]:,} servers")
@@ -149,8 +150,10 @@ def _notes(r: PlanResult) -> list[str]:
                 fleet = f" ({servers[0]:,} servers)" if servers[0] else ""
                 span = f"meets the p99 bounds at no rate with the longer ones, {sig(band[1])} req/s with the shorter{fleet}"
             steep = band[0] > 0 and band[1] / band[0] > 1.25 * k * k  # the rate moves much more than the service time
-            out.append(f"{c.cpu}: with service times {r.service_band:.0%} longer or shorter (the {r.stack} profile's "
-                       f"median error on unseen CPUs: about half are further off) the best layout {span}"
+            whose = (f", its figures on {c.path_class}" if r.service_band is not None and cpu_band > r.service_band
+                     else "")
+            out.append(f"{c.cpu}: with service times {cpu_band:.0%} longer or shorter (the {r.stack} profile's "
+                       f"median error on unseen CPUs{whose}: about half are further off) the best layout {span}"
                        + (": near a p99 bound the rate moves much further than the service time" if steep else ""))
         if c.memory is not None:
             m = c.memory

@@ -48,6 +48,9 @@ class AccuracyRow:
     realistic_error: float | None
     realistic_in_sample: float | None
     """predicted with the stack fitted on every record"""
+    path_class: str | None = None
+    """the compute path class most of its GEMM rows run on (a speedup's: its new precision's), what the stack's
+    accuracy per class (``accuracy.classes``) groups it by"""
 
 
 @dataclass(frozen=True)

@@ -238,6 +238,17 @@ class PrecisionResult:
     fits_memory: bool | None = None
     """memory_bytes fits the DRAM of the sockets used (dram.capacity_gb x sockets); null: the platform file gives
     no capacity. False: no figure of this precision is reachable on this platform"""
+    path_class: str | None = None
+    """the compute path class its GEMMs run on under the stack profile (``<dtype>-<isa class>``; null without a
+    profile)"""
+    realistic_error: float | None = None
+    """the realistic figures' expected relative error: the stack profile's band, or its figures of
+    ``path_class``'s leave-one-platform-out median |error| where that is wider (null without a profile's
+    accuracy)"""
+    class_figures: int | None = None
+    """how many of the profile's figures ran on ``path_class`` (0: none; its efficiency is the stack's fallback)"""
+    class_platforms: int | None = None
+    """on how many platforms those figures ran"""
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,11 @@ class CpuPlan:
     servers_needed_band: list[int | None] | None = None
     """servers_needed at the two ends of the best layout's rps_per_server_band: fewest, most (null: no band or no
     target; an end null: no rate meets the SLO there)"""
+    path_class: str | None = None
+    """the compute path class the precision's GEMMs run on here under the stack profile (null without one)"""
+    service_band: float | None = None
+    """server scenario: this CPU's error band, the one rps_per_server_band is at: the profile's
+    (``PlanResult.service_band``), or its figures on ``path_class``'s median error where that is wider"""
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,19 @@ MIN_PLATFORMS = 3
 
 
 @dataclass(frozen=True)
+class ClassAccuracy:
+    """The leave-one-platform-out error of a stack's figures whose GEMMs run mostly on one compute path class
+    (a speedup's: its new precision's)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    median_abs_error: float
+    worst_abs_error: float
+    figures: int
+    platforms: int
+
+
+@dataclass(frozen=True)
 class Accuracy:
     """The realistic estimate's error against the records, each predicted from a profile refitted
     without the record's platform (leave-one-platform-out)."""
@@ -125,12 +138,26 @@ class Accuracy:
     """a stack with fewer than :data:`MIN_PLATFORMS` platforms: the leave-one-platform-out median over every
     stack's figures (``roofline accuracy``'s ``all`` group), the band its estimates quote instead of its own"""
 
+    classes: dict[str, ClassAccuracy] = field(default_factory=dict)
+    """per compute path class (``<dtype>-<isa class>``): the same error over the figures whose GEMMs run mostly
+    on it, so that an estimate on a class the records seldom reach quotes its own band (:meth:`class_band`)"""
+
     @property
     def band(self) -> float:
         """the error band an estimate quotes: its own median, or the cross-stack one over too few platforms"""
         if self.platforms < MIN_PLATFORMS and self.cross_stack_median_abs_error is not None:
             return self.cross_stack_median_abs_error
         return self.median_abs_error
+
+    def class_band(self, cls: str | None) -> tuple[float, ClassAccuracy | None]:
+        """The band an estimate whose GEMMs run on ``cls`` quotes, and the class's own error where the profile
+        has it: the stack's :attr:`band`, or the class's own median where that is wider (a class whose figures
+        are predicted worse than the stack's as a whole is not covered by the stack's median). A class no figure
+        runs on quotes the stack's band, and the caller says so."""
+        c = self.classes.get(cls) if cls else None
+        if c is None:
+            return self.band, None
+        return max(self.band, c.median_abs_error), c
 
 
 @dataclass(frozen=True)
