@@ -92,8 +92,13 @@ def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
                            _share(a.worst_abs_error))
     per = [f"{s.stack}: " + ", ".join(f"{p} {_share(e)}" for p, e in s.per_platform.items())
            for s in r.stacks if s.per_platform]
+    per_class = [f"{s.stack}: " + ", ".join(f"{c} {_share(a.median_abs_error)} ({a.figures} on {a.platforms})"
+                                            for c, a in s.accuracy.classes.items())
+                 for s in r.stacks if s.accuracy is not None and s.accuracy.classes]
     sections.append(section("Leave-one-platform-out error by stack and phase", phases,
-                            ["median |error| per platform:", *per]))
+                            ["median |error| per platform:", *per,
+                             "median |error| per compute path class (figures on platforms; an estimate on a class "
+                             "quotes its median where wider than the stack's):", *per_class]))
     if r.plans:
         t = table(["server run", "platform", "bound ms", "measured", "plan", "range", "error"],
                   left=("server run", "platform"), wrap=("server run", "platform"))
