@@ -366,14 +366,15 @@ def test_calibrate_records_writes_a_profile_that_loads(tmp_path, profile):
 def test_estimate_carries_the_stack_and_its_error_band(profile):
     r = estimate(load_platform("spr"), load_model("bert-large"), EstimateQuery(source=EfficiencySource(profile)))
     assert r.stack == "torch-inductor" and r.realistic_accuracy == profile.accuracy
-    assert r.precisions["int8-static"].path_class == "int8-amx"  # Sapphire Rapids' INT8 GEMMs: AMX
+    assert r.precisions["int8-static"].error_band.path_class == "int8-amx"  # Sapphire Rapids' INT8 GEMMs: AMX
     for p in r.precisions.values():
         assert p.realistic_step_time_s >= p.step_time_s
         # its band: the profile's, or its class's own median error where that is wider
-        c = profile.accuracy.classes.get(p.path_class)
-        assert p.realistic_error == max(profile.accuracy.band, c.median_abs_error if c else 0.0)
-        assert (p.class_figures, p.class_platforms) == ((c.figures, c.platforms) if c else (0, 0))
-    assert all(s.realistic_error == r.precisions[s.precision].realistic_error for s in r.speedups)
+        b = p.error_band
+        c = profile.accuracy.classes.get(b.path_class)
+        assert b.realistic_error == max(profile.accuracy.band, c.median_abs_error if c else 0.0)
+        assert (b.class_figures, b.class_platforms) == ((c.figures, c.platforms) if c else (0, 0))
+    assert all(s.realistic_error == r.precisions[s.precision].error_band.realistic_error for s in r.speedups)
     data = json.loads(run_cli("estimate", "--model", "bert-large", "--cpu", "spr", "--json").stdout)
     assert data["stack"] == "torch-inductor" and data["speedups"][0]["realistic_error"] > 0
     none = json.loads(run_cli("estimate", "--model", "bert-large", "--cpu", "spr", "--stack", "none", "--json").stdout)

@@ -21,6 +21,7 @@ from roofline.model.realistic import TermName
 from roofline.model.step import BOUNDS
 from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckTerm, MeasuredFrom, RateRow
+from roofline.results.estimate import ErrorBand
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.record import Measurement, Record
@@ -86,7 +87,8 @@ def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, sou
         instances=int(lay.total_instances), measured=m.value, spread=spread, ceiling=ceiling,
         bound=BOUNDS[int(built.step.bound)].value, fraction_of_ceiling=m.value / ceiling, realistic=realistic,
         fraction_of_realistic=m.value / realistic, terms=terms,
-        unexplained=float(max(measured_s - real.realistic_s, 0.0) / real.ceiling_s), stack=source.stack_name)
+        unexplained=float(max(measured_s - real.realistic_s, 0.0) / real.ceiling_s), stack=source.stack_name,
+        error_band=ErrorBand.of(source, ev.res, built.recipe, one_row=work.tokens <= 1))
 
 
 def check_record(platform: Platform, spec: ModelSpec, r: Record, source: EfficiencySource, *,

@@ -42,6 +42,7 @@ from roofline.model.workload import Workload, WorkloadSpec, op_cost_names
 from roofline.results.estimate import (
     ComputePathResult,
     DecodeResult,
+    ErrorBand,
     EstimateResult,
     GemmResult,
     InstanceLayout,
@@ -199,6 +200,10 @@ def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides))
 
 
+def _band_value(band: ErrorBand | None) -> float | None:
+    return band.realistic_error if band is not None else None
+
+
 def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQuery(), *,
              platform_file: str = "") -> EstimateResult:
     """The estimate of ``model`` on ``platform``."""
@@ -224,7 +229,6 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         if fits is False:
             notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM of the "
                          f"{res.layout.sockets} socket(s) used (dram.capacity_gb): no figure here is reachable")
-        cls, band, of_class = q.source.class_band(res, r, one_row=work.tokens <= 1)
         precision_results[r.name] = PrecisionResult(
             name=r.name, description=r.description, compute_path=path.name, compute_dtype=path.dtype,
             native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
@@ -241,9 +245,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
             bound_step_time_s=bound.get(e.name), bound_throughput_per_s=work.batch / bound[e.name] if e.name in bound
             else None,
-            memory_bytes=need, fits_memory=fits, path_class=cls, realistic_error=band,
-            class_figures=None if cls is None else (of_class.figures if of_class else 0),
-            class_platforms=None if cls is None else (of_class.platforms if of_class else 0),
+            memory_bytes=need, fits_memory=fits, error_band=ErrorBand.of(q.source, res, r, one_row=work.tokens <= 1),
         )
     too_big = [n for n, pr in precision_results.items() if pr.fits_memory is False]
     base, base_real = ev.evaluated[0], ev.realistic[0]
@@ -255,7 +257,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             f_gemm=a.f.value, f_gemm_source=a.f.source, non_gemm_speedup=a.s_non.value,
             non_gemm_speedup_source=a.s_non.source, end_to_end_ceiling=a.ceiling,
             realistic=a.realistic(base_real, real),
-            realistic_error=precision_results[e.recipe.name].realistic_error,
+            realistic_error=_band_value(precision_results[e.recipe.name].error_band),
             overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
                                       t.how, t.calibrated) for t in real.terms],
         ))

@@ -42,8 +42,9 @@ def headline(r: CheckResult) -> list[RenderableType]:
     if r.rates:
         o = r.measured_from
         source = f"{o.path.rsplit('/', 1)[-1]} ({o.format})" if o is not None else r.source
+        rated = {x.precision: x.error_band for x in r.rates}
         return [Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
-                Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
+                Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy, rated)}")]
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
     violations: list[RenderableType] = []
     for c in r.comparisons:
@@ -60,8 +61,10 @@ def headline(r: CheckResult) -> list[RenderableType]:
             violations.append(Text(f"! {lat.what} {lat.precision} ran faster than its ceiling "
                                    f"({ms(lat.measured_s)} < {ms(lat.ceiling_s)} ms): an error in the model; suspect "
                                    f"{lat.suspect_detail}", style="bold red"))
+    basis = realistic_basis(r.calibration, r.stack, r.realistic_accuracy,
+                            {c.precision: c.error_band for c in r.comparisons})
     return [Text(f"check {r.model} on {r.cpu}: {r.source}", style="bold"), g, *violations,
-            Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy)}")]
+            Text(f"realistic: {basis}")]
 
 
 def rate_sections(r: CheckResult) -> list[RenderableType]:

@@ -22,12 +22,17 @@ def workload_line(r: EstimateResult) -> str:
     return f"{w.model} on {p.name}: {shape}{layout}"
 
 
+def bands(r: EstimateResult) -> dict:
+    """each precision's error band (None without a profile's accuracy)"""
+    return {name: p.error_band for name, p in r.precisions.items()}
+
+
 def realistic_line(r: EstimateResult) -> str:
     """What the realistic figures are, and how far off they are expected to be (each precision's band in the
     ``+/-`` column where they differ)."""
     ceiling = "ceiling" if r.memory_model == "paper" else r.ceiling
     a = r.realistic_accuracy
-    if r.calibration is None and differs_by_class(r.precisions, a):
+    if r.calibration is None and differs_by_class(bands(r), a):
         whose = r.stack if a.band == a.median_abs_error else f"cross-stack: {r.stack} on {a.platforms} CPUs"
         return f"a / b: {ceiling} / realistic; +/-: median error on unseen CPUs by path class ({whose})"
     return f"a / b: {ceiling} / realistic ({realistic_basis(r.calibration, r.stack, a)})"
@@ -40,13 +45,13 @@ def headline(r: EstimateResult) -> list[Item]:
     end-to-end ceiling, ceiling and realistic side by side."""
     decode = r.workload.phase == "decode"
     latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
-    banded = r.calibration is None and differs_by_class(r.precisions, r.realistic_accuracy)
+    banded = r.calibration is None and differs_by_class(bands(r), r.realistic_accuracy)
     t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"] + (["+/-"] if banded else []),
              left=("precision", "bound"))
     speedups = {s.precision: s for s in r.speedups}
     for name, pr in r.precisions.items():
         s = speedups.get(name)
-        band = [] if not banded else ["" if pr.realistic_error is None else f"{pr.realistic_error:.0%}"]
+        band = [] if not banded else ["" if pr.error_band is None else f"{pr.error_band.realistic_error:.0%}"]
         t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
                   f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
                   ratio(s.gemm_speedup) if s else "",

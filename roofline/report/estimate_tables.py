@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from roofline.report.estimate_headline import headline
+from roofline.report.estimate_headline import bands, headline
 from roofline.report.fmt import giga, mega, ms, pct, ratio, realistic_basis, sig, tera
 from roofline.report.headline import to_rich
 from roofline.report.style import document, section, table
@@ -152,7 +152,7 @@ def speedup_table(r: EstimateResult) -> RenderableType:
         if named:
             lines.append(f"realistic {sp.precision}: ceiling + " + ", ".join(
                 f"{o.name} {100 * o.share_of_baseline:.1f}%" for o in named) + " of the baseline's time")
-    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy, r.precisions)})")
+    lines.append(f"realistic ({realistic_basis(r.calibration, r.stack, r.realistic_accuracy, bands(r))})")
     return section("End-to-end ceiling (Amdahl): S = 1 / (f/s + (1-f)/s_non), s the GEMM speedup, s_non the "
                    "non-GEMM one, and the realistic estimate", t, lines)
 

@@ -44,10 +44,11 @@ def pct(x: float) -> str:
     return f"{100 * x:,.0f}%" if x >= 10 else f"{100 * x:.1f}%"
 
 
-def realistic_basis(calibration: str | None, stack: str | None, accuracy, precisions=None) -> str:
+def realistic_basis(calibration: str | None, stack: str | None, accuracy, bands=None) -> str:
     """Where a realistic figure comes from, and how far off it is expected to be (``accuracy``: the stack
-    profile's leave-one-platform-out error, or None; ``precisions``: an estimate's precision results, whose
-    compute path classes may quote a wider band or none of the records' figures)."""
+    profile's leave-one-platform-out error, or None; ``bands``: each precision's
+    :class:`~roofline.results.estimate.ErrorBand` or None, named where wider than the profile's band or on a
+    class no record's figure ran on)."""
     if calibration:
         return f"calibration {calibration}: this host's fitted efficiencies"
     if accuracy is not None:
@@ -55,30 +56,30 @@ def realistic_basis(calibration: str | None, stack: str | None, accuracy, precis
             basis = f"+/-{accuracy.band:.0%} cross-stack: {stack} is fitted on {accuracy.platforms} CPU(s)"
         else:
             basis = f"+/-{accuracy.median_abs_error:.0%} on unseen CPUs, {accuracy.figures} figures, {stack}"
-        return "; ".join([basis, *class_bands(precisions or {}, accuracy.band)])
+        return "; ".join([basis, *class_bands(bands or {}, accuracy.band)])
     if stack:
         return f"stack {stack}, no measured error band"
     return "no stack profile: the ceiling plus the roofline-priced overhead terms"
 
 
-def class_bands(precisions, band: float) -> list[str]:
-    """The precisions whose GEMMs run on a compute path class that quotes a wider band than the stack's
-    (``band``), or that none of the stack's records ran on (its efficiency is the profile's fallback)."""
+def class_bands(bands, band: float) -> list[str]:
+    """The precisions (``bands``: name -> its :class:`~roofline.results.estimate.ErrorBand` or None) whose GEMMs
+    run on a compute path class that quotes a wider band than the stack's (``band``), or that none of the stack's
+    records ran on (its efficiency is the profile's fallback)."""
     out = []
-    for name, p in precisions.items():
-        if p.realistic_error is None or p.path_class is None:
+    for name, b in bands.items():
+        if b is None:
             continue
-        if not p.class_figures:
-            out.append(f"{name} on {p.path_class}: no record's figure ran on it")
-        elif p.realistic_error > band:
-            out.append(f"{name} on {p.path_class} +/-{p.realistic_error:.0%} ({p.class_figures} figures, "
-                       f"{p.class_platforms} CPU(s))")
+        if not b.class_figures:
+            out.append(f"{name} on {b.path_class}: no record's figure ran on it")
+        elif b.realistic_error > band:
+            out.append(f"{name} on {b.path_class} +/-{b.realistic_error:.0%} ({b.class_figures} figures, "
+                       f"{b.class_platforms} CPU(s))")
     return out
 
 
-def differs_by_class(precisions, accuracy) -> bool:
-    """Whether any precision quotes another band than its stack's, or runs on a class no record's figure ran on:
-    then a headline gives each precision's band (``+/-``)."""
+def differs_by_class(bands, accuracy) -> bool:
+    """Whether any precision (``bands``: name -> its ErrorBand or None) quotes another band than its stack's, or
+    runs on a class no record's figure ran on: then a headline gives each precision's band (``+/-``)."""
     return accuracy is not None and any(
-        p.realistic_error is not None and (p.realistic_error != accuracy.band or not p.class_figures)
-        for p in precisions.values())
+        b is not None and (b.realistic_error != accuracy.band or not b.class_figures) for b in bands.values())

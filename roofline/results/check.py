@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.results import JsonResult
-from roofline.results.estimate import LeftOut
+from roofline.results.estimate import ErrorBand, LeftOut
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
@@ -82,6 +82,8 @@ class Comparison:
     """the gap the terms leave, as a share of the baseline's time"""
     suspect_detail: str = ""
     """when a row beats its ceiling: the input bounding the precision's GEMMs, its value and source"""
+    error_band: ErrorBand | None = None
+    """the realistic speedup's expected error: its precision's (null without a stack profile's accuracy)"""
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class RateRow:
     """the measured step time the terms leave, as a share of the ceiling's step time (0 when they explain it all)"""
     stack: str | None = None
     """the engine's stack profile the realistic estimate used (null: none, the ceiling plus the priced terms)"""
+    error_band: ErrorBand | None = None
+    """the realistic rate's expected error (null without a stack profile's accuracy)"""
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,31 @@ class DecodeResult:
 
 
 @dataclass(frozen=True)
+class ErrorBand:
+    """A realistic estimate's expected relative error on one precision: the stack profile's band, or the
+    leave-one-platform-out median |error| of its figures on the compute path class the precision's GEMMs run on
+    where that is wider (:meth:`~roofline.spec.stack.Accuracy.class_band`)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    path_class: str
+    """the compute path class its GEMMs run on under the profile (``<dtype>-<isa class>``)"""
+    realistic_error: float
+    class_figures: int
+    """how many of the profile's figures ran on ``path_class`` (0: none; its efficiency is the stack's fallback)"""
+    class_platforms: int
+    """on how many platforms those figures ran"""
+
+    @classmethod
+    def of(cls, source, res, recipe, one_row: bool = False) -> ErrorBand | None:
+        """``recipe``'s band under the efficiency source ``source`` on ``res`` (None without a profile's accuracy)"""
+        path_class, band, own = source.class_band(res, recipe, one_row=one_row)
+        if band is None:
+            return None
+        return cls(path_class, band, own.figures if own else 0, own.platforms if own else 0)
+
+
+@dataclass(frozen=True)
 class PrecisionResult:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -238,17 +263,8 @@ class PrecisionResult:
     fits_memory: bool | None = None
     """memory_bytes fits the DRAM of the sockets used (dram.capacity_gb x sockets); null: the platform file gives
     no capacity. False: no figure of this precision is reachable on this platform"""
-    path_class: str | None = None
-    """the compute path class its GEMMs run on under the stack profile (``<dtype>-<isa class>``; null without a
-    profile)"""
-    realistic_error: float | None = None
-    """the realistic figures' expected relative error: the stack profile's band, or its figures of
-    ``path_class``'s leave-one-platform-out median |error| where that is wider (null without a profile's
-    accuracy)"""
-    class_figures: int | None = None
-    """how many of the profile's figures ran on ``path_class`` (0: none; its efficiency is the stack's fallback)"""
-    class_platforms: int | None = None
-    """on how many platforms those figures ran"""
+    error_band: ErrorBand | None = None
+    """the realistic figures' expected error (null without a stack profile's accuracy)"""
 
 
 @dataclass(frozen=True)
