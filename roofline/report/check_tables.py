@@ -42,7 +42,7 @@ def headline(r: CheckResult) -> list[RenderableType]:
     if r.rates:
         o = r.measured_from
         source = f"{o.path.rsplit('/', 1)[-1]} ({o.format})" if o is not None else r.source
-        rated = {x.precision: x.error_band for x in r.rates}
+        rated = {f"{x.precision} {x.what}": x.error_band for x in r.rates}
         return [Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
                 Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy, rated)}")]
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))

@@ -73,8 +73,8 @@ def class_bands(bands, band: float) -> list[str]:
         if not b.class_figures:
             out.append(f"{name} on {b.path_class}: no record's figure ran on it")
         elif b.realistic_error > band:
-            out.append(f"{name} on {b.path_class} +/-{b.realistic_error:.0%} ({b.class_figures} figures, "
-                       f"{b.class_platforms} CPU(s))")
+            out.append(f"{name} on {b.path_class} +/-{b.realistic_error:.0%} ({b.class_figures} "
+                       f"figure{'s' if b.class_figures > 1 else ''}, {b.class_platforms} CPU(s))")
     return out
 
 
