@@ -11,7 +11,7 @@ from roofline.catalog import builtin_dir
 from roofline.catalog.stacks import load_stack
 from roofline.fidelity.accuracy import Fitted, cross_stack
 from roofline.fidelity.fit import Params
-from roofline.model.efficiency import CROSS, lookup
+from roofline.model.efficiency import CROSS, Found, found_value, lookup, takes_cross
 from roofline.spec.stack import MIN_PLATFORMS
 from roofline.spec.vocab import Phase
 
@@ -31,6 +31,11 @@ def test_a_class_takes_its_own_units_then_the_cross_stack_value_then_its_dtype()
     assert lookup(table, "fp32-avx2", cross)[0] == 0.64  # no cross-stack value: the fp32 classes
     assert lookup(table, "bf16-emulated", cross)[0] == 1.0
     assert lookup(table, "int8-amx", cross)[0] == 0.9  # a fitted class is its own
+    # which fallback answered each, and so whether the class takes its cross-stack value
+    want = {"int8-avx512": Found.SAME_ISA, "bf16-amx": Found.SAME_ISA, "int8-avx2": Found.CROSS_STACK,
+            "fp32-avx2": Found.SAME_DTYPE, "bf16-emulated": Found.EMULATED, "int8-amx": Found.FITTED}
+    assert {c: found_value(table, c, cross)[2] for c in want} == want
+    assert [c for c in want if takes_cross(table, c, cross)] == ["int8-avx2"]
 
 
 def test_the_cross_stack_value_is_the_geometric_mean_of_the_stacks_fitted_without_the_left_out_platform():

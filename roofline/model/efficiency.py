@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -161,6 +162,19 @@ CROSS = "the cross-stack value, cross_stack_gemm_efficiency"
 """how :func:`lookup` says it took a class's value from a profile's cross-stack values"""
 
 
+class Found(Enum):
+    """Where :func:`lookup` found a class's value."""
+
+    FITTED = "fitted"
+    TYPE_MANY_ROWS = "the type's many-row class"
+    EMULATED = "the emulated kernel's measured rate"
+    SAME_ISA = "the mean of the same ISA class's"
+    CROSS_STACK = "the cross-stack value"
+    SAME_DTYPE = "the mean of the same dtype's"
+    ALL = "the mean of every class"
+    NONE = "none"
+
+
 def lookup(table: dict[str, float], cls: str, cross: dict[str, float] | None = None) -> tuple[float | None, str]:
     """A profile's value for a path class (``<dtype>-<isa class>``), or the fallback (and how it was
     found): for an emulated path 1 (its rate is the platform's measurement of that kernel), else the geometric
@@ -168,30 +182,37 @@ def lookup(table: dict[str, float], cls: str, cross: dict[str, float] | None = N
     int8-avx512), else the class's ``cross`` value (a stack fitted on too few platforms: the well-founded stacks'
     mean, :func:`roofline.fidelity.accuracy.cross_stack`), else the mean of its classes of the same dtype, else
     of all its classes; None for an empty table."""
+    value, how, _ = found_value(table, cls, cross)
+    return value, how
+
+
+def found_value(table: dict[str, float], cls: str, cross: dict[str, float] | None = None
+                ) -> tuple[float | None, str, Found]:
+    """:func:`lookup`'s answer, and which of its fallbacks gave it."""
     if cls in table:
-        return table[cls], cls
+        return table[cls], cls, Found.FITTED
     many = cls.replace(f"-{ONE_ROW}-", "-", 1)
     if many != cls and many in table:  # a type's one-row kernel: its unpacking is the type's many-row kernel's
-        return table[many], f"{cls} (not fitted: the type's {many})"
+        return table[many], f"{cls} (not fitted: the type's {many})", Found.TYPE_MANY_ROWS
     dtype, isa = (cls.split("-", 1) + [""])[:2]
     if isa == EMULATED:  # its rate is the kernel's own, measured: no other class's efficiency applies to it
-        return 1.0, f"{cls} (not fitted: 1, the platform's measured rate of the emulated kernel)"
+        return 1.0, f"{cls} (not fitted: 1, the platform's measured rate of the emulated kernel)", Found.EMULATED
     table = {k: v for k, v in table.items() if k.split("-", 1)[-1] != EMULATED}  # a software kernel's says nothing of the units'
     same_isa = [v for k, v in table.items() if k.split("-", 1)[-1] == isa]
     if same_isa:
-        return geometric_mean(same_isa), f"{cls} (not fitted: the mean of the {isa} classes)"
+        return geometric_mean(same_isa), f"{cls} (not fitted: the mean of the {isa} classes)", Found.SAME_ISA
     if cross and cls in cross:
-        return cross[cls], f"{cls} (not fitted: {CROSS})"
-    for what, same in ((f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype]),
-                       ("classes", list(table.values()))):
+        return cross[cls], f"{cls} (not fitted: {CROSS})", Found.CROSS_STACK
+    for what, same, found in ((f"{dtype} classes", [v for k, v in table.items() if k.split("-", 1)[0] == dtype],
+                               Found.SAME_DTYPE), ("classes", list(table.values()), Found.ALL)):
         if same:
-            return geometric_mean(same), f"{cls} (not fitted: the mean of the {what})"
-    return None, f"{cls} (not fitted)"
+            return geometric_mean(same), f"{cls} (not fitted: the mean of the {what})", found
+    return None, f"{cls} (not fitted)", Found.NONE
 
 
 def takes_cross(table: dict[str, float], cls: str, cross: dict[str, float]) -> bool:
     """Whether :func:`lookup` answers ``cls`` with its cross-stack value (the profile's own classes do not)."""
-    return CROSS in lookup(table, cls, cross)[1]
+    return found_value(table, cls, cross)[2] is Found.CROSS_STACK
 
 
 def gemm_eta(gemm: dict[str, float], kernel: dict[str, float], cls: str, graph: bool,
