@@ -170,6 +170,13 @@ def test_check_json_contract():
     (c,) = data["comparisons"]
     assert [r["metric"] for r in c["rows"]] == ["throughput", "linear block"]
     assert {"name", "seconds", "share_of_baseline", "share_of_gap", "how", "calibrated"} <= set(c["terms"][0])
+    # the realistic speedup's band: Granite Rapids' INT8 on AMX, the profile's figures of that class
+    from roofline.catalog.stacks import load_stack
+
+    own = load_stack("torch-inductor").accuracy.classes["int8-amx"]
+    assert c["error_band"] == {"path_class": "int8-amx", "realistic_error": max(own.median_abs_error,
+                               data["realistic_accuracy"]["median_abs_error"]),
+                               "class_figures": own.figures, "class_platforms": own.platforms}
 
 
 def test_calibrate_and_check_a_report(tmp_path):
