@@ -98,7 +98,7 @@ class PlanLayout:
     note: str | None = None
     """why the layout cannot serve (no sequence fits the KV cache), when it cannot"""
     rps_per_server_band: list[float] | None = None
-    """the best layout, server scenario with a stack profile's error band (``PlanResult.service_band``; null for
+    """the best layout, server scenario with a stack profile's error band (the CPU's ``service_band``; null for
     the other layouts): rps_per_server with the realistic service times (decoders: prefill and decode steps)
     ``1 + band`` times longer, then ``1 + band`` times shorter. Under a p99 bound the rate can move much more than
     the service time: where the p99 barely rises with the load (batches grow with it), a few percent of service
@@ -263,8 +263,9 @@ class PlanResult(JsonResult):
     """the calibration (a measured host's efficiencies) of the realistic service time, instead of a stack profile"""
     service_band: float | None = None
     """server scenario: the stack profile's error band on unseen CPUs (its leave-one-platform-out median |error|,
-    or the cross-stack one), at whose two ends each CPU's best layout's rate is also given (rps_per_server_band);
-    null offline, with a calibration or without a measured band"""
+    or the cross-stack one); each CPU's best layout's rate is also given at the two ends of that CPU's band
+    (``CpuPlan.service_band``: this one, or its precision's compute path class's where wider); null offline, with
+    a calibration or without a measured band"""
     batch_watermark_tokens: int | None = None
     """encoders: a batch closes once its tokens reach this many (null: at ``max_batch_tokens``)"""
     batching_from: str | None = None
