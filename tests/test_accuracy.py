@@ -492,6 +492,26 @@ def test_a_class_band_only_widens_the_stacks():
     assert thin.class_band("int8-amx") == (0.145, better)  # the cross-stack band of a stack on too few platforms
 
 
+@pytest.mark.parametrize("value, word", [
+    ("nan", "finite"), ('"x"', "a string"), ("-1e300", "0 to 100"), ("1e300", "0 to 100"), ("0.9", "above worst"),
+])
+def test_a_bad_class_error_in_a_profile_is_refused_in_one_line(tmp_path, value, word):
+    """A profile's per-class error that no fit gives (not finite, negative, huge, above its worst) is refused at
+    load in one line naming the field, exit 2."""
+    from roofline.catalog.stacks import stack_path
+
+    text = stack_path("torch-inductor").read_text()
+    head = "[accuracy.classes.int8-amx]\nmedian_abs_error = "
+    assert text.count(head) == 1
+    start = text.index(head) + len(head)
+    bad = tmp_path / "stack.toml"
+    bad.write_text(text[:start] + value + text[text.index("\n", start):])
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "gnr", "--stack", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "accuracy.classes.int8-amx" in proc.stderr
+    assert word in proc.stderr, proc.stderr
+
+
 def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corpus_accuracy):
     """The EPYC 9655 runs whose source repeats the same command three times with rates 45-57% apart are
     unstable: flagged, out of every summary, and the llama.cpp profile is the same with those figures dropped."""
