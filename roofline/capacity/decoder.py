@@ -46,7 +46,7 @@ from roofline.capacity.fleet import (
     with_band,
 )
 from roofline.capacity.options import PlanOptions
-from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
+from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, layouts, step_times, token_grid
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory
 from roofline.serving.continuous_batching import (
     DecodeStep,
@@ -149,16 +149,23 @@ class _Decoder:
         else:  # never used (a single output token), but a DecodeStep needs positive times
             self.lo_rows = self.hi_rows = np.ones((len(self.index), self.k_max))
 
+    def _banded(self, cpu: int) -> StepTimes:
+        """CPU ``cpu``'s step tables whose band is the wider: its decode steps', or its prefill's where that is
+        wider or no decode step runs"""
+        pre = self.prefill[cpu]
+        if not self.decode:
+            return pre
+        dec = self.decode[cpu]
+        return pre if pre.band is not None and (dec.band is None or pre.band > dec.band) else dec
+
     def band(self, cpu: int) -> float | None:
         """CPU ``cpu``'s realistic step times' error band: the wider of its prefill's and its decode's (None: no
         profile's accuracy)"""
-        bands = [t.band for t in (self.prefill[cpu], *(self.decode[cpu:cpu + 1] if self.decode else ()))
-                 if t.band is not None]
-        return max(bands) if bands else None
+        return self._banded(cpu).band
 
     def path_class(self, cpu: int) -> str | None:
-        """the compute path class of CPU ``cpu``'s decode steps (of its prefill where no decode step runs)"""
-        return (self.decode[cpu] if self.decode else self.prefill[cpu]).path_class
+        """the compute path class whose band :meth:`band` is"""
+        return self._banded(cpu).path_class
 
     def row(self, cpu: int, kind: str, layout: int) -> int | None:
         try:

@@ -190,7 +190,8 @@ class CpuPlan:
     """servers_needed at the two ends of the best layout's rps_per_server_band: fewest, most (null: no band or no
     target; an end null: no rate meets the SLO there)"""
     path_class: str | None = None
-    """the compute path class the precision's GEMMs run on here under the stack profile (null without one)"""
+    """the compute path class whose band ``service_band`` is (a decoder: its decode steps', or its prefill's where
+    that band is wider); null without a stack profile"""
     service_band: float | None = None
     """server scenario: this CPU's error band, the one rps_per_server_band is at: the profile's
     (``PlanResult.service_band``), or its figures on ``path_class``'s median error where that is wider"""
