@@ -121,6 +121,9 @@ LIMITS: dict[str, Limit] = {
                                                 "core is today's widest"),
     "stack.path_rules.chain_ops_per_cycle": Limit(0, 1e6, "ops/cycle/core", "a dependency chain retires fewer "
                                                   "ops per cycle than its path issues"),
+    # ------------------------------------------------------------------ a stack profile's stated accuracy
+    "stack.accuracy.abs_error": Limit(0, 100, "", "a relative error |predicted / measured - 1| above 100 (10,000%) "
+                                      "is a typo, not a measured error", low_open=False),
 }
 
 

@@ -119,22 +119,17 @@ class ClassAccuracy:
     platforms: int
 
     def __post_init__(self) -> None:
-        check_errors(self.median_abs_error, self.worst_abs_error)
+        check_median_worst(self.median_abs_error, self.worst_abs_error)
         if not 1 <= self.platforms <= self.figures:
             raise ValueError(f"figures {self.figures}, platforms {self.platforms}: a class's figures ran on 1 to "
                              "that many platforms")
 
 
-#: the largest relative error a profile may state (10,000%): more is a typo, not a measured error
-MAX_ABS_ERROR = 100.0
-
-
-def check_errors(median: float, worst: float) -> None:
-    """A median and a worst |predicted / measured - 1|: 0 to :data:`MAX_ABS_ERROR`, the median no more than the
-    worst."""
-    for name, v in (("median_abs_error", median), ("worst_abs_error", worst)):
-        if not 0 <= v <= MAX_ABS_ERROR:
-            raise ValueError(f"{name}: a relative error from 0 to {MAX_ABS_ERROR:g}, got {v}")
+def check_median_worst(median: float, worst: float) -> None:
+    """A median and a worst |predicted / measured - 1|, each in its range (``stack.accuracy.abs_error``), the median
+    no more than the worst."""
+    check("stack.accuracy.abs_error", median, "median_abs_error")
+    check("stack.accuracy.abs_error", worst, "worst_abs_error")
     if median > worst:
         raise ValueError(f"median_abs_error {median} is above worst_abs_error {worst}")
 
@@ -170,10 +165,8 @@ class Accuracy:
         return self.median_abs_error
 
     def __post_init__(self) -> None:
-        check_errors(self.median_abs_error, self.worst_abs_error)
-        c = self.cross_stack_median_abs_error
-        if c is not None and not 0 <= c <= MAX_ABS_ERROR:
-            raise ValueError(f"cross_stack_median_abs_error: a relative error from 0 to {MAX_ABS_ERROR:g}, got {c}")
+        check_median_worst(self.median_abs_error, self.worst_abs_error)
+        check("stack.accuracy.abs_error", self.cross_stack_median_abs_error, "cross_stack_median_abs_error")
 
     def class_band(self, cls: str | None) -> tuple[float, ClassAccuracy | None]:
         """The band an estimate whose GEMMs run on ``cls`` quotes, and the class's own error where the profile
