@@ -24,6 +24,7 @@ from roofline.model.layout import make_layout
 from roofline.model.resources import Resources
 from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
 from roofline.model.step import evaluate_step
+from roofline.results.estimate import ErrorBand
 from roofline.model.recipes import cell_recipes, precision_recipe
 from roofline.model.workload import make_workload
 from roofline.schema import schema_path
@@ -164,7 +165,8 @@ def fake_step_times(base_s: float, per_request_s: float, cores: int = 4):
         source = kw.get("source")
         return StepTimes(instance_cores=sizes, instances_per_socket=np.floor(cores / sizes), sockets=1,
                          realistic_s=real, ceiling_s=real / 2, time_split=split, weights_llc_resident=False,
-                         stack=None, band=source.band if source is not None else None)
+                         stack=None, error_band=None if source is None or source.band is None else
+                         ErrorBand("fake", source.band, 0, 0))
     return fake
 
 

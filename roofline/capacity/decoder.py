@@ -46,8 +46,9 @@ from roofline.capacity.fleet import (
     with_band,
 )
 from roofline.capacity.options import PlanOptions
-from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, by_batch, layouts, step_times, token_grid
+from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
 from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory
+from roofline.results.estimate import ErrorBand
 from roofline.serving.continuous_batching import (
     DecodeStep,
     DecoderMaxRate,
@@ -149,23 +150,14 @@ class _Decoder:
         else:  # never used (a single output token), but a DecodeStep needs positive times
             self.lo_rows = self.hi_rows = np.ones((len(self.index), self.k_max))
 
-    def _banded(self, cpu: int) -> StepTimes:
-        """CPU ``cpu``'s step tables whose band is the wider: its decode steps', or its prefill's where that is
-        wider or no decode step runs"""
-        pre = self.prefill[cpu]
-        if not self.decode:
+    def band(self, cpu: int) -> ErrorBand | None:
+        """CPU ``cpu``'s realistic step times' error band: the wider of its prefill's and its decode's (its decode
+        steps' on a tie or where no prefill band is wider; None: no profile's accuracy)"""
+        pre = self.prefill[cpu].error_band
+        dec = self.decode[cpu].error_band if self.decode else None
+        if dec is None or (pre is not None and pre.realistic_error > dec.realistic_error):
             return pre
-        dec = self.decode[cpu]
-        return pre if pre.band is not None and (dec.band is None or pre.band > dec.band) else dec
-
-    def band(self, cpu: int) -> float | None:
-        """CPU ``cpu``'s realistic step times' error band: the wider of its prefill's and its decode's (None: no
-        profile's accuracy)"""
-        return self._banded(cpu).band
-
-    def path_class(self, cpu: int) -> str | None:
-        """the compute path class whose band :meth:`band` is"""
-        return self._banded(cpu).path_class
+        return dec
 
     def row(self, cpu: int, kind: str, layout: int) -> int | None:
         try:
@@ -203,6 +195,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
     slos = " and ".join(x for x in (f"TTFT p99 {o.ttft_s * 1e3:g} ms" if o.ttft_s else "",
                                     f"TPOT p99 {o.tpot_s * 1e3:g} ms" if o.tpot_s else "") if x)
     plans, best_rows = [], []
+    error_bands = [dec.band(c) for c in range(len(platforms))]
     for c, (p, t) in enumerate(zip(platforms, dec.prefill)):
         n = len(t.instance_cores)
         real = [dec.row(c, "realistic", i) for i in range(n)]
@@ -245,14 +238,15 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                                 servers_needed=servers_needed(o.target_rps, cb.rps_per_server_ceiling, o.utilization)
                                 if pick_c.meets and fits.any() else None,
                                 tokens_per_s_per_server=cb.tokens_per_s_per_server_ceiling),
-            curve=[], memory=dec.memory[c], notes=[] if ok else [reason], path_class=dec.path_class(c),
+            curve=[], memory=dec.memory[c], notes=[] if ok else [reason],
+            path_class=error_bands[c].path_class if error_bands[c] else None,
         ))
         best_rows.append(real[pick.index])
     if sim is None:
         return plans
     # the realistic step times' error band on each CPU (the wider of its prefill's and its decode's): the rate at
     # its two ends
-    bands = [dec.band(c) if server else None for c in range(len(plans))]
+    bands = [e.realistic_error if server and e else None for e in error_bands]
     banded = [k for k, (c, r) in enumerate(zip(plans, best_rows)) if bands[k] and c.meets and r is not None]
     if banded:
         ends = _band_rates(dec, [best_rows[k] for k in banded], np.array([bands[k] for k in banded]), o)

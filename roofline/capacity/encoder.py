@@ -161,11 +161,11 @@ def plan_dynamic_batching(platforms: list[Platform], model: ModelSpec, precision
             price_per_hour=price,
             cost_per_million_requests=(cost_per_million(price, best.rps_per_server, o.utilization) if pick.meets
                                        else None),
-            ceiling=ceiling, curve=[], notes=notes, path_class=t.path_class,
+            ceiling=ceiling, curve=[], notes=notes, path_class=t.error_band.path_class if t.error_band else None,
         ))
         best_rows.append(real[pick.index])
     # the realistic service times' error band on each CPU: the rate at its two ends
-    bands = [t.band for t in tab.times] if server else []
+    bands = [t.error_band.realistic_error if t.error_band else None for t in tab.times] if server else []
     if bands and all(b is not None for b in bands):
         r = np.asarray(best_rows)
         ends = _band_rates(tab.table, tab.rows[r], tab.queue[r], tab.scale[r], np.array(bands), o.p99_s, o)

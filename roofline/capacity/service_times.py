@@ -39,6 +39,7 @@ from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.layout import make_layout
 from roofline.model.step import BOUNDS
 from roofline.model.workload import make_workload
+from roofline.results.estimate import ErrorBand
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.vocab import Phase
@@ -117,11 +118,9 @@ class StepTimes:
     weights_llc_resident: bool
     stack: str | None
     """the profile the realistic time used (None: no profile, or a calibration instead)"""
-    path_class: str | None = None
-    """the compute path class the precision's GEMMs run on under the profile (its first grid point's)"""
-    band: float | None = None
-    """the realistic times' error band (:meth:`~roofline.model.efficiency.EfficiencySource.class_band`; None: no
-    profile's accuracy)"""
+    error_band: ErrorBand | None = None
+    """the realistic times' error band and the compute path class it is of (its first grid point's:
+    :meth:`~roofline.model.efficiency.EfficiencySource.error_band`; None: no profile's accuracy)"""
 
     @property
     def instances_per_server(self) -> np.ndarray:
@@ -142,7 +141,7 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phas
     n_l, n_g = sizes.size, len(points)
     real, ceil = np.empty((n_l, n_g)), np.empty((n_l, n_g))
     split = np.empty((n_l, n_g, len(BOUNDS)))
-    resident, total, cls, band = False, None, None, None
+    resident, total, band = False, None, None
     for g, pt in enumerate(points):
         context = int(pt.context) if phase is Phase.DECODE else None
         work = make_workload(model, phase, int(pt.batch), int(pt.seq_len), context)
@@ -150,7 +149,7 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phas
                             options=StepOptions(kv_dtype=kv_dtype))
         s, res = steps[0], steps.res
         if g == 0:
-            cls, band, _ = source.class_band(res, s.recipe, one_row=work.tokens <= 1)
+            band = source.error_band(res, s.recipe, one_row=work.tokens <= 1)
         total = np.asarray(res.layout.total_instances, dtype=float)
         resident = resident or (bool(np.any(s.step.fits_llc)) and res.b_llc is not None)
         split[:, g] = s.step.time_by_bound() * total[:, None]
@@ -163,7 +162,7 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phas
     lay = make_layout(platform, cores=cores, instance_cores=sizes, socket_busy=True)
     return StepTimes(instance_cores=sizes, instances_per_socket=np.asarray(lay.instances, dtype=float),
                      sockets=int(lay.sockets), realistic_s=real, ceiling_s=ceil, time_split=split,
-                     weights_llc_resident=resident, stack=source.stack_name, path_class=cls, band=band)
+                     weights_llc_resident=resident, stack=source.stack_name, error_band=band)
 
 
 def by_batch(times: np.ndarray, grid: np.ndarray, top: int) -> np.ndarray:

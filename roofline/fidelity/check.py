@@ -32,7 +32,6 @@ from roofline.model.suspect import Suspect, gemm_bound, step_bound, suspect_inpu
 from roofline.model.realistic import LINEAR_BLOCK_TERMS, UNFITTED, Realistic, Term, linear_block_speedup
 from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
-from roofline.results.estimate import ErrorBand
 from roofline.results.validate import ValidateResult
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
@@ -140,7 +139,7 @@ def check_typed(platform: Platform, model: ModelSpec, precision: str, baseline: 
                       terms=_terms(terms, t_base, gap * t_base), explained_gap=min(total / gap, 1.0) if gap > 0 else 0.0,
                       unexplained=max(gap - total, 0.0),
                       suspect_detail=suspect.text if any(r.ceiling_violation for r in rows) else "",
-                      error_band=ErrorBand.of(source, ev.res, step.recipe, one_row=ev.work.tokens <= 1))
+                      error_band=source.error_band(ev.res, step.recipe, one_row=ev.work.tokens <= 1))
     notes += violation_notes([comp], [], typed=True, f_source=a.f.source, s_non_source=a.s_non.source)
     return CheckResult(model=model.name, cpu=platform.name, source="typed",
                        calibration=source.calibration_name if source.calibration is not None else None,

@@ -21,7 +21,6 @@ from roofline.model.realistic import TermName
 from roofline.model.step import BOUNDS
 from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckTerm, MeasuredFrom, RateRow
-from roofline.results.estimate import ErrorBand
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.record import Measurement, Record
@@ -88,7 +87,7 @@ def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, sou
         bound=BOUNDS[int(built.step.bound)].value, fraction_of_ceiling=m.value / ceiling, realistic=realistic,
         fraction_of_realistic=m.value / realistic, terms=terms,
         unexplained=float(max(measured_s - real.realistic_s, 0.0) / real.ceiling_s), stack=source.stack_name,
-        error_band=ErrorBand.of(source, ev.res, built.recipe, one_row=work.tokens <= 1))
+        error_band=source.error_band(ev.res, built.recipe, one_row=work.tokens <= 1))
 
 
 def check_record(platform: Platform, spec: ModelSpec, r: Record, source: EfficiencySource, *,

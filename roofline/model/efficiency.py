@@ -31,11 +31,12 @@ from roofline.errors import UserError
 from roofline.model.paths import PathChoice, path_peak
 from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources, Used
+from roofline.results.estimate import ErrorBand
 from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.stack import Accuracy, ClassAccuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode
 
 if TYPE_CHECKING:
@@ -76,17 +77,16 @@ class EfficiencySource:
         a = self.accuracy
         return a.band if a else None
 
-    def class_band(self, res: Resources, recipe: PrecisionRecipe, one_row: bool = False
-                   ) -> tuple[str | None, float | None, ClassAccuracy | None]:
-        """The compute path class ``recipe``'s GEMMs run on under the profile (``one_row``: its calls of one
-        activation row), the error band a realistic estimate on it quotes (:meth:`Accuracy.class_band`) and the
-        class's own error where the profile's figures ran on it; all None without a profile's accuracy."""
+    def error_band(self, res: Resources, recipe: PrecisionRecipe, one_row: bool = False) -> ErrorBand | None:
+        """The error band a realistic estimate of ``recipe`` quotes (:meth:`Accuracy.class_band`), with the
+        compute path class its GEMMs run on under the profile (``one_row``: its calls of one activation row) and
+        that class's figures; None without a profile's accuracy."""
         a = self.accuracy
         if a is None:
-            return None, None, None
+            return None
         cls, _ = path_class(res, recipe, self.profile, one_row=one_row)
-        band, c = a.class_band(cls)
-        return cls, band, c
+        band, own = a.class_band(cls)
+        return ErrorBand(cls, band, own.figures if own else 0, own.platforms if own else 0)
 
     def notes(self, platform: Platform) -> list[str]:
         """A calibration applies to the platform it was fitted on: another platform is refused, unless

@@ -245,7 +245,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
             bound_step_time_s=bound.get(e.name), bound_throughput_per_s=work.batch / bound[e.name] if e.name in bound
             else None,
-            memory_bytes=need, fits_memory=fits, error_band=ErrorBand.of(q.source, res, r, one_row=work.tokens <= 1),
+            memory_bytes=need, fits_memory=fits, error_band=q.source.error_band(res, r, one_row=work.tokens <= 1),
         )
     too_big = [n for n, pr in precision_results.items() if pr.fits_memory is False]
     base, base_real = ev.evaluated[0], ev.realistic[0]

@@ -195,14 +195,6 @@ class ErrorBand:
     class_platforms: int
     """on how many platforms those figures ran"""
 
-    @classmethod
-    def of(cls, source, res, recipe, one_row: bool = False) -> ErrorBand | None:
-        """``recipe``'s band under the efficiency source ``source`` on ``res`` (None without a profile's accuracy)"""
-        path_class, band, own = source.class_band(res, recipe, one_row=one_row)
-        if band is None:
-            return None
-        return cls(path_class, band, own.figures if own else 0, own.platforms if own else 0)
-
 
 @dataclass(frozen=True)
 class PrecisionResult:
