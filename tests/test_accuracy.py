@@ -21,8 +21,9 @@ from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of,
 from roofline.model.build import LayoutSpec
 from roofline.model.efficiency import EfficiencySource
 from roofline.model.estimate import EstimateQuery, estimate, evaluate
-from roofline.model.harness import realistic_encoder, realistic_shape
+from roofline.model.harness import encoder_run, realistic_encoder, realistic_shape
 from roofline.model.realistic import TermName
+from roofline.spec.vocab import NonGemmMode, ShapeForm
 
 
 @pytest.fixture(scope="module")
@@ -101,18 +102,21 @@ def test_the_fit_table_predicts_what_predict_does(records):
     parameter vectors (kernel ratio, shape term, fitted dispatch and both forms of the passes included), one vector
     at a time and all of them in one batch (the Jacobian's)."""
     figs = [f for r in records if r.record.excluded is None for f in figures(r)]  # every kind of figure
-    for dispatch_free, passes in ((False, False), (True, False), (False, True)):
+    for dispatch_free, passes, shape in ((False, False, ShapeForm.WORK), (True, False, ShapeForm.WORK),
+                                         (False, True, ShapeForm.WORK), (True, True, ShapeForm.TIME)):
         lay = ParamLayout(tuple(sorted({c for f in figs for p in f.parts for c in p.classes})), ("any",),
-                          True, dispatch_free=dispatch_free, passes=passes)
+                          True, dispatch_free=dispatch_free, passes=passes, shape=shape)
         table = FitTable.of(figs, lay.gemm)
         rng = np.random.default_rng(7)
         xs, wants = [], []
         for _ in range(3):
             x = rng.uniform(np.log(0.05), 0.3, lay.size)
-            x[lay.work_half_index] = rng.choice([0.0, rng.uniform(1e3, 1e8)])
+            x[lay.work_half_index] = rng.choice([0.0, rng.uniform(1e3, 1e8) if shape is ShapeForm.WORK
+                                                 else rng.uniform(1e-6, 1e-3)])
             if dispatch_free:
                 x[lay.work_half_index + 1:] = np.log(rng.uniform(1e-6, 1e-4, 2))
             q = lay.params(x, 2e-4, 3e-6)
+            assert q.shape is shape
             want = np.array([predict(f, q) for f in figs])
             assert table.predict(x, lay, 2e-4, 3e-6) == pytest.approx(want, rel=1e-12)
             xs.append(x), wants.append(want)
@@ -143,12 +147,74 @@ def test_a_fit_without_the_shape_term_recovers_efficiencies_made_without_one(rec
     truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.8, "int8-avx512": 0.7, "bf16-amx": 0.2, "int8-amx": 0.15},
                    kernel_ratio=0.9, work_half=0.0, memory=0.8, attention={"any": 0.3}, other={"any": 0.1})
     synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
-    got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, False)
+    got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, ShapeForm.NONE)
     assert got.work_half == 0.0 and got.shape_left_out
     errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
     assert errors[len(errors) // 2] < 0.01 and errors[-1] < 0.05
     assert got.gemm["int8-avx512"] == pytest.approx(0.7, rel=0.02)
     assert got.gemm["fp32-avx512"] == pytest.approx(0.6, rel=0.02)
+
+
+def test_the_shape_term_in_time_is_a_calls_mac_time_on_one_core():
+    """By hand: BERT-base's attn_out (256 x 768 x 768) on the Zen 3 guest's 2 cores, FP32 on AVX2 (32 ops per cycle,
+    3.198 GHz measured): ``W = 256 x 768 x 768 / 2`` multiply-accumulates per core take ``2 W / (32 x 3.198e9)`` s,
+    1.4755 ms; on GNR's 4-core instances over both sockets, the same call in BF16 on AMX takes 1/16 of its FP32 time
+    on AVX-512 (1,024 against 64 ops per cycle at the one clock), whatever the sockets."""
+    from roofline.model.harness import shape_run
+    from roofline.model.realistic import step_parts
+
+    h = shape_run(load_platform("zen3-2vcpu"), "fp32", "attn_out", 256, 768, 768)
+    parts = step_parts(h.res, h.recipe, h.gemms, h.step, mode=h.mode)
+    w = 256 * 768 * 768 / 2
+    assert parts.m == pytest.approx([w], rel=1e-12)
+    assert parts.t_mac == pytest.approx([2 * w / (32 * 3.198e9)], rel=1e-12)
+    assert parts.t_mac[0] == pytest.approx(1.4755e-3, rel=1e-4)
+    gnr, bert = load_platform("gnr"), load_model("bert-large")
+    t = {}
+    for precision in ("fp32", "bf16"):
+        h = encoder_run(gnr, bert, precision, 1, 1, 256, NonGemmMode.AMP_BF16, cores=4)
+        t[precision] = step_parts(h.res, h.recipe, h.gemms, h.step, mode=h.mode).t_mac
+    assert t["bf16"] == pytest.approx(t["fp32"] / 16, rel=1e-12)
+
+
+def test_a_fit_in_time_recovers_a_known_time_half(records, tmp_path):
+    """Figures made with the shape term in time (150 us) fit back to it and to the efficiencies with the form in
+    time; the profile written from that fit holds it as ``time_half_s`` (``work_half`` 0), an estimate with the
+    profile prices as the fit predicts, and a profile with both terms is refused in one line naming the field."""
+    from roofline.fidelity.fit import profile_from
+    recs = [r for r in records if r.record.stack == "torch-inductor"]
+    figs = [f for r in recs for f in figures(r)]
+    truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.8, "int8-avx512": 0.7, "bf16-amx": 0.3, "int8-amx": 0.25,
+                         "fp32-avx2": 0.7, "int8-avx2": 0.5}, kernel_ratio=0.9, work_half=1.5e-4,
+                   shape=ShapeForm.TIME, memory=0.8, attention={"any": 0.3}, other={"any": 0.1})
+    synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
+    got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, ShapeForm.TIME)
+    assert got.shape is ShapeForm.TIME and got.work_half_fitted
+    assert got.work_half == pytest.approx(1.5e-4, rel=0.05)
+    assert got.gemm["int8-amx"] == pytest.approx(0.25, rel=0.05)
+    errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
+    assert errors[len(errors) // 2] < 0.01 and errors[-1] < 0.05
+    work = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, ShapeForm.WORK)
+    assert max(abs(predict(f, work) / f.measured - 1) for f in synthetic) > 2 * errors[-1]
+    profile = profile_from("torch-inductor", "", got, recs, len(figs), (), None, "cmd")
+    assert profile.work_half.value == 0 and profile.time_half_s.kind == "derived"
+    assert profile.shape == (ShapeForm.TIME, profile.time_half_s.value)
+    q = params_of(profile)
+    assert q.shape is ShapeForm.TIME and q.work_half == profile.time_half_s.value
+    (f,) = [f for f in figs if f.record.startswith("zen4-2vcpu-bert-base") and f.kind == "latency"
+            and f.precision == "int8-static"][:1]
+    real = realistic_encoder(load_platform("zen4-2vcpu"), load_model("bert-base"), "int8-static", 12, 1, 256,
+                             f.steps[0].mode, EfficiencySource(profile))
+    assert predict(f, q) == pytest.approx(real.realistic_s, rel=1e-6)
+    from roofline.catalog.stacks import stack_path
+    text = stack_path("torch-inductor").read_text()
+    head = "work_half = { value = 0.0,"
+    assert text.count(head) == 1
+    bad = tmp_path / "stack.toml"
+    bad.write_text(text.replace(head, "work_half = { value = 1000.0,"))
+    proc = run_cli("estimate", "--model", "bert-large", "--cpu", "gnr", "--stack", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "time_half_s" in proc.stderr, proc.stderr
 
 
 def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
@@ -163,14 +229,14 @@ def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
     truth = Params(gemm={"int8-amx": 0.4}, work_half=2048.0 * 1024, memory=0.8, attention={"any": 0.9},
                    other={"any": 0.7}, call_s=0.01, per_op_s=1e-6)
     synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
-    got = fit(synthetic, {}, True, 0.01)
+    got = fit(synthetic, {}, ShapeForm.WORK, 0.01)
     assert got.call_s == pytest.approx(0.01, rel=1e-12) and got.call_held
     assert got.gemm["int8-amx"] == pytest.approx(0.4, rel=0.03)
     errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
     assert errors[-1] < 0.02
     src = profile_from("intel-mlperf", "", got, recs, len(figs), (), None, "cmd").call_s.source
     assert "chosen by the MLPerf Server runs" in src
-    assert fit(synthetic, {}, True).call_s <= 2e-3 + 1e-12
+    assert fit(synthetic, {}, ShapeForm.WORK).call_s <= 2e-3 + 1e-12
     # the committed profile took a value of the grid, and says where it came from
     shipped = load_stack("intel-mlperf").call_s
     assert shipped.value in CALL_GRID and "Server runs" in shipped.source

@@ -55,7 +55,7 @@ from roofline.model.efficiency import EMULATED, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile
-from roofline.spec.vocab import Ceiling, Phase, Scenario
+from roofline.spec.vocab import Ceiling, Phase, Scenario, ShapeForm
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
 SUSPECT_TIGHTNESS = 2.0
@@ -150,8 +150,15 @@ class Scored:
 #: a Server figure the plan could not price (no rate meets the bound, no request simulated): as far off as e^3
 MISSED = 3.0
 
-#: the shape term fitted (or assumed where the figures cannot tell), then left out (``work_half`` 0)
-SHAPE_VARIANTS = (True, False)
+#: the shape term in work per core, fitted (or assumed where the figures cannot tell), then left out (``work_half``
+#: 0), then in time (:data:`~roofline.spec.vocab.ShapeForm.TIME`); in this order, so a later form is taken only where
+#: it predicts better by more than a tie
+SHAPE_VARIANTS = (ShapeForm.WORK, ShapeForm.NONE, ShapeForm.TIME)
+#: the forms a stack fitted on fewer than :data:`~roofline.spec.stack.MIN_PLATFORMS` platforms chooses among: each
+#: left-out platform's choice rests on the others' figures, and on one or two other platforms a third form is chosen
+#: in sample (INC's IPEX stack, fitted on Sapphire Rapids alone for the 8380, took the form in time and predicted
+#: the 8380's INT8 runs 2.3x too fast)
+FEW_PLATFORM_SHAPES = (ShapeForm.WORK, ShapeForm.NONE)
 #: the other non-GEMM passes each at the other efficiency as a whole, then with their memory time at the memory
 #: efficiency (:attr:`~roofline.fidelity.fit.Params.passes`)
 PASS_VARIANTS = (False, True)
@@ -170,11 +177,11 @@ Fit = tuple[list[Scored], Params | None, dict[str, Params]]
 """a stack's figures scored, and its profile fitted on every platform and without each (:meth:`StackInputs.fit`)"""
 
 
-def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: bool = True,
+def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: ShapeForm = ShapeForm.WORK,
                            call_s: float | None = None, passes: bool = False,
                            cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
-    """The profile fitted on every figure, and one refitted without each platform (``shape``: with the shape
-    term; else ``work_half`` is 0; ``call_s``: the per-call dispatch held there; ``passes``: the other non-GEMM
+    """The profile fitted on every figure, and one refitted without each platform (``shape``: the shape term's
+    form, :class:`~roofline.spec.vocab.ShapeForm`; ``call_s``: the per-call dispatch held there; ``passes``: the other non-GEMM
     passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall back on)."""
     full = fit(figs, dispatch, shape, call_s, passes)
     per = {}
@@ -367,8 +374,8 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     by prediction, in the form of the non-GEMM passes the stack is predicted better with.
 
     In each form of the passes (:data:`PASS_VARIANTS`: each whole pass at the other efficiency, or its memory
-    time at the memory efficiency) the stack is fitted with and without the shape term (``work_half`` free, or
-    0); where its records hold Server runs with their latencies and no validate report measured the dispatch,
+    time at the memory efficiency) the stack is fitted with the shape term in work per core, without it, and with it
+    in time (:data:`SHAPE_VARIANTS`; the first two only on fewer than 3 platforms, :data:`FEW_PLATFORM_SHAPES`); where its records hold Server runs with their latencies and no validate report measured the dispatch,
     also with the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's
     profile is the variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of
     their leave-one-out figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts
@@ -378,7 +385,8 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
-    settings = [(shape, None) for shape in SHAPE_VARIANTS] + [(True, c) for c in calls]
+    shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES
+    settings = [(shape, None) for shape in shapes] + [(ShapeForm.WORK, c) for c in calls]
     forms: list[tuple[float, Params, dict[str, Params]]] = []
     for passes in PASS_VARIANTS:
         variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross) for shape, c in settings]

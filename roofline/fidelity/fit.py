@@ -40,7 +40,7 @@ from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
-from roofline.spec.vocab import FigureKind, Scenario, StepPart
+from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
 
 PULL = 0.02
 #: the ranges of the fitted dispatch costs, seconds: per call of the engine (a step: graph launch and
@@ -57,6 +57,12 @@ WORK_HALF_ASSUMED = 2048.0 * 1024
 WORK_HALF_MAX = 256.0 * 256 * 4096
 #: the spread of GEMM sizes (largest over smallest work per core) the figures need for the shape term to be fitted
 WORK_SPREAD = 16.0
+#: the same in time (:data:`~roofline.spec.vocab.ShapeForm.TIME`): the half-efficiency call time when the figures
+#: cannot tell, and the largest the fit may choose: :data:`WORK_HALF_ASSUMED` and :data:`WORK_HALF_MAX` on a core of
+#: 64 FP32 ops per cycle (AVX-512) at 3 GHz, 22 us and 2.8 ms
+CORE_OPS_PER_S = 64 * 3.0e9
+TIME_HALF_ASSUMED = 2 * WORK_HALF_ASSUMED / CORE_OPS_PER_S
+TIME_HALF_MAX = 2 * WORK_HALF_MAX / CORE_OPS_PER_S
 
 
 @dataclass
@@ -68,6 +74,9 @@ class Params:
     kernel_ratio: float = 1.0
     """one linear called on its own reaches this times the in-model efficiency"""
     work_half: float = 0.0
+    """the shape term's half-efficiency value: multiply-accumulates per core, or seconds (``shape``)"""
+    shape: ShapeForm = ShapeForm.WORK
+    """what ``work_half`` measures a GEMM call by (NONE: the term left out, ``work_half`` 0)"""
     memory: float = 1.0
     attention: dict[str, float] = field(default_factory=dict)
     other: dict[str, float] = field(default_factory=dict)
@@ -117,6 +126,8 @@ class ParamLayout:
     """no measured dispatch costs: fit the per-call and per-launch costs (log seconds, after work_half)"""
     passes: bool = False
     """the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`)"""
+    shape: ShapeForm = ShapeForm.WORK
+    """what the shape term measures a GEMM call by: its work per core, or its time (NONE: as WORK, held at 0)"""
 
     @property
     def size(self) -> int:
@@ -155,7 +166,7 @@ class ParamLayout:
         return Params(gemm=dict(zip(self.gemm, e[:g])), attention=dict(zip(self.modes, e[g:g + nm])),
                       other=dict(zip(self.modes, e[g + nm:g + 2 * nm])), memory=float(e[g + 2 * nm]),
                       kernel_ratio=float(e[g + 2 * nm + 1]) if self.kernels else 1.0,
-                      work_half=float(x[self.work_half_index]), call_s=call_s, per_op_s=per_op_s,
+                      work_half=float(x[self.work_half_index]), shape=self.shape, call_s=call_s, per_op_s=per_op_s,
                       work_half_fitted=self.work_half_free, dispatch_fitted=self.dispatch_free, passes=self.passes)
 
 
@@ -256,7 +267,8 @@ class FitTable:
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
                    memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
                    call_s: float | np.ndarray, per_op_s: float | np.ndarray, passes: bool = False,
-                   floor_graph: np.ndarray | None = None, floor_kernel: np.ndarray | None = None) -> RowEfficiency:
+                   floor_graph: np.ndarray | None = None, floor_kernel: np.ndarray | None = None,
+                   shape: ShapeForm = ShapeForm.WORK) -> RowEfficiency:
         """The rows' and steps' efficiencies from a profile's values: ``eta_graph`` and ``eta_kernel`` per
         class (in a compiled model, and one linear alone), ``attention`` and ``other`` per step, ``phi`` per
         platform; the rows' path-rule factors, shape term and platform factor through
@@ -265,7 +277,7 @@ class FitTable:
         vector work at its roofline (:data:`QUANTIZATION_WITH_PASSES`). Several profiles at once: the class values
         ``(B, C)``, the step values ``(B, P)`` and the scalars ``(B,)`` (:meth:`predict_many`); ``floor_graph`` and
         ``floor_kernel``: the one-row classes' values, in the order of ``floors`` (NaN, or None for all: not
-        fitted, no floor)."""
+        fitted, no floor); ``shape``: what ``work_half`` measures each call by (its work per core, or its time)."""
         p = self.parts
         eta = np.where(self.row_graph, eta_graph[..., self.row_class], eta_kernel[..., self.row_class])
         if floor_graph is None:
@@ -273,11 +285,12 @@ class FitTable:
         else:
             one = np.where(self.row_graph, floor_graph[..., self.row_floor], floor_kernel[..., self.row_floor])
         phi_step = phi[self.step_platform]
-        eta, shape, extra = one_row_floor(eta, one, self.row_rows, p.m, work_half,
-                                          self.row_factor * phi_step[p.row_step])
+        size = p.t_mac if shape is ShapeForm.TIME else p.m
+        eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, size, work_half,
+                                               self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
-        return RowEfficiency(eta=eta, shape=shape, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
+        return RowEfficiency(eta=eta, shape=shape_term, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
                              serial=self.row_serial,
                              memory=np.broadcast_to(np.asarray(memory, dtype=float)[..., None], eta.shape),
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
@@ -318,7 +331,7 @@ class FitTable:
         full = lambda v: np.broadcast_to(v[:, None], (len(xs), steps))  # noqa: E731
         return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), xs[:, lay.work_half_index],
                                                  e[:, g + 2 * nm], full(e[:, g]), full(e[:, g + nm]), phi, calls,
-                                                 per_ops, lay.passes, floor, np.minimum(floor * ratio, 1.0)))
+                                                 per_ops, lay.passes, floor, np.minimum(floor * ratio, 1.0), lay.shape))
 
     def predict_params(self, q: Params | None) -> np.ndarray:
         """Every figure as a profile holding ``q`` predicts it (None: the ceiling)."""
@@ -332,7 +345,7 @@ class FitTable:
         floor_g = np.array([gemm_eta(q.gemm, q.kernel, c, True, q.cross)[0] for c in self.floors])
         floor_k = np.array([gemm_eta(q.gemm, q.kernel, c, False, q.cross)[0] for c in self.floors])
         return self.figures_from(self.efficiency(eta_g, eta_k, q.work_half, q.memory, attention, other, phi,
-                                                 q.call_s, q.per_op_s, q.passes, floor_g, floor_k))
+                                                 q.call_s, q.per_op_s, q.passes, floor_g, floor_k, q.shape))
 
 
 def predict(f: Figure, q: Params | None) -> float:
@@ -401,9 +414,10 @@ def forward_jacobian(fun_many, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
     return ((values[1:] - values[0]) / dx[:, None]).T
 
 
-def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: bool = True,
+def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: ShapeForm = ShapeForm.WORK,
         call_s: float | None = None, passes: bool = False) -> Params:
-    """The stack parameters that best predict ``figs`` (see the module docstring); ``call_s``: the per-call
+    """The stack parameters that best predict ``figs`` (see the module docstring); ``shape``: the shape term measured
+    in work per core, in time (:func:`~roofline.model.realistic.mac_seconds`), or left out; ``call_s``: the per-call
     dispatch held at this value (chosen by other figures, the Server runs'), the per-launch one still fitted;
     ``passes``: the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`)."""
     from scipy.optimize import least_squares
@@ -412,16 +426,18 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         raise UserError("no figures to fit a stack profile from")
     classes = sorted({c for f in figs for s in f.steps for c in s.classes})
     modes = (ANY_MODE,)  # one efficiency per non-GEMM part, whatever its mode: the records cannot tell modes apart
-    ms = [float(m) for f in figs for s in f.steps for m in s.parts.m]
+    timed = shape is ShapeForm.TIME
+    ms = [float(m) for f in figs for s in f.steps for m in (s.parts.t_mac if timed else s.parts.m)]
     free = max(ms) >= WORK_SPREAD * min(ms)  # GEMMs of similar size only: the shape term cannot be fitted, it stays fixed
     d = dispatch or {}
     lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,
-                      dispatch_free="call_s" not in d, passes=passes)
+                      dispatch_free="call_s" not in d, passes=passes, shape=shape)
+    assumed, most = (TIME_HALF_ASSUMED, TIME_HALF_MAX) if timed else (WORK_HALF_ASSUMED, WORK_HALF_MAX)
     n = lay.size
     x0 = np.zeros(n)  # the efficiencies are set per start below
-    x0[lay.work_half_index] = WORK_HALF_ASSUMED
+    x0[lay.work_half_index] = assumed
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
-    lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, WORK_HALF_MAX
+    lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, most
     disp = slice(lay.work_half_index + 1, n)
     if lay.dispatch_free:
         for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
@@ -442,8 +458,8 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
     pull[lay.work_half_index] = 0.0
     pull[disp] = 0.0
     if not free:
-        x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = WORK_HALF_ASSUMED
-    if not shape:
+        x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = assumed
+    if shape is ShapeForm.NONE:
         x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = 0.0
         lay = dataclasses.replace(lay, work_half_free=False)
     held_call = call_s is not None and lay.dispatch_free
@@ -479,7 +495,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: boo
         sols.append((sol.cost, whole(sol.x, x)))
     best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
-    out.shape_left_out = not shape
+    out.shape_left_out = shape is ShapeForm.NONE
     out.call_held = held_call
     return out
 
@@ -495,8 +511,24 @@ def pooled_dispatch(records: Sequence[LoadedRecord]) -> dict[str, float]:
 # ------------------------------------------------------------------------------- the profile
 
 
+def _time_half(q: Params, v) -> Sourced | None:
+    """The profile's ``time_half_s``: the shape term in time, fitted or assumed (None: it is in work, or none)."""
+    if q.shape is not ShapeForm.TIME:
+        return None
+    what = ("seconds of a GEMM call's multiply-accumulates on one core at its path's peak at which it reaches half its "
+            "large-GEMM efficiency (the shape term in time: the stack's leave-one-platform-out figures are predicted "
+            "better so than in work per core)")
+    if q.work_half_fitted:
+        return v(q.work_half, what)
+    return Sourced(value=float(f"{q.work_half:.4g}"), kind="assumed", source=f"{what}: the records span too narrow a "
+                   f"range of GEMM call times to fit it (all within {WORK_SPREAD:g}x); held at "
+                   f"{WORK_HALF_ASSUMED:.0f} multiply-accumulates on a core of {CORE_OPS_PER_S:.3g} ops/s")
+
+
 def _work_half(q: Params, v) -> Sourced:
     what = "multiply-accumulates per core at which a GEMM reaches half its large-GEMM efficiency"
+    if q.shape is ShapeForm.TIME:
+        return Sourced(value=0.0, kind="derived", source=f"{what}: none, the shape term is in time (time_half_s)")
     if q.shape_left_out:
         return v(0.0, f"{what}: none, the shape term left out (without it the stack's leave-one-platform-out "
                       "figures are predicted better)")
@@ -540,6 +572,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
                                    "efficiency") for c, x in sorted(q.kernel.items())},
         work_half=_work_half(q, v),
+        time_half_s=_time_half(q, v),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),
         pass_memory_efficiency=v(q.memory, "the other non-GEMM passes' memory time, at the memory-bound GEMMs' "
                                  "efficiency (their vector work at other-<mode>'s): the stack's leave-one-platform-out "
@@ -577,7 +610,7 @@ def params_of(profile: StackProfile) -> Params:
     return Params(
         gemm=gemm, kernel_ratio=statistics.median(ratios) if ratios else 1.0,
         kernel_table=bare_values(profile.kernel_efficiency),
-        work_half=profile.work_half.value, memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
+        work_half=profile.shape[1], shape=profile.shape[0], memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
         attention={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("attention-")},
         other={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("other-")},
         call_s=profile.call_s.value if profile.call_s else 0.0, per_op_s=profile.per_op_s.value if profile.per_op_s else 0.0,

@@ -37,7 +37,7 @@ from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
-from roofline.spec.vocab import NonGemmMode
+from roofline.spec.vocab import NonGemmMode, ShapeForm
 
 if TYPE_CHECKING:
     from roofline.spec.calibration import Calibration
@@ -477,10 +477,13 @@ def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, boo
 def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList,
                mode: NonGemmMode, m: np.ndarray | None = None) -> Efficiency:
     """The profile's efficiencies for each GEMM row (its path class, its M) and for ``mode``'s non-GEMM work."""
-    from roofline.model.realistic import work_per_core
+    from roofline.model.realistic import mac_seconds, work_per_core
 
     rows = np.asarray(gemms.m if m is None else m, dtype=float)
+    form, half = stack.shape
     m = work_per_core(rows, gemms, res)
+    if form is ShapeForm.TIME:  # the shape term's measure in time: at each row's path peak
+        m = mac_seconds(m, np.stack(np.broadcast_arrays(*(res.path(c.compute_dtype).peak for c in cells)), axis=-1), res)
     phi, known = platform_factor(stack, res.platform)
     g_table = bare_values(stack.gemm_efficiency)
     k_table = bare_values(stack.kernel_efficiency)
@@ -506,8 +509,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         found = ", ".join(used or [found])
         how.append(f"{found}, {rr.said}" if rr.said else found)
     g, k = np.asarray(gemm).T, np.asarray(kernel).T
-    eta_g, shape, x_g = one_row_floor(g[0], g[1], rows, m, stack.work_half.value, np.asarray(scale))
-    eta_k, _, x_k = one_row_floor(k[0], k[1], rows, m, stack.work_half.value, np.asarray(scale))
+    eta_g, shape, x_g = one_row_floor(g[0], g[1], rows, m, half, np.asarray(scale))
+    eta_k, _, x_k = one_row_floor(k[0], k[1], rows, m, half, np.asarray(scale))
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if np.any(g[0] != g[1]) or np.any(k[0] != k[1]):  # a one-row class of its own: its floor on the extra work
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k

@@ -100,6 +100,9 @@ class StepParts:
     m: np.ndarray
     """(R,) each GEMM's multiply-accumulates per core of an instance, ``M x N x K / instance cores`` (the shape
     term's measure of its size)"""
+    t_mac: np.ndarray
+    """(R,) the time those take one core at its path's peak, ``2 W / (P / cores running)`` (the shape term's measure
+    in time, :func:`mac_seconds`)"""
     rows: np.ndarray
     """(R,) each GEMM call's activation rows ``M`` (a decode GEMV's 1)"""
     t_weights: np.ndarray
@@ -152,7 +155,7 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
-                     t_memory=cat("t_memory"), m=cat("m"), rows=cat("rows"), t_weights=cat("t_weights"),
+                     t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"), t_weights=cat("t_weights"),
                      attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
@@ -310,6 +313,18 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
 # ------------------------------------------------------------------------------- a step's parts
 
 
+def mac_seconds(work: np.ndarray, peak: np.ndarray | float, res: Resources) -> np.ndarray:
+    """The shape term's measure in time: ``2 W / (P / cores running)``, the seconds a GEMM call's ``W``
+    multiply-accumulates per core (:func:`work_per_core`) take one core at the peak ``P`` of its path on the
+    layout's running cores (the path's peak per row, as the step's GEMMs have it). A call's fixed costs (a
+    thread barrier, packing, tile set-up) are paid in time, so a call this short on an AMX core is as small as
+    one 16 times longer in FP32 on AVX-512."""
+    lay = res.layout
+    cores = np.asarray(lay.active_cores, dtype=float) * lay.sockets
+    cores = np.expand_dims(cores, -1) if np.ndim(cores) else cores
+    return 2.0 * np.asarray(work, dtype=float) * cores / np.asarray(peak, dtype=float)
+
+
 def work_per_core(m: np.ndarray, gemms: GemmList, res: Resources) -> np.ndarray:
     """The shape term's measure of a GEMM's size: its multiply-accumulates per core of one instance,
     ``M x N x K / instance_cores`` (any leading axes of ``m`` or of the layout's instance cores). The work, not
@@ -335,12 +350,13 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     quant, comp, q_compute, q_memory = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
     rows_m = m
     m = work_per_core(m, gemms, res)
+    t_mac = mac_seconds(m, g.peak, res)
     n_steps = int(np.prod(lead)) if lead else 1
     ops = step.ops
     per_op = lambda t, which: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
-                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
+                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), t_mac=flat(t_mac),
                      rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),

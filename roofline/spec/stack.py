@@ -18,6 +18,7 @@ from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_sourced
 from roofline.spec.sourced import Sourced
+from roofline.spec.vocab import ShapeForm
 
 SCHEMA_VERSION = 1
 
@@ -190,7 +191,12 @@ class StackProfile:
     the measured one inside a compiled model, at large M"""
     work_half: Sourced
     """the shape term: a GEMM with ``W = M x N x K / instance cores`` multiply-accumulates per core reaches
-    ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work); 0: none"""
+    ``eta x W / (W + work_half)`` (a small GEMM split over many cores gives each too little work); 0: none (or
+    the shape term in time, ``time_half_s``)"""
+    time_half_s: Sourced | None = None
+    """the shape term in time: a GEMM call whose multiply-accumulates take ``t`` seconds on a core at its path's
+    peak (:func:`roofline.model.realistic.mac_seconds`) reaches ``eta x t / (t + time_half_s)``; given only where
+    ``work_half`` is 0"""
     memory_efficiency: Sourced | None = None
     """memory-bound GEMMs: the ceiling's memory time over the measured one"""
     pass_memory_efficiency: Sourced | None = None
@@ -237,6 +243,12 @@ class StackProfile:
                 raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
         if not (self.work_half.known and 0 <= self.work_half.value <= 1e9):
             raise ValueError(f"work_half: multiply-accumulates per core, 0 to 1e9, got {self.work_half.value}")
+        if self.time_half_s is not None:
+            if not (self.time_half_s.known and 0 <= self.time_half_s.value <= 1):
+                raise ValueError(f"time_half_s: seconds, 0 to 1, got {self.time_half_s.value}")
+            if self.work_half.value:
+                raise ValueError("time_half_s: the shape term in time or in work (work_half), not both; set "
+                                 "work_half to 0")
         for name in ("call_s", "per_op_s"):
             v = getattr(self, name)
             if v is not None and not (v.known and 0 <= v.value <= 1):
@@ -251,6 +263,13 @@ class StackProfile:
             check_sourced(f"stack.{name}", v, name)
         if wm is not None and (cap is None or wm.value > cap.value):
             raise ValueError("batch_watermark_tokens: needs max_batch_tokens beside it, at least as large")
+
+    @property
+    def shape(self) -> tuple[ShapeForm, float]:
+        """the shape term's measure and its half-efficiency value (multiply-accumulates per core, or seconds)"""
+        if self.time_half_s is not None and self.time_half_s.value > 0:
+            return ShapeForm.TIME, self.time_half_s.value
+        return (ShapeForm.WORK, self.work_half.value) if self.work_half.value > 0 else (ShapeForm.NONE, 0.0)
 
     def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
         """The first rule for ``dtype`` on ``vendor``'s CPUs that names no types (the path the stack runs)."""

@@ -47,6 +47,17 @@ class MemoryModel(Vocab):
     """the reference paper's: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit"""
 
 
+class ShapeForm(Vocab):
+    """How a stack profile's shape term measures a GEMM call's size (:func:`roofline.fidelity.fit.fit`)."""
+
+    WORK = "work"
+    """its multiply-accumulates per core: ``eta x W / (W + work_half)``"""
+    NONE = "none"
+    """no shape term: every GEMM at its class's efficiency, whatever its size"""
+    TIME = "time"
+    """the time its multiply-accumulates take a core at its path's peak: ``eta x t / (t + time_half_s)``"""
+
+
 class Bandwidth(Vocab):
     """Which bandwidth figures of a platform file the ceiling uses."""
 
