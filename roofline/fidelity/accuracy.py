@@ -181,8 +181,9 @@ def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape
                            call_s: float | None = None, passes: bool = False,
                            cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform (``shape``: the shape term's
-    form, :class:`~roofline.spec.vocab.ShapeForm`; ``call_s``: the per-call dispatch held there; ``passes``: the other non-GEMM
-    passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall back on)."""
+    form, :class:`~roofline.spec.vocab.ShapeForm`; ``call_s``: the per-call dispatch held there; ``passes``: the
+    other non-GEMM passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall
+    back on)."""
     full = fit(figs, dispatch, shape, call_s, passes)
     per = {}
     for platform in sorted({f.platform for f in figs}):
@@ -375,14 +376,14 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
 
     In each form of the passes (:data:`PASS_VARIANTS`: each whole pass at the other efficiency, or its memory
     time at the memory efficiency) the stack is fitted with the shape term in work per core, without it, and with it
-    in time (:data:`SHAPE_VARIANTS`; the first two only on fewer than 3 platforms, :data:`FEW_PLATFORM_SHAPES`); where its records hold Server runs with their latencies and no validate report measured the dispatch,
-    also with the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's
-    profile is the variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of
-    their leave-one-out figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts
-    them), so that choice does not look at the platform's own figures; the full profile takes the variant better
-    over all of them. Of the two forms the stack keeps the one whose leave-one-platform-out figures, so chosen,
-    are the closer (the same mean over every platform's): one structural choice per stack, made on the figures
-    its band is measured on."""
+    in time (:data:`SHAPE_VARIANTS`; the first two only on fewer than 3 platforms, :data:`FEW_PLATFORM_SHAPES`);
+    where its records hold Server runs with their latencies and no validate report measured the dispatch, also with
+    the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's profile is the
+    variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out
+    figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them), so that choice
+    does not look at the platform's own figures; the full profile takes the variant better over all of them. Of the
+    two forms the stack keeps the one whose leave-one-platform-out figures, so chosen, are the closer (the same mean
+    over every platform's): one structural choice per stack, made on the figures its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES

@@ -610,7 +610,8 @@ def params_of(profile: StackProfile) -> Params:
     return Params(
         gemm=gemm, kernel_ratio=statistics.median(ratios) if ratios else 1.0,
         kernel_table=bare_values(profile.kernel_efficiency),
-        work_half=profile.shape[1], shape=profile.shape[0], memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
+        work_half=profile.shape[1], shape=profile.shape[0],
+        memory=profile.memory_efficiency.value if profile.memory_efficiency else 1.0,
         attention={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("attention-")},
         other={k.split("-", 1)[1]: v.value for k, v in profile.non_gemm_efficiency.items() if k.startswith("other-")},
         call_s=profile.call_s.value if profile.call_s else 0.0, per_op_s=profile.per_op_s.value if profile.per_op_s else 0.0,

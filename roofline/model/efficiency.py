@@ -483,7 +483,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     form, half = stack.shape
     m = work_per_core(rows, gemms, res)
     if form is ShapeForm.TIME:  # the shape term's measure in time: at each row's path peak
-        m = mac_seconds(m, np.stack(np.broadcast_arrays(*(res.path(c.compute_dtype).peak for c in cells)), axis=-1), res)
+        peaks = np.broadcast_arrays(*(res.path(c.compute_dtype).peak for c in cells))
+        m = mac_seconds(m, np.stack(peaks, axis=-1), res)
     phi, known = platform_factor(stack, res.platform)
     g_table = bare_values(stack.gemm_efficiency)
     k_table = bare_values(stack.kernel_efficiency)

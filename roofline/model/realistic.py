@@ -155,7 +155,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
-                     t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"), t_weights=cat("t_weights"),
+                     t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"),
+                     t_weights=cat("t_weights"),
                      attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
@@ -356,7 +357,8 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     per_op = lambda t, which: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
-                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m), t_mac=flat(t_mac),
+                     t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
+                     t_mac=flat(t_mac),
                      rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
