@@ -10,10 +10,11 @@ from clitools import run_json
 from roofline.catalog import builtin_dir
 from roofline.catalog.stacks import load_stack
 from roofline.fidelity.accuracy import Fitted, cross_stack
+from roofline.fidelity.figures import figures
 from roofline.fidelity.fit import Params
 from roofline.model.efficiency import CROSS, Found, found_value, lookup, takes_cross
 from roofline.spec.stack import MIN_PLATFORMS
-from roofline.spec.vocab import Phase
+from roofline.spec.vocab import Phase, ShapeForm
 
 FORWARD = frozenset({Phase.FORWARD})
 
@@ -56,17 +57,42 @@ def test_the_cross_stack_value_is_the_geometric_mean_of_the_stacks_fitted_withou
         math.sqrt(0.1 * 0.99), rel=1e-3)
 
 
+def test_a_lender_lends_its_efficiency_at_the_gemms_it_measured(records):
+    """By hand: a lender whose only figure is BERT-base's attn_out on the Zen 3 guest (256 x 768 x 768 on 2 cores:
+    W = 75,497,472 multiply-accumulates per core, 1.4755 ms on one core at FP32 AVX2's peak) lends its 0.8 times
+    its shape term there, W / (W + half): 0.4 with ``half = W`` in work or ``half = 1.4755 ms`` in time, and the 0.8
+    itself without a shape term; the source says by how much."""
+    (fig,) = [f for r in records if r.id.startswith("zen3-2vcpu-bert-base") for f in figures(r)
+              if f.kind == "gemm" and f.precision == "fp32" and f.label.startswith("attn_out")]
+    w = 256 * 768 * 768 / 2
+    for shape, half in ((ShapeForm.WORK, w), (ShapeForm.TIME, 2 * w / (32 * 3.198e9))):
+        lender = Fitted(Params(gemm={"fp32-avx2": 0.8}, work_half=half, shape=shape), {}, FORWARD, [fig])
+        lent = cross_stack({"a": lender}, None, FORWARD)["fp32-avx2"]
+        assert lent.value == pytest.approx(0.4, rel=1e-3) and "a's 0.8 x 0.5" in lent.source
+        assert cross_stack({"a": lender}, "zen3-2vcpu", FORWARD)["fp32-avx2"].value == 0.8  # no figure left to lend at
+    flat = Fitted(Params(gemm={"fp32-avx2": 0.8}, shape=ShapeForm.NONE), {}, FORWARD, [fig])
+    assert cross_stack({"a": flat}, None, FORWARD)["fp32-avx2"].value == 0.8
+
+
 def test_a_committed_small_profile_holds_the_well_founded_profiles_mean_for_the_units_it_never_ran(
-        corpus_accuracy):
+        corpus_accuracy, records):
     """Every profile fitted on fewer than MIN_PLATFORMS CPUs stores, for each class on units none of its own
     classes run on, the geometric mean of that class over the committed profiles fitted on MIN_PLATFORMS or more
-    CPUs with figures of its phases; a well-founded profile stores none."""
+    CPUs with figures of its phases, each times its shape term at the median of its GEMMs of the class; a
+    well-founded profile stores none."""
+    from roofline.fidelity.accuracy import StackInputs, _fitted, score
+    from roofline.fidelity.fit import params_of
     phases = {s.stack: set(s.per_phase or {}) for s in corpus_accuracy.stacks}
     profiles = [load_stack(str(p)) for p in sorted((builtin_dir("platforms") / "stacks").glob("*.toml"))]
     founded = [p for p in profiles if p.accuracy.platforms >= MIN_PLATFORMS]
     small = [p for p in profiles if p.accuracy.platforms < MIN_PLATFORMS]
     assert small and founded
     assert all(not p.cross_stack_gemm_efficiency for p in founded)
+    typical = {}
+    for f in founded:
+        i = StackInputs.of([r for r in records if r.record.stack == f.name and r.record.excluded is None], f.name)
+        figs = _fitted(score(i.figs, i.bound, None, None))
+        typical[f.name] = Fitted(params_of(f), {}, frozenset(), figs).typical_shape(None)
     for p in small:
         units = {k.split("-", 1)[1] for k in p.gemm_efficiency}
         want = {}
@@ -75,7 +101,7 @@ def test_a_committed_small_profile_holds_the_well_founded_profiles_mean_for_the_
                 for k, v in f.gemm_efficiency.items():
                     dtype, isa = k.split("-", 1)
                     if dtype in ("fp32", "bf16", "fp16", "int8") and isa != "emulated" and isa not in units:
-                        want.setdefault(k, []).append(v.value)
+                        want.setdefault(k, []).append(v.value * typical[f.name].get(k, 1.0))
         assert set(p.cross_stack_gemm_efficiency) == set(want), p.name
         for k, vs in want.items():
             mean = math.exp(sum(math.log(v) for v in vs) / len(vs))
@@ -105,3 +131,10 @@ def corpus_accuracy():
     import roofline
 
     return roofline.accuracy()
+
+
+@pytest.fixture(scope="module")
+def records():
+    from roofline.catalog.records import load_records
+
+    return load_records()

@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import get_args
 
+import numpy as np
+
 from roofline.calc.aggregate import geometric_mean
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
@@ -208,34 +210,58 @@ class Fitted:
     per: dict[str, Params] = field(default_factory=dict)
     phases: frozenset[Phase] = frozenset()
     """the phases of its fitted figures (encoder forwards, prefill, decode)"""
+    figs: Sequence[Figure] = ()
+    """the figures it is fitted on (:meth:`typical_shape`)"""
+    _typical: dict[str | None, dict[str, float]] = field(default_factory=dict, repr=False)
 
     def without(self, platform: str | None) -> Params | None:
         """the profile fitted without ``platform``'s figures (None: on every platform)"""
         return self.per.get(platform, self.full) if platform is not None else self.full
 
+    def typical_shape(self, platform: str | None) -> dict[str, float]:
+        """Per GEMM class, the median of the shape term (:func:`~roofline.model.efficiency.shaped`) over the class's
+        GEMMs in the figures the profile fitted without ``platform`` was fitted on: what its large-GEMM efficiency
+        is multiplied by on the GEMMs it was measured on (a call of one row has none: 1)."""
+        if platform not in self._typical:
+            q, train = self.without(platform), [f for f in self.figs if f.platform != platform]
+            out: dict[str, float] = {}
+            if q is not None and train and q.work_half > 0 and q.shape is not ShapeForm.NONE:
+                t = FitTable.of(train)
+                size = t.parts.t_mac if q.shape is ShapeForm.TIME else t.parts.m
+                factor = np.where(t.row_rows <= 1, 1.0, size / (size + q.work_half))
+                for k, cls in enumerate(t.classes):
+                    out[cls] = float(np.median(factor[t.row_class == k]))
+            self._typical[platform] = out
+        return self._typical[platform]
+
 
 def cross_stack(founded: dict[str, Fitted], platform: str | None, phases: frozenset[Phase]) -> dict[str, Sourced]:
     """Each GEMM class's cross-stack efficiency: the geometric mean of the well-founded stacks' (``founded``:
-    each fitted on at least :data:`MIN_PLATFORMS` platforms) fitted efficiency for it, of those measured on the
-    same kind of work (a figure in one of ``phases``: encoder forwards, prefill, decode), every profile as fitted
-    without ``platform`` (None: on every platform), so that a left-out platform's figures never reach its own
-    prediction. A stack fitted on fewer platforms takes it for a class its figures never use and no class of its
+    each fitted on at least :data:`MIN_PLATFORMS` platforms) efficiency for it on the GEMMs they measured it on
+    (their fitted large-GEMM efficiency times their shape term's median over those GEMMs,
+    :meth:`Fitted.typical_shape`: each stack's efficiency means something only with its own form of the shape term,
+    so what is lent is what the class reached), of those measured on the same kind of work (a figure in one of
+    ``phases``: encoder forwards, prefill, decode), every profile as fitted without ``platform`` (None: on every
+    platform), so that a left-out platform's figures never reach its own prediction. A stack fitted on fewer platforms takes it for a class its figures never use and no class of its
     own runs on the same units (:func:`roofline.model.efficiency.lookup`): what a profile resting on one or two
     CPUs has not seen is better guessed from the stacks measured on many than from its own other classes."""
-    values: dict[str, list[tuple[str, float]]] = {}
+    values: dict[str, list[tuple[str, float, float]]] = {}
     for stack, f in sorted(founded.items()):
         q = f.without(platform)
         if q is None or not f.phases & phases:
             continue
+        typical = f.typical_shape(platform)
         for cls, v in q.gemm.items():
             dtype, isa = (cls.split("-", 1) + [""])[:2]
             if dtype in CROSS_DTYPES and isa != EMULATED:
-                values.setdefault(cls, []).append((stack, v))
-    return {cls: Sourced(value=float(f"{geometric_mean([v for _, v in vs]):.4g}"), kind="derived",
+                values.setdefault(cls, []).append((stack, v, typical.get(cls, 1.0)))
+    said = lambda s, v, k: f"{s}'s {v:.4g}" + (f" x {k:.3g}" if k != 1.0 else "")  # noqa: E731
+    return {cls: Sourced(value=float(f"{geometric_mean([v * k for _, v, k in vs]):.4g}"), kind="derived",
                          source=("the geometric mean of " if len(vs) > 1 else "")
-                         + ", ".join(f"{s}'s {v:.4g}" for s, v in vs)
+                         + ", ".join(said(*x) for x in vs)
                          + f": gemm_efficiency.{cls} of the stacks fitted on {MIN_PLATFORMS} or more platforms with "
-                         + "figures of the same phases (" + ", ".join(sorted(p.value for p in phases)) + ")")
+                         + "figures of the same phases (" + ", ".join(sorted(p.value for p in phases)) + "), times "
+                         + "each one's shape term at the median of its GEMMs of the class")
             for cls, vs in sorted(values.items())}
 
 
@@ -556,7 +582,7 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
             scored, full, per = i.fit(stack, command, founded)
             fits[stack] = (scored, full, per)
             if i.founded and full is not None:
-                founded[stack] = Fitted(full, per, i.phases)
+                founded[stack] = Fitted(full, per, i.phases, _fitted(scored))
     for stack, i in inputs.items():
         if i.profile is None:
             scored = score(i.figs, i.bound, None, None)
