@@ -53,7 +53,7 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
-from roofline.model.efficiency import EMULATED, takes_cross
+from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile
@@ -228,7 +228,7 @@ class Fitted:
             if q is not None and train and q.work_half > 0 and q.shape is not ShapeForm.NONE:
                 t = FitTable.of(train)
                 size = t.parts.t_mac if q.shape is ShapeForm.TIME else t.parts.m
-                factor = np.where(t.row_rows <= 1, 1.0, size / (size + q.work_half))
+                factor = np.where(t.row_rows <= 1, 1.0, shaped(1.0, size, q.work_half)[1])
                 for k, cls in enumerate(t.classes):
                     out[cls] = float(np.median(factor[t.row_class == k]))
             self._typical[platform] = out
@@ -236,15 +236,16 @@ class Fitted:
 
 
 def cross_stack(founded: dict[str, Fitted], platform: str | None, phases: frozenset[Phase]) -> dict[str, Sourced]:
-    """Each GEMM class's cross-stack efficiency: the geometric mean of the well-founded stacks' (``founded``:
-    each fitted on at least :data:`MIN_PLATFORMS` platforms) efficiency for it on the GEMMs they measured it on
-    (their fitted large-GEMM efficiency times their shape term's median over those GEMMs,
-    :meth:`Fitted.typical_shape`: each stack's efficiency means something only with its own form of the shape term,
-    so what is lent is what the class reached), of those measured on the same kind of work (a figure in one of
-    ``phases``: encoder forwards, prefill, decode), every profile as fitted without ``platform`` (None: on every
-    platform), so that a left-out platform's figures never reach its own prediction. A stack fitted on fewer platforms takes it for a class its figures never use and no class of its
-    own runs on the same units (:func:`roofline.model.efficiency.lookup`): what a profile resting on one or two
-    CPUs has not seen is better guessed from the stacks measured on many than from its own other classes."""
+    """Each GEMM class's cross-stack efficiency: the geometric mean of the well-founded stacks' (``founded``: each
+    fitted on at least :data:`MIN_PLATFORMS` platforms) efficiency for it on the GEMMs they measured it on (their
+    fitted large-GEMM efficiency times their shape term's median over those GEMMs, :meth:`Fitted.typical_shape`:
+    each stack's efficiency means something only with its own form of the shape term, so what is lent is what the
+    class reached), of those measured on the same kind of work (a figure in one of ``phases``: encoder forwards,
+    prefill, decode), every profile as fitted without ``platform`` (None: on every platform), so that a left-out
+    platform's figures never reach its own prediction. A stack fitted on fewer platforms takes it for a class its
+    figures never use and no class of its own runs on the same units (:func:`roofline.model.efficiency.lookup`):
+    what a profile resting on one or two CPUs has not seen is better guessed from the stacks measured on many than
+    from its own other classes."""
     values: dict[str, list[tuple[str, float, float]]] = {}
     for stack, f in sorted(founded.items()):
         q = f.without(platform)
