@@ -84,8 +84,6 @@ class Params:
     call_s: float = 0.0
     per_op_s: float = 0.0
     work_half_fitted: bool = False
-    shape_left_out: bool = False
-    """``work_half`` is 0 because the stack's figures are predicted better without the shape term"""
     platform: dict[str, float] = field(default_factory=dict)
     """per record platform: how much faster (>1) or slower its cores ran than the profile's classes say
     (its clock against the datasheet's, a VM's share); an unseen platform gets their geometric mean"""
@@ -101,6 +99,11 @@ class Params:
     cross: dict[str, float] = field(default_factory=dict)
     """a stack fitted on too few platforms: the cross-stack efficiency of the classes its figures never use
     (:func:`roofline.fidelity.accuracy.cross_stack`; not fitted, only looked up when predicting)"""
+
+    @property
+    def shape_left_out(self) -> bool:
+        """``work_half`` is 0 because the stack's figures are predicted better without the shape term"""
+        return self.shape is ShapeForm.NONE
 
     @property
     def kernel(self) -> dict[str, float]:
@@ -495,7 +498,6 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
         sols.append((sol.cost, whole(sol.x, x)))
     best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
-    out.shape_left_out = shape is ShapeForm.NONE
     out.call_held = held_call
     return out
 
