@@ -168,3 +168,19 @@ def test_estimate_stays_callable_after_its_modules_are_imported():
 
     assert callable(roofline.estimate)
     assert roofline.estimate("bert-base", "icx").workload.model == "bert-base"
+
+
+@pytest.mark.parametrize(("cpu", "precision", "said"), [
+    ("zen3-2vcpu", "int8-static", True),  # AVX2 only: oneDNN's s8 path pays its per-call cost
+    ("milan", "int8-dynamic", True),
+    ("zen3-2vcpu", "fp32", False),  # no INT8 activations
+    ("zen4-2vcpu", "int8-static", False),  # AVX512_VNNI
+    ("spr", "int8-static", False),  # AMX
+])
+def test_the_s8_activations_cost_without_vnni_is_said_left_out(cpu, precision, said):
+    """The per-call cost of oneDNN's INT8 linear on s8 activations where the CPU has no INT8 dot product
+    (validation/results/zen3-2vcpu-int8-s8-vs-u8.txt) is not priced, and an INT8 estimate there says so."""
+    from roofline.model.estimate import S8_WITHOUT_VNNI
+
+    r = roofline.estimate(model="bert-base", cpu=cpu, precision=precision, baseline=precision)
+    assert (S8_WITHOUT_VNNI in r.left_out) is said

@@ -57,7 +57,7 @@ from roofline.results.estimate import (
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import Platform
-from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.precision import RECIPES, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
@@ -78,9 +78,21 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
                             why="small elementwise work next to the projections")]
 
 
-def left_out(model: ModelSpec, precisions: Sequence[str] = ()) -> list[LeftOut]:
-    """What the estimate leaves out, the model's own bias vectors named with their size, and with ``--precision
-    gguf`` the unpacking work of the file's weight types whose layout the tool does not know."""
+#: the ISA flags of an INT8 dot product that takes u8 x s8 pairs at full range (VNNI) or s8 x s8 (AMX)
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+S8_WITHOUT_VNNI = LeftOut(
+    what="the per-call cost of an INT8 linear on s8 activations on a CPU without VNNI (torchao's INT8 configs send "
+         "s8 activations to oneDNN)",
+    why="oneDNN pays on every such call a time set by the weights, nearly the same at M = 64 to 1,024 (6-13 ms per "
+        "4.2 M weights on a 2-vCPU Zen 3 guest, where the u8 kernel does without: "
+        "validation/results/zen3-2vcpu-int8-s8-vs-u8.txt); not counted here, it is in the torch-inductor profile's "
+        "int8-avx2 efficiency, fitted on that one platform")
+
+
+def left_out(model: ModelSpec, precisions: Sequence[str] = (), isa: Sequence[str] | None = None) -> list[LeftOut]:
+    """What the estimate leaves out, the model's own bias vectors named with their size, with ``--precision
+    gguf`` the unpacking work of the file's weight types whose layout the tool does not know, and on a platform
+    whose ``isa`` has no INT8 dot product the s8 activations' per-call cost (:data:`S8_WITHOUT_VNNI`)."""
     from roofline.model.footprint import bias_params, weight_params
     from roofline.spec.gguf_mix import unpriced_types
 
@@ -99,6 +111,10 @@ def left_out(model: ModelSpec, precisions: Sequence[str] = ()) -> list[LeftOut]:
                              why="no kernel count for these GGML types: their bytes are priced as stored and their "
                                  "dot products as INT8 on q8_0 activations, without the work of unpacking them "
                                  "(their rows' compute time is a lower bound)")]
+    int8_activations = any(p in RECIPES and RECIPES[p].compute_dtype == "int8" and RECIPES[p].x_dtype == "int8"
+                           and RECIPES[p].block is None for p in precisions)
+    if isa is not None and int8_activations and not INT8_DOT_FLAGS & set(isa):
+        out = [*out, S8_WITHOUT_VNNI]
     return out
 
 
@@ -272,7 +288,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated], q.source.profile,
                            [c for e in ev.evaluated for c in e.cells]),
-        left_out=left_out(model, [e.recipe.name for e in ev.evaluated]),
+        left_out=left_out(model, [e.recipe.name for e in ev.evaluated], platform.isa),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
         realistic_accuracy=q.source.accuracy,
