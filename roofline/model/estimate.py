@@ -85,8 +85,9 @@ S8_WITHOUT_VNNI = LeftOut(
          "s8 activations to oneDNN)",
     why="oneDNN pays on every such call a time set by the weights, nearly the same at M = 64 to 1,024 (6-13 ms per "
         "4.2 M weights on a 2-vCPU Zen 3 guest, where the u8 kernel does without: "
-        "validation/results/zen3-2vcpu-int8-s8-vs-u8.txt); not counted here, it is in the torch-inductor profile's "
-        "int8-avx2 efficiency, fitted on that one platform")
+        "validation/results/zen3-2vcpu-int8-s8-vs-u8.txt; PT2E's X86InductorQuantizer sends u8 activations, and ran "
+        "BERT-base's linears 1.5x faster there: zen3-2vcpu-pt2e-bert-base.txt); not counted here, it is in the "
+        "torch-inductor profile's int8-avx2 efficiency, fitted on that one platform")
 
 
 def left_out(model: ModelSpec, precisions: Sequence[str] = (), isa: Sequence[str] | None = None) -> list[LeftOut]:
