@@ -622,6 +622,12 @@ CALIBRATE = Command("calibrate", (
 ACCURACY = Command("accuracy", (
     Arg("records", "record files or folders (default: the built-in)", nargs="*", metavar="PATH"),
 ))
+#: how many figures the full ``roofline accuracy`` lists as furthest off
+WORST_DEFAULT = 10
+#: ``roofline accuracy``'s view of its result (the command line's, not the API's: the result holds every figure)
+ACCURACY_VIEW = (Arg("worst", f"list the N figures furthest off their leave-one-platform-out prediction, after the "
+                     f"headline (with --brief too; 1 to 100,000; the full output lists {WORST_DEFAULT})",
+                     Int(1, 100_000), metavar="N"),)
 
 _CATALOG_ACTION = Arg("action", "list (default) or show", Choice(("list", "show")), default="list", positional=True,
                       nargs="?")

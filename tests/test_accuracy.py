@@ -869,3 +869,28 @@ def test_the_fits_jacobian_is_scipys_two_point_one_from_a_single_batch():
         assert np.all(np.isfinite(got)) and got == pytest.approx(exact, abs=1e-6)
         assert np.array_equal(got, approx_derivative(lambda v: many(v)[0], x, method="2-point", bounds=(lo, hi)))
     assert calls == [4, 4]  # the point and its three steps, one call
+
+
+def test_accuracy_lists_the_figures_furthest_off(corpus_accuracy):
+    """``--worst N`` lists, after the headline, the N scored figures with the largest leave-one-platform-out |error|,
+    largest first, each with its prediction in sample; the largest is the headline's worst."""
+    from roofline.report.accuracy_tables import furthest
+
+    scored = [r for r in corpus_accuracy.rows if r.realistic_error is not None and not r.suspect and not r.unstable]
+    top = furthest(corpus_accuracy, 5)
+    assert [abs(r.realistic_error) for r in top] == sorted((abs(r.realistic_error) for r in scored), reverse=True)[:5]
+    everything = max(g.accuracy.worst_abs_error for g in corpus_accuracy.groups)
+    assert abs(top[0].realistic_error) == pytest.approx(everything, rel=1e-3)
+    assert len(furthest(corpus_accuracy, 100_000)) == len(scored)
+    proc = run_cli("accuracy", "--brief", "--worst", "3", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    head, table = proc.stdout.split("Furthest off: the 3 figures", 1)
+    assert head.startswith(f"{corpus_accuracy.records} records on")
+    for i, r in enumerate(top[:3], 1):
+        assert f"{i}: {r.record}" in table and f"{100 * r.realistic_error:+.0f}%" in table
+    assert f"4: {top[3].record}" not in table
+    full = run_cli("accuracy", env={"COLUMNS": "200"})
+    assert "Furthest off: the 10 figures" in full.stdout
+    for bad in ("0", "-1", "nan", "1e300", "2.5"):
+        proc = run_cli("accuracy", "--worst", bad)
+        assert proc.returncode == 2 and "--worst" in proc.stderr and "Traceback" not in proc.stderr

@@ -11,12 +11,13 @@ from roofline.cli.emit import emit_with_chart
 DESCRIPTION = ("Compare every measurement record (validation/records) with its ceiling and with the realistic estimate "
                "of its software stack, that stack's profile refitted without the record's platform "
                "(leave-one-platform-out: the error to expect on an unseen CPU). Counts ceiling violations (must be 0).")
-EXAMPLES = ["roofline accuracy --brief", "roofline accuracy --plot accuracy.png"]
+EXAMPLES = ["roofline accuracy --brief", "roofline accuracy --brief --worst 5", "roofline accuracy --plot accuracy.png"]
 
 
 def parser(name: str) -> argparse.ArgumentParser:
     p = flags.command_parser(name, DESCRIPTION, EXAMPLES)
     flags.add(p, A.ACCURACY)
+    flags.add(p, A.ACCURACY_VIEW)
     p.add_argument("--plot", metavar="FILE", help="predicted vs measured chart (.svg or .png; the plot extra)")
     flags.add_html(p)
     flags.add_outputs(p)
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     def render():
         from roofline.report.accuracy_tables import render_accuracy
 
-        return render_accuracy(result, brief=args.brief)
+        return render_accuracy(result, brief=args.brief, worst=args.worst)
 
     def draw(result, path):
         from roofline.report.plot import plot_accuracy

@@ -13,7 +13,7 @@ from rich.text import Text
 from roofline.report.fmt import sig
 from roofline.report.headline import Grid, Item, Line, to_rich
 from roofline.report.style import document, section, table
-from roofline.results.accuracy import AccuracyResult
+from roofline.results.accuracy import AccuracyResult, AccuracyRow
 
 
 def _pct(x: float | None) -> str:
@@ -83,8 +83,43 @@ def summary_lines(r: AccuracyResult) -> list[str]:
     return (plain_text(headline(r), 10_000) or "").splitlines()
 
 
-def render_accuracy(r: AccuracyResult, brief: bool = False) -> RenderableType:
-    sections: list[RenderableType] = []
+def furthest(r: AccuracyResult, n: int) -> list[AccuracyRow]:
+    """The ``n`` scored figures whose leave-one-platform-out prediction is furthest off (largest ``|error|``; ties
+    in the result's order), of those the headline's errors count (not suspect, not unstable)."""
+    scored = [x for x in r.rows if x.realistic_error is not None and not x.unstable and not x.suspect]
+    return sorted(scored, key=lambda x: -abs(x.realistic_error))[:n]
+
+
+def furthest_off(r: AccuracyResult, n: int) -> RenderableType:
+    """:func:`furthest` as a table, with the class their GEMMs run on and the error of the profile fitted with their
+    platform (in sample): a figure off in sample too is one the model cannot fit, one off only when left out is one
+    the other platforms do not predict."""
+    rows = furthest(r, n)
+    t = table(["#", "stack", "platform", "figure (its class)", "measured", "predicted", "error", "in sample"],
+              left=("stack", "platform", "figure (its class)"), wrap=("figure (its class)",))
+    for i, row in enumerate(rows, 1):
+        what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
+        figure = f"{what} {row.precision}" + (f" vs {row.baseline}" if row.baseline else "")
+        inside = None if row.realistic_in_sample is None else row.realistic_in_sample / row.measured - 1
+        t.add_row(str(i), row.stack, row.platform, f"{figure} ({row.path_class or '-'})",
+                  _value(row.kind, row.measured), _value(row.kind, row.realistic), _pct(row.realistic_error),
+                  _pct(inside))
+    return section(f"Furthest off: the {len(rows)} figures with the largest leave-one-platform-out |error|", t,
+                   ["error: predicted / measured - 1 by the stack's profile fitted without the figure's platform; "
+                    "in sample: by the profile fitted on every platform; #: the record",
+                    *(f"{i}: {row.record}" for i, row in enumerate(rows, 1))])
+
+
+def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = None) -> RenderableType:
+    """The headline, then the sections (``brief``: none); ``worst``: the figures furthest off listed after the
+    headline (brief or not; default :data:`~roofline.arguments.WORST_DEFAULT` in the full output, none in the
+    brief one)."""
+    from roofline.arguments import WORST_DEFAULT
+
+    if brief:
+        head = [*to_rich(headline(r))] + ([Text(""), furthest_off(r, worst)] if worst else [])
+        return document(head, brief=True)
+    sections: list[RenderableType] = [furthest_off(r, worst or WORST_DEFAULT)]
     phases = table(["stack", "phase", "figures", "platforms", "LOO median", "worst"], left=("stack", "phase"))
     for s in r.stacks:
         for phase, a in s.per_phase.items():
