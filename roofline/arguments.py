@@ -13,6 +13,7 @@ import math
 from enum import Enum
 from typing import Any, Callable
 
+from roofline.report.listing import WORST_LISTED
 from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, Phase, Scenario
 
 #: the largest grid `roofline sweep` evaluates: more points is a typo, not a study
@@ -622,11 +623,9 @@ CALIBRATE = Command("calibrate", (
 ACCURACY = Command("accuracy", (
     Arg("records", "record files or folders (default: the built-in)", nargs="*", metavar="PATH"),
 ))
-#: how many figures the full ``roofline accuracy`` lists as furthest off
-WORST_DEFAULT = 10
 #: ``roofline accuracy``'s view of its result (the command line's, not the API's: the result holds every figure)
 ACCURACY_VIEW = (Arg("worst", f"list the N figures furthest off their leave-one-platform-out prediction, after the "
-                     f"headline (with --brief too; 1 to 100,000; the full output lists {WORST_DEFAULT})",
+                     f"headline (with --brief too; 1 to 100,000; the full output lists {WORST_LISTED})",
                      Int(1, 100_000), metavar="N"),)
 
 _CATALOG_ACTION = Arg("action", "list (default) or show", Choice(("list", "show")), default="list", positional=True,

@@ -13,6 +13,7 @@ from rich.text import Text
 from roofline.report.fmt import sig
 from roofline.report.headline import Grid, Item, Line, to_rich
 from roofline.report.style import document, section, table
+from roofline.report.listing import WORST_LISTED
 from roofline.results.accuracy import AccuracyResult, AccuracyRow
 
 
@@ -112,14 +113,12 @@ def furthest_off(r: AccuracyResult, n: int) -> RenderableType:
 
 def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = None) -> RenderableType:
     """The headline, then the sections (``brief``: none); ``worst``: the figures furthest off listed after the
-    headline (brief or not; default :data:`~roofline.arguments.WORST_DEFAULT` in the full output, none in the
-    brief one)."""
-    from roofline.arguments import WORST_DEFAULT
-
+    headline (brief or not; default :data:`~roofline.report.listing.WORST_LISTED` in the full output, none in
+    the brief one)."""
     if brief:
         head = [*to_rich(headline(r))] + ([Text(""), furthest_off(r, worst)] if worst else [])
         return document(head, brief=True)
-    sections: list[RenderableType] = [furthest_off(r, worst or WORST_DEFAULT)]
+    sections: list[RenderableType] = [furthest_off(r, worst or WORST_LISTED)]
     phases = table(["stack", "phase", "figures", "platforms", "LOO median", "worst"], left=("stack", "phase"))
     for s in r.stacks:
         for phase, a in s.per_phase.items():
