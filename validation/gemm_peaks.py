@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from roofline.spec.platform import INT8_DOT_FLAGS
 from roofline.validation.budget import TIMED_CALLS, Clock, timed
 from roofline.validation.host import HostInfo
 
@@ -150,8 +151,7 @@ def per_call_budget(seconds_left: float, candidates_left: int) -> float:
 def int8_native(host: HostInfo) -> bool:
     """VNNI or AMX: INT8 dot products that do not saturate (without them AVX2 multiplies byte pairs into
     16 bits, which full-range u8 x s8 inputs overflow)."""
-    f = host.flags
-    return bool(f.get("avx512_vnni") or f.get("avx_vnni") or f.get("amx_int8"))
+    return any(host.flags.get(flag) for flag in INT8_DOT_FLAGS)
 
 
 def bf16_native(host: HostInfo) -> bool:

@@ -56,7 +56,7 @@ from roofline.results.estimate import (
 )
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
-from roofline.spec.platform import Platform
+from roofline.spec.platform import INT8_DOT_FLAGS, Platform
 from roofline.spec.precision import RECIPES, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
@@ -78,16 +78,14 @@ DECODER_LEFT_OUT = [LeftOut(what="rotary embeddings, q/k norms, sampling",
                             why="small elementwise work next to the projections")]
 
 
-#: the ISA flags of an INT8 dot product that takes u8 x s8 pairs at full range (VNNI) or s8 x s8 (AMX)
-INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 S8_WITHOUT_VNNI = LeftOut(
     what="the per-call cost of an INT8 linear on s8 activations on a CPU without VNNI (torchao's INT8 configs send "
          "s8 activations to oneDNN)",
     why="oneDNN pays on every such call a time set by the weights, nearly the same at M = 64 to 1,024 (6-13 ms per "
         "4.2 M weights on a 2-vCPU Zen 3 guest, where the u8 kernel does without: "
         "validation/results/zen3-2vcpu-int8-s8-vs-u8.txt; PT2E's X86InductorQuantizer sends u8 activations, and ran "
-        "BERT-base's linears 1.5x faster there: zen3-2vcpu-pt2e-bert-base.txt); not counted here, it is in the "
-        "torch-inductor profile's int8-avx2 efficiency, fitted on that one platform")
+        "BERT-base's linears 1.5x faster there: validation/results/zen3-2vcpu-pt2e-bert-base.txt); not counted "
+        "here, it is in the torch-inductor profile's int8-avx2 efficiency, fitted on that one platform")
 
 
 def left_out(model: ModelSpec, precisions: Sequence[str] = (), isa: Sequence[str] | None = None) -> list[LeftOut]:

@@ -23,6 +23,9 @@ REQUIRED_DTYPES: tuple[str, ...] = ("fp32", "int8")
 
 #: the newest platform file layout this version reads
 SCHEMA_VERSION = 1
+#: the ISA flags of an INT8 dot product that does not saturate: VNNI's u8 x s8 at full range, AMX's (without them,
+#: AVX2 multiplies byte pairs into 16 bits, which full-range u8 x s8 inputs overflow)
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 @dataclass(frozen=True)
