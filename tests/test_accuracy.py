@@ -894,3 +894,25 @@ def test_accuracy_lists_the_figures_furthest_off(corpus_accuracy):
     for bad in ("0", "-1", "nan", "1e300", "2.5"):
         proc = run_cli("accuracy", "--worst", bad)
         assert proc.returncode == 2 and "--worst" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_single_process_latency_on_some_sockets_is_priced_on_those_sockets(tmp_path):
+    """A latency record without ``instance_cores`` is one process on every core used, and ``sockets`` says how many
+    sockets it used: OpenVINO's latency runs on one socket of a two-socket server are priced on that socket, as the
+    same record stating its one instance of the socket's 32 cores is."""
+    from roofline.catalog.records import load_record
+
+    src = REPO / "validation/records/corpus/ov-json2025-gold-6338n-bert-base-cased-int8-latency.toml"
+    text = src.read_text()
+    assert "instance_cores" not in text.split("[platform]", 1)[1].split("\n\n", 1)[0]
+    stated = tmp_path / "stated.toml"
+    stated.write_text(text.replace('name = "xeon-6338n"\nsockets = 1\n', 'name = "xeon-6338n"\nsockets = 1\n'
+                                   "instance_cores = 32\n"))
+    profile = load_stack("openvino")
+    (implicit,), (explicit,) = (figures(load_record(p), tuple(profile.path_rules)) for p in (src, stated))
+    a, b = implicit.steps[0].parts, explicit.steps[0].parts
+    assert np.allclose(a.t_compute, b.t_compute) and np.allclose(a.t_memory, b.t_memory)
+    one_socket = load_platform("xeon-6338n")
+    peak = 32 * 128 * 2 * 2.2e9  # 32 cores x 2 VNNI units x 64 MACs x 2 ops x 2.2 GHz
+    qkv = 2 * 128 * 2304 * 768
+    assert int(one_socket.sockets.value) == 2 and a.t_compute[0] == pytest.approx(qkv / peak, rel=1e-6)

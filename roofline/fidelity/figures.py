@@ -143,7 +143,7 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         else:
             h = encoder_run(platform, spec, m.precision, spec.num_hidden_layers, r.batch, r.seq_len,
                             NonGemmMode(m.non_gemm_mode or variant_recipe(m.precision).non_gemm_mode),
-                            cores=cores, embeddings=r.embeddings, ceiling=ceiling)
+                            cores=cores, embeddings=r.embeddings, ceiling=ceiling, sockets=r.platform.sockets)
         return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack),)
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
     phase = m.phase or r.phase

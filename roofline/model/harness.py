@@ -59,12 +59,13 @@ def _host_layout(platform: Platform, sockets: int | None, cores: int | None) -> 
 
 def encoder_run(platform: Platform, spec: ModelSpec, precision: str, layers: int, batch: int, seq_len: int,
                 mode: NonGemmMode, cores: int | None = None, embeddings: bool = False,
-                ceiling: Ceiling = Ceiling.ATTAINABLE) -> Harness:
+                ceiling: Ceiling = Ceiling.ATTAINABLE, sockets: int | None = None) -> Harness:
     """The validate encoder of ``layers`` layers in ``precision`` (a validate variant name) with its
-    non-GEMM work in ``mode``, on ``cores`` cores (default: all), fed hidden states (no embeddings)."""
+    non-GEMM work in ``mode``, by one process on ``cores`` cores (default: all) of each of ``sockets`` sockets
+    (default: all), fed hidden states (no embeddings)."""
     model = dataclasses.replace(spec, num_hidden_layers=layers, measured=())
     work = dataclasses.replace(make_workload(model, Phase.FORWARD, batch, seq_len, None), embeddings=embeddings)
-    steps = build_steps(platform, work, [precision], layout=_host_layout(platform, None, cores),
+    steps = build_steps(platform, work, [precision], layout=_host_layout(platform, sockets, cores),
                         ceiling=CeilingSpec(ceiling=ceiling), options=StepOptions(non_gemm_mode=NonGemmMode(mode), variants=True))
     return Harness(steps.res, steps.gemms, steps[0], True)
 
