@@ -227,8 +227,7 @@ class Fitted:
             out: dict[str, float] = {}
             if q is not None and train and q.work_half > 0 and q.shape is not ShapeForm.NONE:
                 t = FitTable.of(train)
-                size = t.parts.t_mac if q.shape is ShapeForm.TIME else t.parts.m
-                factor = np.where(t.row_rows <= 1, 1.0, shaped(1.0, size, q.work_half)[1])
+                factor = np.where(t.row_rows <= 1, 1.0, shaped(1.0, t.parts.size(q.shape), q.work_half)[1])
                 for k, cls in enumerate(t.classes):
                     out[cls] = float(np.median(factor[t.row_class == k]))
             self._typical[platform] = out

@@ -288,8 +288,7 @@ class FitTable:
         else:
             one = np.where(self.row_graph, floor_graph[..., self.row_floor], floor_kernel[..., self.row_floor])
         phi_step = phi[self.step_platform]
-        size = p.t_mac if shape is ShapeForm.TIME else p.m
-        eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, size, work_half,
+        eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, p.size(shape), work_half,
                                                self.row_factor * phi_step[p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
@@ -430,7 +429,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     classes = sorted({c for f in figs for s in f.steps for c in s.classes})
     modes = (ANY_MODE,)  # one efficiency per non-GEMM part, whatever its mode: the records cannot tell modes apart
     timed = shape is ShapeForm.TIME
-    ms = [float(m) for f in figs for s in f.steps for m in (s.parts.t_mac if timed else s.parts.m)]
+    ms = [float(m) for f in figs for s in f.steps for m in s.parts.size(shape)]
     free = max(ms) >= WORK_SPREAD * min(ms)  # GEMMs of similar size only: the shape term cannot be fitted, it stays fixed
     d = dispatch or {}
     lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,

@@ -45,7 +45,7 @@ from roofline.model.resources import Resources
 from roofline.model.step import StepEval
 from roofline.spec.op_costs import cost
 from roofline.spec.precision import PrecisionRecipe
-from roofline.spec.vocab import NonGemmMode
+from roofline.spec.vocab import NonGemmMode, ShapeForm
 from roofline.units import DTYPE_BYTES
 
 
@@ -143,6 +143,11 @@ class StepParts:
     @property
     def steps(self) -> int:
         return len(self.attention_s)
+
+    def size(self, shape: ShapeForm) -> np.ndarray:
+        """(R,) each GEMM call's size as the shape term in ``shape`` measures it: its time at its path's peak
+        (:attr:`t_mac`) for the term in time, else its work per core (:attr:`m`)."""
+        return self.t_mac if shape is ShapeForm.TIME else self.m
 
     def shaped(self, values: np.ndarray) -> np.ndarray:
         """Per-step values back in the leading axes' shape (a float for one step)."""

@@ -41,6 +41,12 @@ def _value(kind: str, v: float) -> str:
     return f"{v:.2f}x"
 
 
+def _figure(row: AccuracyRow) -> str:
+    """A figure as the tables name it: its GEMM's or test's label (else its kind), precision and baseline."""
+    what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
+    return f"{what} {row.precision}" + (f" vs {row.baseline}" if row.baseline else "")
+
+
 def headline(r: AccuracyResult) -> list[Item]:
     """The counts, then one row per stack and per group: leave-one-platform-out |error| median and worst, the
     figures and platforms it is over, the median tightness."""
@@ -99,8 +105,7 @@ def furthest_off(r: AccuracyResult, n: int) -> RenderableType:
     t = table(["#", "stack", "platform", "figure (its class)", "measured", "predicted", "error", "in sample"],
               left=("stack", "platform", "figure (its class)"), wrap=("figure (its class)",))
     for i, row in enumerate(rows, 1):
-        what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
-        figure = f"{what} {row.precision}" + (f" vs {row.baseline}" if row.baseline else "")
+        figure = _figure(row)
         inside = None if row.realistic_in_sample is None else row.realistic_in_sample / row.measured - 1
         t.add_row(str(i), row.stack, row.platform, f"{figure} ({row.path_class or '-'})",
                   _value(row.kind, row.measured), _value(row.kind, row.realistic), _pct(row.realistic_error),
@@ -156,8 +161,7 @@ def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = 
         t = table(["record", "platform", "figure", "measured", "attainable", "tight", "realistic", "error"],
                   left=("record", "platform", "figure"), wrap=("record", "platform", "figure"))
         for row in (x for x in r.rows if x.stack == stack):
-            what = row.what if row.kind in ("gemm", "tokens_per_s") else row.kind.replace("_", " ")
-            figure = f"{row.phase} {what} {row.precision}" + (f" vs {row.baseline}" if row.baseline else "")
+            figure = f"{row.phase} {_figure(row)}"
             t.add_row(row.record, row.platform, figure, _value(row.kind, row.measured),
                       Text(_value(row.kind, row.ceiling), style="bold red" if row.violation else ""),
                       Text(_share(row.tightness), style="yellow" if row.suspect else ""),
