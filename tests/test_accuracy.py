@@ -126,7 +126,7 @@ def test_the_fit_table_predicts_what_predict_does(records):
 
 
 def test_the_fit_recovers_known_efficiencies(records):
-    """Figures made from known efficiencies fit back to them (the fit has no per-platform factor: what differs
+    """Figures made from known efficiencies fit back to them (in the form without platform factors: what differs
     between CPUs is their platform files)."""
     figs = [f for r in records if r.record.stack == "torch-inductor" for f in figures(r)]
     truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.8, "int8-avx512": 0.7, "bf16-amx": 0.2, "int8-amx": 0.15},
@@ -138,6 +138,35 @@ def test_the_fit_recovers_known_efficiencies(records):
     assert got.gemm["int8-avx512"] == pytest.approx(0.7, rel=0.05)
     assert got.gemm["fp32-avx512"] == pytest.approx(0.6, rel=0.05)
     assert got.gemm["int8-amx"] / got.gemm["bf16-amx"] == pytest.approx(0.15 / 0.2, rel=0.05)
+
+
+def test_a_fit_with_platform_factors_recovers_them_and_an_unseen_cpu_takes_their_geometric_mean(records):
+    """Figures made from known efficiencies on CPUs whose cores run 0.7x (the EMR guest) and 1.3x (the Zen 4 guest) of
+    what their platform files say fit back with a factor per platform: the factors' ratios and the classes come
+    back, where the fit without factors misses; the paper's GNR, whose figures are all ratios, comes back at its 1;
+    a CPU the fit has not seen takes the factors' geometric mean."""
+    from roofline.spec.stack import typical_factor
+    figs = [f for r in records if r.record.stack == "torch-inductor" for f in figures(r)]
+    truth = Params(gemm={"fp32-avx512": 0.6, "bf16-avx512": 0.7, "int8-avx512": 0.7, "bf16-amx": 0.2, "int8-amx": 0.15,
+                         "fp32-avx2": 0.7, "int8-avx2": 0.4},
+                   kernel_ratio=0.9, work_half=3e6, memory=0.8, attention={"any": 0.3}, other={"any": 0.1},
+                   platform={"emr-16vcpu": 0.7, "zen4-2vcpu": 1.3})
+    assert truth.factor("zen5-2vcpu") == pytest.approx(typical_factor({"emr-16vcpu": 0.7, "zen4-2vcpu": 1.3}))
+    truth.platform.update({p: 1.0 for p in {f.platform for f in figs} if p not in truth.platform})
+    synthetic = [dataclasses.replace(f, measured=predict(f, truth)) for f in figs]
+    got = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0}, factors=True)
+    errors = sorted(abs(predict(f, got) / f.measured - 1) for f in synthetic)
+    assert errors[len(errors) // 2] < 0.02 and errors[-1] < 0.1
+    assert got.platform["zen4-2vcpu"] / got.platform["zen5-2vcpu"] == pytest.approx(1.3, rel=0.05)
+    assert got.platform["emr-16vcpu"] / got.platform["zen5-2vcpu"] == pytest.approx(0.7, rel=0.05)
+    assert got.platform["gnr"] == pytest.approx(1.0, abs=0.02)
+    scale = got.platform["zen5-2vcpu"]
+    assert got.gemm["int8-avx512"] * scale == pytest.approx(0.7, rel=0.05)
+    assert got.gemm["fp32-avx512"] * scale == pytest.approx(0.6, rel=0.05)
+    assert got.factor("an-unseen-cpu") == pytest.approx(typical_factor(got.platform), rel=1e-12)
+    without = fit(synthetic, {"call_s": 0.0, "per_op_s": 0.0})
+    assert without.platform == {}
+    assert max(abs(predict(f, without) / f.measured - 1) for f in synthetic) > 0.15
 
 
 def test_a_fit_without_the_shape_term_recovers_efficiencies_made_without_one(records):

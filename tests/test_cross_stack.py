@@ -78,10 +78,11 @@ def test_a_committed_small_profile_holds_the_well_founded_profiles_mean_for_the_
         corpus_accuracy, records):
     """Every profile fitted on fewer than MIN_PLATFORMS CPUs stores, for each class on units none of its own
     classes run on, the geometric mean of that class over the committed profiles fitted on MIN_PLATFORMS or more
-    CPUs with figures of its phases, each times its shape term at the median of its GEMMs of the class; a
-    well-founded profile stores none."""
+    CPUs with figures of its phases, each times its shape term at the median of its GEMMs of the class and its
+    platform factors' geometric mean; a well-founded profile stores none."""
     from roofline.fidelity.accuracy import StackInputs, _fitted, score
     from roofline.fidelity.fit import params_of
+    from roofline.spec.stack import typical_factor
     phases = {s.stack: set(s.per_phase or {}) for s in corpus_accuracy.stacks}
     profiles = [load_stack(str(p)) for p in sorted((builtin_dir("platforms") / "stacks").glob("*.toml"))]
     founded = [p for p in profiles if p.accuracy.platforms >= MIN_PLATFORMS]
@@ -101,7 +102,8 @@ def test_a_committed_small_profile_holds_the_well_founded_profiles_mean_for_the_
                 for k, v in f.gemm_efficiency.items():
                     dtype, isa = k.split("-", 1)
                     if dtype in ("fp32", "bf16", "fp16", "int8") and isa != "emulated" and isa not in units:
-                        want.setdefault(k, []).append(v.value * typical[f.name].get(k, 1.0))
+                        factor = typical_factor({n: x.value for n, x in f.platform_factors.items()})
+                        want.setdefault(k, []).append(min(v.value * typical[f.name].get(k, 1.0) * factor, 1.0))
         assert set(p.cross_stack_gemm_efficiency) == set(want), p.name
         for k, vs in want.items():
             mean = math.exp(sum(math.log(v) for v in vs) / len(vs))

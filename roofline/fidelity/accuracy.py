@@ -56,7 +56,7 @@ from roofline.results.accuracy import (
 from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
-from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile
+from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile, typical_factor
 from roofline.spec.vocab import Ceiling, Phase, Scenario, ShapeForm
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
@@ -164,6 +164,11 @@ FEW_PLATFORM_SHAPES = (ShapeForm.WORK, ShapeForm.NONE)
 #: the other non-GEMM passes each at the other efficiency as a whole, then with their memory time at the memory
 #: efficiency (:attr:`~roofline.fidelity.fit.Params.passes`)
 PASS_VARIANTS = (False, True)
+#: the fit without and with a factor per platform on its cores' efficiencies (:func:`~roofline.fidelity.fit.fit`),
+#: each in both forms of the passes; the second only for a stack whose figures use two compute path classes or more
+#: on :data:`MIN_PLATFORMS` platforms or more (with one class a factor only stands for the class on that CPU, and with
+#: two platforms a left-out one's factor is the other's)
+FACTOR_VARIANTS = (False, True)
 #: the per-call dispatch (seconds) a stack with MLPerf Server runs is also fitted with, held, when no validate
 #: report measured it: its step figures (every call of about one size) cannot tell a cost per call from the
 #: per-token work, and the Server runs' calls of every size can (:func:`select_variants`)
@@ -181,16 +186,16 @@ Fit = tuple[list[Scored], Params | None, dict[str, Params]]
 
 def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: ShapeForm = ShapeForm.WORK,
                            call_s: float | None = None, passes: bool = False,
-                           cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
+                           cross: CrossTable | None = None, factors: bool = False) -> tuple[Params, dict[str, Params]]:
     """The profile fitted on every figure, and one refitted without each platform (``shape``: the shape term's
     form, :class:`~roofline.spec.vocab.ShapeForm`; ``call_s``: the per-call dispatch held there; ``passes``: the
     other non-GEMM passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall
-    back on)."""
-    full = fit(figs, dispatch, shape, call_s, passes)
+    back on; ``factors``: a factor per platform, the left-out one at the others' geometric mean)."""
+    full = fit(figs, dispatch, shape, call_s, passes, factors)
     per = {}
     for platform in sorted({f.platform for f in figs}):
         train = [f for f in figs if f.platform != platform]
-        per[platform] = fit(train, dispatch, shape, call_s, passes) if train else Params(passes=passes)
+        per[platform] = fit(train, dispatch, shape, call_s, passes, factors) if train else Params(passes=passes)
     if cross is not None:
         for platform, q in [(None, full), *per.items()]:
             q.cross = bare_values(cross(platform))
@@ -251,17 +256,19 @@ def cross_stack(founded: dict[str, Fitted], platform: str | None, phases: frozen
         if q is None or not f.phases & phases:
             continue
         typical = f.typical_shape(platform)
+        phi = typical_factor(q.platform)
         for cls, v in q.gemm.items():
             dtype, isa = (cls.split("-", 1) + [""])[:2]
             if dtype in CROSS_DTYPES and isa != EMULATED:
-                values.setdefault(cls, []).append((stack, v, typical.get(cls, 1.0)))
+                values.setdefault(cls, []).append((stack, v, typical.get(cls, 1.0) * phi))
     said = lambda s, v, k: f"{s}'s {v:.4g}" + (f" x {k:.3g}" if k != 1.0 else "")  # noqa: E731
-    return {cls: Sourced(value=float(f"{geometric_mean([v * k for _, v, k in vs]):.4g}"), kind="derived",
+    return {cls: Sourced(value=float(f"{geometric_mean([min(v * k, 1.0) for _, v, k in vs]):.4g}"), kind="derived",
                          source=("the geometric mean of " if len(vs) > 1 else "")
                          + ", ".join(said(*x) for x in vs)
                          + f": gemm_efficiency.{cls} of the stacks fitted on {MIN_PLATFORMS} or more platforms with "
                          + "figures of the same phases (" + ", ".join(sorted(p.value for p in phases)) + "), times "
-                         + "each one's shape term at the median of its GEMMs of the class")
+                         + "each one's shape term at the median of its GEMMs of the class and its platform factors' "
+                         + "geometric mean (where it has them)")
             for cls, vs in sorted(values.items())}
 
 
@@ -407,16 +414,19 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's profile is the
     variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out
     figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them), so that choice
-    does not look at the platform's own figures; the full profile takes the variant better over all of them. Of the
-    two forms the stack keeps the one whose leave-one-platform-out figures, so chosen, are the closer (the same mean
-    over every platform's): one structural choice per stack, made on the figures its band is measured on."""
+    does not look at the platform's own figures; the full profile takes the variant better over all of them. The
+    forms are the two of the passes, each without and with a factor per platform (:data:`FACTOR_VARIANTS`); the
+    stack keeps the form whose leave-one-platform-out figures, so chosen, are the closest (the same mean over every
+    platform's): one structural choice per stack, made on the figures its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES
     settings = [(shape, None) for shape in shapes] + [(ShapeForm.WORK, c) for c in calls]
     forms: list[tuple[float, Params, dict[str, Params]]] = []
-    for passes in PASS_VARIANTS:
-        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross) for shape, c in settings]
+    several = len({c for f in fitted for s in f.steps for c in s.classes}) > 1
+    factor_forms = FACTOR_VARIANTS if several and len({f.platform for f in fitted}) >= MIN_PLATFORMS else (False,)
+    for factors, passes in [(f, p) for f in factor_forms for p in PASS_VARIANTS]:
+        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross, factors) for shape, c in settings]
         errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
         if calls:
             for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's

@@ -10,10 +10,14 @@ A class the training records never use takes the profile's fallback at predictio
 (:func:`roofline.model.efficiency.lookup`; for a stack fitted on too few platforms, the cross-stack value
 :attr:`Params.cross`, which is looked up, never fitted).
 
-There is no per-platform factor: a profile must predict a CPU it has never seen, so everything it
-holds is common to the stack (efficiency per compute path class, memory efficiency against the
-attainable bandwidth, the non-GEMM parts, dispatch), and what differs between CPUs comes from their
-platform files alone. Dispatch costs are the validate reports' measured ones where the records have
+A profile must predict a CPU it has never seen, so what it holds for one is common to the stack (efficiency per
+compute path class, memory efficiency against the attainable bandwidth, the non-GEMM parts, dispatch), and what
+differs between CPUs comes from their platform files. In one form of the fit (``factors``) each record platform
+also gets a factor on its cores' efficiencies (its real clock against the platform file's, a VM's share of the
+host): the classes are then told apart by what they reach on the same CPUs, not by which CPUs ran them, and an
+unseen CPU takes the factors' geometric mean (:func:`~roofline.spec.stack.typical_factor`), so its prediction
+never rests on a factor of its own. Which form a stack keeps is chosen by its leave-one-platform-out figures
+(:func:`roofline.fidelity.accuracy.select_variants`). Dispatch costs are the validate reports' measured ones where the records have
 them, else fitted (per call 1 us to 2 ms, per GEMM launch 0.01 to 20 us).
 
 Every prediction, the fit's and the reported ones alike, is the realistic model's own arithmetic
@@ -43,6 +47,12 @@ from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
 
 PULL = 0.02
+#: in the form with platform factors (:func:`fit`, ``factors``): the pull of each platform's factor towards 1, five
+#: times the efficiencies' :data:`PULL`, so that the factors and the classes, which share one scale, keep the factors'
+#: geometric mean near 1
+PLATFORM_PULL = 0.1
+#: the range of a fitted platform factor
+PLATFORM_RANGE = (0.2, 5.0)
 #: the ranges of the fitted dispatch costs, seconds: per call of the engine (a step: graph launch and
 #: sampling) and per GEMM launch (a kernel call and the thread barrier after it); the validate reports measure
 #: 25 us and 4.6 us for Inductor's compiled graphs on the development guests
@@ -131,10 +141,16 @@ class ParamLayout:
     """the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`)"""
     shape: ShapeForm = ShapeForm.WORK
     """what the shape term measures a GEMM call by: its work per core, or its time (NONE: as WORK, held at 0)"""
+    platforms: tuple[str, ...] = ()
+    """the platforms given a factor (log, after the dispatch costs); none: every factor 1"""
+
+    @property
+    def platform_index(self) -> int:
+        return len(self.gemm) + 2 * len(self.modes) + 3 + (2 if self.dispatch_free else 0)
 
     @property
     def size(self) -> int:
-        return len(self.gemm) + 2 * len(self.modes) + 3 + (2 if self.dispatch_free else 0)
+        return self.platform_index + len(self.platforms)
 
     @property
     def work_half_index(self) -> int:
@@ -170,7 +186,8 @@ class ParamLayout:
                       other=dict(zip(self.modes, e[g + nm:g + 2 * nm])), memory=float(e[g + 2 * nm]),
                       kernel_ratio=float(e[g + 2 * nm + 1]) if self.kernels else 1.0,
                       work_half=float(x[self.work_half_index]), shape=self.shape, call_s=call_s, per_op_s=per_op_s,
-                      work_half_fitted=self.work_half_free, dispatch_fitted=self.dispatch_free, passes=self.passes)
+                      work_half_fitted=self.work_half_free, dispatch_fitted=self.dispatch_free, passes=self.passes,
+                      platform=dict(zip(self.platforms, (float(v) for v in e[self.platform_index:]))))
 
 
 #: the figure's numerator or denominator piece: a part of its step's time, or a constant (-1)
@@ -287,9 +304,9 @@ class FitTable:
             one = np.full(eta.shape, np.nan)
         else:
             one = np.where(self.row_graph, floor_graph[..., self.row_floor], floor_kernel[..., self.row_floor])
-        phi_step = phi[self.step_platform]
+        phi_step = phi[..., self.step_platform]
         eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, p.size(shape), work_half,
-                                               self.row_factor * phi_step[p.row_step])
+                                               self.row_factor * phi_step[..., p.row_step])
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
         return RowEfficiency(eta=eta, shape=shape_term, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
@@ -328,7 +345,10 @@ class FitTable:
         known = np.array([c in lay.gemm for c in self.floors], bool)
         floor = np.where(known, e[:, [lay.gemm.index(c) if c in lay.gemm else 0 for c in self.floors]], np.nan)
         steps = self.parts.steps
-        phi = np.ones(len(self.platforms))
+        if lay.platforms:
+            phi = e[:, [lay.platform_index + lay.platforms.index(pl) for pl in self.platforms]]
+        else:
+            phi = np.ones(len(self.platforms))
         calls, per_ops = lay.dispatch_many(xs, call_s, per_op_s)
         full = lambda v: np.broadcast_to(v[:, None], (len(xs), steps))  # noqa: E731
         return self.figures_from(self.efficiency(eta_g, np.minimum(eta_g * ratio, 1.0), xs[:, lay.work_half_index],
@@ -417,11 +437,12 @@ def forward_jacobian(fun_many, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
 
 
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: ShapeForm = ShapeForm.WORK,
-        call_s: float | None = None, passes: bool = False) -> Params:
+        call_s: float | None = None, passes: bool = False, factors: bool = False) -> Params:
     """The stack parameters that best predict ``figs`` (see the module docstring); ``shape``: the shape term measured
     in work per core, in time (:func:`~roofline.model.realistic.mac_seconds`), or left out; ``call_s``: the per-call
     dispatch held at this value (chosen by other figures, the Server runs'), the per-launch one still fitted;
-    ``passes``: the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`)."""
+    ``passes``: the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`); ``factors``:
+    a factor per platform on its cores' efficiencies (:attr:`Params.platform`; with two platforms or more)."""
     from scipy.optimize import least_squares
 
     if not figs:
@@ -432,8 +453,9 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     ms = [float(m) for f in figs for s in f.steps for m in s.parts.size(shape)]
     free = max(ms) >= WORK_SPREAD * min(ms)  # GEMMs of similar size only: the shape term cannot be fitted, it stays fixed
     d = dispatch or {}
+    plats = tuple(sorted({f.platform for f in figs})) if factors and len({f.platform for f in figs}) > 1 else ()
     lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,
-                      dispatch_free="call_s" not in d, passes=passes, shape=shape)
+                      dispatch_free="call_s" not in d, passes=passes, shape=shape, platforms=plats)
     assumed, most = (TIME_HALF_ASSUMED, TIME_HALF_MAX) if timed else (WORK_HALF_ASSUMED, WORK_HALF_MAX)
     n = lay.size
     x0 = np.zeros(n)  # the efficiencies are set per start below
@@ -459,6 +481,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     pull[mem], prior[mem] = PRIOR_MEMORY[1], math.log(PRIOR_MEMORY[0])
     pull[lay.work_half_index] = 0.0
     pull[disp] = 0.0
+    if plats:
+        i = lay.platform_index
+        lo[i:], hi[i:], x0[i:] = math.log(PLATFORM_RANGE[0]), math.log(PLATFORM_RANGE[1]), 0.0
+        pull[i:], prior[i:] = PLATFORM_PULL, 0.0
     if not free:
         x0[lay.work_half_index] = lo[lay.work_half_index] = hi[lay.work_half_index] = assumed
     if shape is ShapeForm.NONE:
