@@ -164,11 +164,6 @@ FEW_PLATFORM_SHAPES = (ShapeForm.WORK, ShapeForm.NONE)
 #: the other non-GEMM passes each at the other efficiency as a whole, then with their memory time at the memory
 #: efficiency (:attr:`~roofline.fidelity.fit.Params.passes`)
 PASS_VARIANTS = (False, True)
-#: the fit without and with a factor per platform on its cores' efficiencies (:func:`~roofline.fidelity.fit.fit`),
-#: each in both forms of the passes; the second only for a stack whose figures use two compute path classes or more
-#: on :data:`MIN_PLATFORMS` platforms or more (with one class a factor only stands for the class on that CPU, and with
-#: two platforms a left-out one's factor is the other's)
-FACTOR_VARIANTS = (False, True)
 #: the per-call dispatch (seconds) a stack with MLPerf Server runs is also fitted with, held, when no validate
 #: report measured it: its step figures (every call of about one size) cannot tell a cost per call from the
 #: per-token work, and the Server runs' calls of every size can (:func:`select_variants`)
@@ -415,17 +410,19 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out
     figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them), so that choice
     does not look at the platform's own figures; the full profile takes the variant better over all of them. The
-    forms are the two of the passes, each without and with a factor per platform (:data:`FACTOR_VARIANTS`); the
-    stack keeps the form whose leave-one-platform-out figures, so chosen, are the closest (the same mean over every
-    platform's): one structural choice per stack, made on the figures its band is measured on."""
+    forms are the two of the passes, then the closer of them with a factor per platform on its cores' efficiencies
+    (:func:`~roofline.fidelity.fit.fit`'s ``factors``; only for a stack whose figures use two compute path classes or
+    more on :data:`MIN_PLATFORMS` platforms or more: with one class a factor only stands for the class on that CPU,
+    and with two platforms a left-out one's factor is the other's); each time the stack keeps the form whose
+    leave-one-platform-out figures, so chosen, are the closer (the same mean over every platform's): structural
+    choices per stack, made on the figures its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES
     settings = [(shape, None) for shape in shapes] + [(ShapeForm.WORK, c) for c in calls]
-    forms: list[tuple[float, Params, dict[str, Params]]] = []
     several = len({c for f in fitted for s in f.steps for c in s.classes}) > 1
-    factor_forms = FACTOR_VARIANTS if several and len({f.platform for f in fitted}) >= MIN_PLATFORMS else (False,)
-    for factors, passes in [(f, p) for f in factor_forms for p in PASS_VARIANTS]:
+
+    def form(passes: bool, factors: bool) -> tuple[float, Params, dict[str, Params]]:
         variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross, factors) for shape, c in settings]
         errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
         if calls:
@@ -435,7 +432,12 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
                     errs.setdefault(p, []).extend(e)
         chosen, overall = choose_variants(errors)
         loss = statistics.fmean([e for p, k in chosen.items() for e in errors[k].get(p, [])] or [0.0])
-        forms.append((loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}))
+        return loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}
+
+    forms = [form(passes, False) for passes in PASS_VARIANTS]
+    forms = [forms[first_best([f[0] for f in forms])]]
+    if several and len({f.platform for f in fitted}) >= MIN_PLATFORMS:
+        forms.append(form(forms[0][1].passes, True))
     _, full, per = forms[first_best([f[0] for f in forms])]
     return full, per
 

@@ -49,7 +49,8 @@ from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
 PULL = 0.02
 #: in the form with platform factors (:func:`fit`, ``factors``): the pull of each platform's factor towards 1, five
 #: times the efficiencies' :data:`PULL`, so that the factors and the classes, which share one scale, keep the factors'
-#: geometric mean near 1
+#: geometric mean near 1 (of 0.03 to 1, the weight whose leave-one-platform-out figures were closest in torch-inductor:
+#: docs/check-and-calibration.md)
 PLATFORM_PULL = 0.1
 #: the range of a fitted platform factor
 PLATFORM_RANGE = (0.2, 5.0)
@@ -290,8 +291,8 @@ class FitTable:
                    floor_graph: np.ndarray | None = None, floor_kernel: np.ndarray | None = None,
                    shape: ShapeForm = ShapeForm.WORK) -> RowEfficiency:
         """The rows' and steps' efficiencies from a profile's values: ``eta_graph`` and ``eta_kernel`` per
-        class (in a compiled model, and one linear alone), ``attention`` and ``other`` per step, ``phi`` per
-        platform; the rows' path-rule factors, shape term and platform factor through
+        class (in a compiled model, and one linear alone), ``attention`` and ``other`` per step, ``phi`` the factor
+        per platform; the rows' path-rule factors, shape term and platform factor through
         :func:`~roofline.model.efficiency.shaped`, as an estimate with the profile resolves them; ``passes``: the
         other non-GEMM passes' and the quantization passes' memory time at ``memory`` too, the quantization passes'
         vector work at its roofline (:data:`QUANTIZATION_WITH_PASSES`). Several profiles at once: the class values
