@@ -169,6 +169,24 @@ def test_a_fit_with_platform_factors_recovers_them_and_an_unseen_cpu_takes_their
     assert max(abs(predict(f, without) / f.measured - 1) for f in synthetic) > 0.15
 
 
+def test_an_estimate_says_which_platform_factor_its_efficiencies_take(profile):
+    """A CPU of the torch-inductor records takes its own factor (the paper's Ice Lake), any other the factors'
+    geometric mean (Sapphire Rapids), and the estimate's notes say which; a profile without factors (OpenVINO's)
+    adds no such note."""
+    import roofline
+    from roofline.spec.stack import typical_factor
+    factors = {k: v.value for k, v in profile.platform_factors.items()}
+    assert "icx" in factors and "spr" not in factors
+    (icx,) = [n for n in roofline.estimate(model="bert-large", cpu="icx").notes if "efficiencies x" in n]
+    assert icx == f"torch-inductor's efficiencies x {factors['icx']:.3g} on icx: its factor, fitted on its own records"
+    (spr,) = [n for n in roofline.estimate(model="bert-large", cpu="spr").notes if "efficiencies x" in n]
+    assert spr == (f"torch-inductor's efficiencies x {typical_factor(factors):.3g} on spr: the factors' mean over "
+                   f"its {len(factors)} record CPUs")
+    assert not load_stack("openvino").platform_factors
+    assert not [n for n in roofline.estimate(model="bert-large", cpu="spr", stack="openvino").notes
+                if "efficiencies x" in n]
+
+
 def test_a_fit_without_the_shape_term_recovers_efficiencies_made_without_one(records):
     """Figures made with ``work_half`` 0 fit back to their efficiencies with the shape term left out (the held
     value is no dimension of the search), and the profile says the term was left out."""

@@ -58,7 +58,7 @@ def test_a_calibration_of_another_platform_is_refused_unless_asked_and_then_said
     data = run_json("estimate", "--model", "bert-large", "--cpu", "icx", "--calibration", "zen4-2vcpu",
                     "--calibration-any-platform")
     assert len(data["notes"]) == 1 and "applied to 'icx'" in data["notes"][0]
-    assert run_json("estimate", "--model", "bert-large", "--cpu", "icx")["notes"] == []
+    assert not [n for n in run_json("estimate", "--model", "bert-large", "--cpu", "icx")["notes"] if "calibration" in n]
     check = run_json("check", "--model", "bert-large", "--cpu", "icx", "--precision", "int8-static",
                      "--throughput-speedup", "2", "--calibration", "zen4-2vcpu", "--calibration-any-platform")
     assert any("applied to 'icx'" in n for n in check["notes"])

@@ -90,10 +90,11 @@ class EfficiencySource:
 
     def notes(self, platform: Platform) -> list[str]:
         """A calibration applies to the platform it was fitted on: another platform is refused, unless
-        ``any_platform``, and then the returned notes say so."""
+        ``any_platform``, and then the returned notes say so. A stack profile with platform factors: the factor its
+        efficiencies take on ``platform``, and where it comes from."""
         c = self.calibration
         if c is None:
-            return []
+            return self._factor_notes(platform)
         if c.host is not None:  # the measured host's identity decides, never a name (every probe is 'host')
             differs = c.host.differences(platform)
             if not differs:
@@ -111,6 +112,16 @@ class EfficiencySource:
                             "--calibration-any-platform to apply it anyway")
         return [f"{label} was fitted on '{c.platform}' and is applied to '{platform.name}' "
                 "(--calibration-any-platform): its kernel efficiencies and dispatch costs are another platform's"]
+
+    def _factor_notes(self, platform: Platform) -> list[str]:
+        p = self.profile
+        if p is None or not p.platform_factors:
+            return []
+        phi, known = platform_factor(p, platform)
+        if known:
+            return [f"{p.name}'s efficiencies x {phi:.3g} on {platform.name}: its factor, fitted on its own records"]
+        return [f"{p.name}'s efficiencies x {phi:.3g} on {platform.name}: the factors' mean over its "
+                f"{len(p.platform_factors)} record CPUs"]
 
     def efficiency(self, res: Resources, precision: str, mode: NonGemmMode, cells: Sequence[PrecisionRecipe],
                    gemms: GemmList, m: np.ndarray | None = None) -> Efficiency:
