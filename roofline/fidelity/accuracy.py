@@ -411,11 +411,11 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them), so that choice
     does not look at the platform's own figures; the full profile takes the variant better over all of them. The
     forms are the two of the passes, then the closer of them with a factor per platform on its cores' efficiencies
-    (:func:`~roofline.fidelity.fit.fit`'s ``factors``; only for a stack whose figures use two compute path classes or
-    more on :data:`MIN_PLATFORMS` platforms or more: with one class a factor only stands for the class on that CPU,
-    and with two platforms a left-out one's factor is the other's); each time the stack keeps the form whose
-    leave-one-platform-out figures, so chosen, are the closer (the same mean over every platform's): structural
-    choices per stack, made on the figures its band is measured on."""
+    (:func:`~roofline.fidelity.fit.fit`'s ``factors``; only for a stack whose figures use two compute path classes
+    or more on :data:`MIN_PLATFORMS` platforms or more: with one class a factor only stands for the class on that
+    CPU, and with two platforms each left-out fit rests on one CPU, whose factor the classes cannot be told from);
+    each time the stack keeps the form whose leave-one-platform-out figures, so chosen, are the closer (the same
+    mean over every platform's): structural choices per stack, made on the figures its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
     shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES

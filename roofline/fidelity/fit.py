@@ -17,8 +17,8 @@ also gets a factor on its cores' efficiencies (its real clock against the platfo
 host): the classes are then told apart by what they reach on the same CPUs, not by which CPUs ran them, and an
 unseen CPU takes the factors' geometric mean (:func:`~roofline.spec.stack.typical_factor`), so its prediction
 never rests on a factor of its own. Which form a stack keeps is chosen by its leave-one-platform-out figures
-(:func:`roofline.fidelity.accuracy.select_variants`). Dispatch costs are the validate reports' measured ones where the records have
-them, else fitted (per call 1 us to 2 ms, per GEMM launch 0.01 to 20 us).
+(:func:`roofline.fidelity.accuracy.select_variants`). Dispatch costs are the validate reports' measured ones
+where the records have them, else fitted (per call 1 us to 2 ms, per GEMM launch 0.01 to 20 us).
 
 Every prediction, the fit's and the reported ones alike, is the realistic model's own arithmetic
 (:func:`roofline.model.realistic.realistic_times`) over all figures' steps at once (:class:`FitTable`),
