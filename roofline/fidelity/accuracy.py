@@ -418,7 +418,8 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
     mean over every platform's): structural choices per stack, made on the figures its band is measured on."""
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
-    shapes = SHAPE_VARIANTS if len({f.platform for f in fitted}) >= MIN_PLATFORMS else FEW_PLATFORM_SHAPES
+    many = len({f.platform for f in fitted}) >= MIN_PLATFORMS
+    shapes = SHAPE_VARIANTS if many else FEW_PLATFORM_SHAPES
     settings = [(shape, None) for shape in shapes] + [(ShapeForm.WORK, c) for c in calls]
     several = len({c for f in fitted for s in f.steps for c in s.classes}) > 1
 
@@ -436,7 +437,7 @@ def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure
 
     forms = [form(passes, False) for passes in PASS_VARIANTS]
     forms = [forms[first_best([f[0] for f in forms])]]
-    if several and len({f.platform for f in fitted}) >= MIN_PLATFORMS:
+    if several and many:
         forms.append(form(forms[0][1].passes, True))
     _, full, per = forms[first_best([f[0] for f in forms])]
     return full, per

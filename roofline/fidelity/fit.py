@@ -454,7 +454,8 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     ms = [float(m) for f in figs for s in f.steps for m in s.parts.size(shape)]
     free = max(ms) >= WORK_SPREAD * min(ms)  # GEMMs of similar size only: the shape term cannot be fitted, it stays fixed
     d = dispatch or {}
-    plats = tuple(sorted({f.platform for f in figs})) if factors and len({f.platform for f in figs}) > 1 else ()
+    platforms = tuple(sorted({f.platform for f in figs}))
+    plats = platforms if factors and len(platforms) > 1 else ()
     lay = ParamLayout(tuple(classes), tuple(modes), any(not s.graph for f in figs for s in f.steps), free,
                       dispatch_free="call_s" not in d, passes=passes, shape=shape, platforms=plats)
     assumed, most = (TIME_HALF_ASSUMED, TIME_HALF_MAX) if timed else (WORK_HALF_ASSUMED, WORK_HALF_MAX)
@@ -463,7 +464,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     x0[lay.work_half_index] = assumed
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, most
-    disp = slice(lay.work_half_index + 1, n)
+    disp = slice(lay.work_half_index + 1, lay.platform_index)
     if lay.dispatch_free:
         for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
             x0[i], lo[i], hi[i] = math.log(math.sqrt(a * b)), math.log(a), math.log(b)
