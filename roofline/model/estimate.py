@@ -35,6 +35,7 @@ from roofline.model.efficiency import (
     path_classes,
     takes_cross,
 )
+from roofline.model.paths import path_peak
 from roofline.model.realistic import Realistic, realistic_speedup
 from roofline.model.resources import Resources
 from roofline.model.step import BOUNDS
@@ -153,6 +154,8 @@ class Evaluation:
     steps: Steps
     realistic: list[Realistic]
     amdahl: list[AmdahlInputs]
+    source_notes: list[str]
+    """what the efficiency source says it applied on this platform (:meth:`EfficiencySource.notes`)"""
 
     @property
     def work(self) -> Workload:
@@ -203,7 +206,7 @@ class EstimateQuery:
 
 def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQuery()) -> Evaluation:
     """Evaluate every precision's step and the speedups' Amdahl inputs (the estimate before it is written up)."""
-    q.source.notes(platform)  # refuses another platform's calibration
+    source_notes = q.source.notes(platform)  # and refuses another platform's calibration, before any work
     work = q.workload.of(model)
     _check_overrides(q.overrides)
     if q.options.kv_dtype is not None and q.options.kv_dtype not in DTYPE_BYTES:
@@ -212,7 +215,7 @@ def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     names = list(dict.fromkeys([baseline, *(q.precisions or default_precisions(platform, model))]))
     steps = build_steps(platform, work, names, layout=q.layout, ceiling=q.ceiling, source=q.source, options=q.options)
     realistic = [s.realistic(steps.res) for s in steps]
-    return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides))
+    return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides), source_notes)
 
 
 def _band_value(band: ErrorBand | None) -> float | None:
@@ -291,7 +294,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
         realistic_accuracy=q.source.accuracy,
-        notes=q.source.notes(platform) + _emulated_notes(platform, q) + model_notes(model, work) + ([
+        notes=ev.source_notes + _emulated_notes(platform, q) + model_notes(model, work) + ([
             f"{', '.join(too_big)}: the model and its KV cache do not fit {platform.name}'s DRAM ({too_big[0]} needs "
             f"{needs[too_big[0]]}); these figures assume memory the platform does not have"] if too_big else []),
     )
@@ -430,7 +433,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
     paths = []
     for name, p in platform.compute.items():
         hz = float(res.clock(p.isa_class))
-        peak = sockets * float(lay.active_cores) * hz * p.ops_per_cycle.value
+        peak = float(path_peak(platform, name, sockets, float(lay.active_cores), res.clock))
         paths.append(ComputePathResult(name=name, dtype=p.dtype, isa_class=p.isa_class, frequency_hz=hz,
                                        ops_per_cycle_per_core=p.ops_per_cycle.value, peak_ops_per_s=peak,
                                        dram_balance_point=peak / float(b_dram), emulated=p.emulated))

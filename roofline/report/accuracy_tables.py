@@ -106,10 +106,9 @@ def furthest_off(r: AccuracyResult, n: int) -> RenderableType:
               left=("stack", "platform", "figure (its class)"), wrap=("figure (its class)",))
     for i, row in enumerate(rows, 1):
         figure = _figure(row)
-        inside = None if row.realistic_in_sample is None else row.realistic_in_sample / row.measured - 1
         t.add_row(str(i), row.stack, row.platform, f"{figure} ({row.path_class or '-'})",
                   _value(row.kind, row.measured), _value(row.kind, row.realistic), _pct(row.realistic_error),
-                  _pct(inside))
+                  _pct(row.in_sample_error))
     return section(f"Furthest off: the {len(rows)} figures with the largest leave-one-platform-out |error|", t,
                    ["error: predicted / measured - 1 by the stack's profile fitted without the figure's platform; "
                     "in sample: by the profile fitted on every platform; #: the record",

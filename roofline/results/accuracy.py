@@ -52,6 +52,11 @@ class AccuracyRow:
     """the compute path class most of its GEMM rows run on (a speedup's: its new precision's), what the stack's
     accuracy per class (``accuracy.classes``) groups it by"""
 
+    @property
+    def in_sample_error(self) -> float | None:
+        """``realistic_in_sample / measured - 1``: a figure off in sample too is one the profile cannot fit."""
+        return None if self.realistic_in_sample is None else self.realistic_in_sample / self.measured - 1
+
 
 @dataclass(frozen=True)
 class Spread:
