@@ -107,7 +107,7 @@ def test_the_headline_figures_are_the_json_ones():
     (("accuracy",), 24),  # a line, then a row per stack and per group
     (("platforms", "show", "icx"), 6),
     (("models", "show", "bert-large"), 6),
-    (("platforms",), 8),  # 46 names wrap to 6 lines at 100 columns
+    (("platforms",), 8),  # 47 names wrap to 6 lines at 100 columns, then the hint
     (("plan", "--model", "bert-large", "--cpu", "icx,gnr", "--p99-ms", "50", "--target-rps", "20000"), 7),
 ])
 @pytest.mark.parametrize("columns", [100, 120])
