@@ -147,7 +147,8 @@ class ParamLayout:
 
     @property
     def platform_index(self) -> int:
-        return len(self.gemm) + 2 * len(self.modes) + 3 + (2 if self.dispatch_free else 0)
+        """the first platform factor's: after the shape term and the two dispatch costs where they are fitted"""
+        return self.work_half_index + 1 + (2 if self.dispatch_free else 0)
 
     @property
     def size(self) -> int:
