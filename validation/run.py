@@ -12,6 +12,7 @@ from roofline import __version__
 from roofline.calc.shapes import transformer_gemms
 from roofline.catalog import find_file, load_model_file
 from roofline.errors import UserError
+from roofline.files.reading import portable_path
 from roofline.validation.host import detect_host
 from roofline.validation.kernels import Shape, TimingSettings, run_shape
 from roofline.validation.platforms import datasheet_for, resolve_measured
@@ -112,7 +113,7 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
     date = measured.sockets.date if measured.sockets.kind == "measured" else None
     if o.cpu == "host":
         notes.append(f"measured platform: {'a fresh' if fresh else 'the cached'} probe of this host ({date}), "
-                     f"{measured_file}")
+                     f"{portable_path(measured_file)}")
     precisions = list(VARIANTS) + (["int8-static-pt2e"] if o.pt2e else [])
     if o.quick and not bf16_native(host):
         precisions.remove("bf16")
@@ -161,9 +162,9 @@ def run_validate(o: ValidateOptions, progress: Callable[[str], None] = lambda s:
         host=HostResult(cpu_model=host.cpu_model, microarchitecture=host.microarchitecture, flags=host.flags,
                         threads=threads, cores=host.cores, sockets=host.sockets, hypervisor=host.hypervisor,
                         torch=v["torch"], torchao=v["torchao"], cpu_capability=torch.backends.cpu.get_cpu_capability()),
-        platform=PlatformRef(name=measured.name, file=str(measured_file),
+        platform=PlatformRef(name=measured.name, file=portable_path(measured_file),
                              kind="measured" if measured.sockets.kind == "measured" else "catalog", date=date),
-        datasheet=PlatformRef(name=sheet[0].name, file=sheet[1], kind="datasheet") if sheet else None,
+        datasheet=PlatformRef(name=sheet[0].name, file=portable_path(sheet[1]), kind="datasheet") if sheet else None,
         dispatch=dispatch,
         tolerances={**{f"{k}_per_layer": v for k, v in TOLERANCE.items()}, "compiled_vs_eager_floor": MISCOMPILE},
         shapes=shapes, decode=decode, encoder=encoder, end_to_end=end_to_end, notes=notes, contention=contention,

@@ -172,3 +172,19 @@ def resolved(path: Path | str) -> Path:
         return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
     except (OSError, ValueError, RuntimeError):
         return Path(path)
+
+
+def portable_path(path: str | Path, base: str | Path | None = None) -> str:
+    """How a result names a file without the absolute path of the machine that made it: relative to ``base`` (the
+    working directory, by default) when the file is under it, ``~/...`` under the home folder, else its name alone
+    (results are shared; a path of the machine that made them means nothing elsewhere)."""
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return str(path)
+    for root, shown in ((Path(base or Path.cwd()), None), (Path.home(), "~")):
+        try:
+            rel = p.resolve().relative_to(root.resolve())
+        except (ValueError, OSError):
+            continue
+        return str(rel) if shown is None else f"{shown}/{rel}"
+    return p.name
