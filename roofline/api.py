@@ -48,14 +48,15 @@ def checked(command: A.Command, given: dict[str, Any]) -> Values:
 def efficiency_source(a: Values):
     """The :class:`~roofline.model.efficiency.EfficiencySource` the calibration and stack arguments name."""
     from roofline.catalog import resolve
-    from roofline.model.efficiency import EfficiencySource
+    from roofline.model.efficiency import GGUF_STACK, TORCH_STACK, EfficiencySource
 
     c, name = resolve.calibration(a.get("calibration"))
     stack = a.get("stack")
+    named = stack is not None
     if stack is None:
-        stack = "llama.cpp" if _gguf(a) else "torch-inductor"
+        stack = GGUF_STACK if _gguf(a) else TORCH_STACK
     return EfficiencySource(stack=resolve.stack(stack), calibration=c, calibration_name=name,
-                            any_platform=bool(a.get("calibration_any_platform")))
+                            any_platform=bool(a.get("calibration_any_platform")), per_engine=not named)
 
 
 def _gguf(a: Values) -> bool:
@@ -271,11 +272,9 @@ def typed_rate_record(a: Values):
         decode = a.phase == "decode"
         if decode and a.seq_len is not None:
             raise UserError("--seq-len: a decode rate is at --context tokens in the KV cache")
-        if not decode and a.context is not None:
-            raise UserError("--context: a prefill rate is of a prompt of --seq-len tokens")
         m = Measurement(kind="tokens_per_s", precision=a.precision, value=a.tokens_per_s, name=f"{a.phase} rate",
                         phase=a.phase, seq_len=None if decode else (a.seq_len or DEFAULT_SEQ_LEN),
-                        context=a.context if decode else None, kv_dtype=a.kv_dtype)
+                        context=a.context, kv_dtype=a.kv_dtype)
         cores = a.cores or platform.cores_per_socket.value  # one engine process on one socket
         record_platform = RecordPlatform(name=name, cores=cores, sockets=1, instance_cores=a.instance_cores or cores)
         batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
@@ -418,7 +417,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
 
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, batch_watermark_tokens, max_wait_ms,
-    output_len, ttft_ms, tpot_ms, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
+    output_len, ttft_ms, tpot_ms, concurrency, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
     memory_model, ceiling, bandwidth, seed
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions, plan as capacity_plan
@@ -438,6 +437,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         prices=a.price_per_hour, output_len=a.output_len, memory_gb=a.memory_gb, max_sequences=a.max_sequences,
         kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores, instance_cores=a.instance_cores,
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
+        users=tuple(a.concurrency) if a.get("concurrency") else None,
     )
     return capacity_plan(platforms, spec, a.precision, options)
 

@@ -402,7 +402,8 @@ BATCH_ARG = Arg("batch", f"sequences per step, 1 to {MAX_BATCH:,} (default 1)", 
 SEQ_LEN = Arg("seq_len", f"tokens per request, or the prompt length for prefill, 1 to {MAX_TOKENS:,} (default 256)",
               TOKENS, default=256)
 PHASE = Arg("phase", "forward (encoders, the default), prefill (decoders, the default) or decode", Choice(Phase))
-CONTEXT_ARG = Arg("context", f"decode: tokens already in the KV cache, 0 to {MAX_TOKENS:,} (default 1024)", CONTEXT)
+CONTEXT_ARG = Arg("context", f"tokens already in the KV cache, 0 to {MAX_TOKENS:,}: a decode step's (default 1024), or "
+                  "a prefill's before its prompt (default 0)", CONTEXT)
 BANDWIDTH = Arg("bandwidth", "DRAM bandwidth figures to use (default: the ceiling's own: measured or STREAM-class for "
                 "the attainable ceiling, theoretical for the bound): measured where the platform file has them, or "
                 "theoretical (datasheet)", Choice(Bandwidth))
@@ -469,7 +470,9 @@ PLAN = Command("plan", (
     MODEL, CPU.but(many=True, help="one or more, comma-separated or repeated"),
     Arg("precision", "default int8-static", default="int8-static"),
     Arg("scenario", "offline: the most throughput per server; server: Poisson arrivals, the highest rate meeting the "
-        "SLO (default: server when an SLO is given, else offline)", Choice(Scenario)),
+        "SLO; concurrency (decoders): a fixed number of users per server, each with a request in flight (default: "
+        "concurrency with --concurrency, server when an SLO is given, else offline)",
+        Choice(tuple(s.value for s in Scenario if s is not Scenario.RATE))),
     Arg("target_rps", "load to serve, requests per second (1e-6 to 1e12)", Float(1e-6, 1e12, "requests per second")),
     Arg("p99_ms", "server scenario: the p99 latency (queueing, batching wait, service) each request must meet, ms "
         "(1e-6 to 1e9)", SLO_MS),
@@ -500,8 +503,14 @@ PLAN = Command("plan", (
         "profile's harness's with its cap (intel-mlperf: 1,300), else none: a batch fills to the cap)",
         Int(1, 1 << 20, "tokens"), group=_BATCHING),
     Arg("output_len", f"output tokens per request, 1 to {MAX_TOKENS:,} (default 128)", TOKENS, group=_DECODERS),
-    Arg("ttft_ms", "server scenario: p99 time to first token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),
-    Arg("tpot_ms", "server scenario: p99 time per output token, ms (1e-6 to 1e9)", SLO_MS, group=_DECODERS),
+    Arg("ttft_ms", "server scenario: p99 time to first token; concurrency: each user's; ms (1e-6 to 1e9)", SLO_MS,
+        group=_DECODERS),
+    Arg("tpot_ms", "server scenario: p99 time per output token; concurrency: each user's; ms (1e-6 to 1e9)", SLO_MS,
+        group=_DECODERS),
+    Arg("concurrency", "users per server, each with one request in flight (a benchmark's --max-concurrency, a "
+        "llama-server's slots): TTFT, TPOT and tokens/s at each; with --tpot-ms or --ttft-ms also the most users a "
+        "server holds within them; 1 to 10,000,000, repeat or comma-separate", Int(1, 10_000_000), many=True,
+        metavar="N", group=_DECODERS),
     Arg("memory_gb", "DRAM per server, GB, 0.01 to 1e8 (default: the platform file's dram.capacity_gb x sockets); "
         "what the weights leave caps the KV cache", Float(0.01, 1e8, "GB"), group=_DECODERS),
     Arg("max_sequences", "running sequences per instance at most, 1 to 4,096 (default 256; the KV cache may cap it "
@@ -567,7 +576,8 @@ CHECK = Command("check", (
               help="decode: the throughput speedup is tokens/s over the baseline's, one token per sequence; with "
               "--tokens-per-s: prefill (a prompt of --seq-len tokens) or decode (one token per sequence at --context) "
               "(default forward)"),
-    CONTEXT_ARG.but(help="decode: tokens in the KV cache (default 1024)", group=_DECODE),
+    CONTEXT_ARG.but(help="tokens in the KV cache: decode's (default 1024), or before a prefill's prompt (default 0)",
+                    group=_DECODE),
     Arg("engine_ops_per_cycle", "decode: the engine's matmul rate per core when it does not use the vector or matrix "
         "units (scalar code: 2)", Float(0.01, 65536, "ops per cycle per core"), group=_DECODE),
     Arg("dequant", "decode: unfused: weights dequantized on the vector units before the multiply, not under the memory "
@@ -673,6 +683,11 @@ VALIDATE = Command("validate", (
         group=_ENGINE),
     Arg("reps", "llama.cpp: repetitions of each test, 1 to 1,000 (default 5; 2 with --quick)", Int(1, 1000),
         group=_ENGINE),
+    Arg("parallel", "llama.cpp: also decode B sequences at once for each B, as llama-batched-bench does (each a prompt "
+        "of 128 tokens, then --tg steps of one token of every sequence); repeat or comma-separate, e.g. 1,2,4,8,16,32",
+        Int(1, 4096), many=True, metavar="B", group=_ENGINE),
+    Arg("depth", "llama.cpp: also the pp and tg tests after this many tokens in the KV cache (llama-bench -d), "
+        "1 to 2^20", Int(1, 1 << 20), group=_ENGINE),
     Arg("gguf_dir", "llama.cpp: folder for the GGUF files (default: a temporary one)", group=_ENGINE),
     Arg("keep_gguf", "llama.cpp: keep the GGUF files", switch=True, default=False, group=_ENGINE),
 ))

@@ -142,7 +142,9 @@ def test_decode_json_contract_and_cli():
 @pytest.mark.parametrize("args, fragment", [
     (["--model", "bert-base", "--phase", "decode"], "is an encoder"),
     (["--model", "llama-3.2-1b", "--phase", "forward"], "is a decoder"),
-    (["--model", "llama-3.2-1b", "--context", "100"], "--context applies to --phase decode"),
+    (["--model", "bert-base", "--context", "100"], "--context applies to a decoder's decode or prefill"),
+    (["--model", "qwen3-0.6b", "--phase", "prefill", "--seq-len", "512", "--context", "40600"],
+     "--context + --seq-len 41112"),
     (["--model", "qwen3-0.6b", "--phase", "decode", "--context", "50000"], "max_position_embeddings"),
     (["--model", "llama-3.2-1b", "--phase", "decode", "--kv-dtype", "int3"], "--kv-dtype"),
 ])

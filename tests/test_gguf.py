@@ -384,31 +384,24 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
     import roofline.validation.gguf_writer as writer
     from roofline.validation.gguf_writer import write_random_gguf
 
-    from roofline.catalog.stacks import load_stack
-
-    fitted = load_stack("llama.cpp").gemm_efficiency
     for precision, block in (("q3_k", "q3_K"), ("iq4_xs", "iq4_xs"), ("q5_k", "q5_K")):
         path = tmp_path / f"{precision}.gguf"
         write_random_gguf(path, _tiny(), precision)
-        proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
-                       "--precision", "gguf", "--stack", "llama.cpp", "--json")
-        assert proc.returncode == 0, proc.stderr
-        data = json.loads(proc.stdout)
-        rows = {g["name"]: g for g in data["precisions"]["gguf"]["gemms"]}
-        b = BLOCKS[block]
-        up = rows["ffn_up"]
-        assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * b.bytes_per_block / b.weights_per_block)
-        cls = f"{block}-gemv-avx512"  # decode at batch 1: one activation row, the type's one-row kernel
-        said = f"{cls} (not fitted: the type's {block}-avx512)" if f"{block}-avx512" in fitted else \
-            f"{cls} (not fitted: the mean of the gemv-avx512 classes)"
-        own = re.search(rf"llama\.cpp: {cls}[,)]", proc.stdout) is not None
-        assert (own and said not in proc.stdout) if cls in fitted else said in proc.stdout
-    # no record ran q5_K on an AVX2-only CPU (Milan): that class is priced with the fallback, and said so
-    assert not {"q5_K-avx2", "q5_K-gemv-avx2"} & set(fitted)
-    proc = run_cli("estimate", "--model", str(tmp_path / "q5_k.gguf"), "--cpu", "milan", "--phase", "decode",
-                   "--context", "256", "--precision", "gguf", "--stack", "llama.cpp", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert "q5_K-gemv-avx2 (not fitted: the mean of the gemv-avx2 classes)" in proc.stdout
+        for cpu, core in (("genoa", "znver4"), ("milan", "znver3")):
+            proc = run_cli("estimate", "--model", str(path), "--cpu", cpu, "--phase", "decode", "--context", "256",
+                           "--precision", "gguf", "--stack", "llama.cpp", "--json")
+            assert proc.returncode == 0, proc.stderr
+            data = json.loads(proc.stdout)
+            rows = {g["name"]: g for g in data["precisions"]["gguf"]["gemms"]}
+            b = BLOCKS[block]
+            up = rows["ffn_up"]
+            assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * b.bytes_per_block / b.weights_per_block)
+            # its rows are priced by the kernel table's cycles for the CPU's core, which the inputs list
+            (row,) = [i for i in data["inputs"] if i["what"] == f"llama.cpp.kernels.{core}.{block}"]
+            assert row["kind"] == "derived" and "llvm-mca" in row["source"] and row["value"].startswith("vec_dot ")
+            text = run_cli("estimate", "--model", str(path), "--cpu", cpu, "--phase", "decode", "--context", "256",
+                           "--precision", "gguf", "--stack", "llama.cpp").stdout
+            assert f"gguf on {block}" not in text  # its band is the kernel class's, which records ran
     # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
     fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
                                quant_bytes_per_block=64)
@@ -434,6 +427,14 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
 
 
 
+TYPE_RULES = REPO / "tests" / "fixtures" / "stacks" / "llama.cpp-type-rules.toml"
+"""a profile that prices llama.cpp's GGUF kernels with type rules rather than a kernel table (the file says)"""
+
+
+def _type_rules():
+    return load_stack(str(TYPE_RULES))
+
+
 @functools.lru_cache(maxsize=None)
 def _q41_prefill():
     """llama-3.2-1b's 512-token prefill in q4_1 and q4_0 on the Zen 5 guest, at the ceiling (no profile)."""
@@ -457,7 +458,7 @@ def test_a_dot_product_that_adds_each_block_into_one_register_runs_at_its_chains
     from roofline.model.efficiency import chain_limit
     from roofline.model.realistic import Efficiency, realistic_times
 
-    llama = load_stack("llama.cpp")
+    llama = _type_rules()
     (rule,) = [r for r in llama.path_rules if "q4_1" in r.types and r.chain_ops_per_cycle]
     assert rule.chain_ops_per_cycle == 2 * 32 / 4 and "q5_1" in rule.types
     without = dataclasses.replace(llama, path_rules=tuple(r for r in llama.path_rules if not r.types))
@@ -485,15 +486,16 @@ def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation
     """Before llama.cpp's tiled matmul no GEMM kernel took q6_K: a prefill ran ggml_vec_dot_q6_K_q8_K per activation
     row, unpacking every block again for each (the profile's rule dated 2026-09-11). A record dated before it gets
     M = 512 unpackings per row, one after it or an estimate (today's build) one. By hand, at every efficiency 1,
-    each row of the Ryzen 7950X's 512-token Llama-3.1-8B prefill takes ``max(t_compute + 511 d N K / P_vector,
-    t_memory)``, with q6_K's d = 4.25 / 2 ops per weight and the FP32 vector peak P_vector."""
+    each row of the Ryzen 7950X's 512-token Llama-3.1-8B prefill takes ``max(t_compute + 511 d N K / P_int,
+    t_memory)``, with q6_K's d = 4.25 / 2 ops per weight and the integer vector pipes' peak P_int (a profile of
+    type rules: today's llama.cpp profile prices kernels from its kernel table instead)."""
     from estimates import evaluate
     from roofline.catalog import load_platform
     from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import unpack_rows
     from roofline.model.realistic import Efficiency, realistic_times
 
-    llama = load_stack("llama.cpp")
+    llama = _type_rules()
     (rule,) = [r for r in llama.path_rules if "q6_K" in r.types]
     assert rule.unpack_per_row and rule.before == "2026-09-11" and {"q3_K", "q5_K", "iq4_xs"} <= set(rule.types)
     ev = evaluate(load_platform("ryzen-7950x"), load_model("llama-3.1-8b"), precisions=["q6_k", "q4_0"],
@@ -513,9 +515,10 @@ def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation
     parts = q6.parts
     d = BLOCKS["q6_K"].dequant_ops_per_weight
     assert d == 4.25 / 2
-    per_weight = np.array([c.dequant_ops_per_weight for c in q6.cells])  # the lm_head in bf16: nothing to unpack
-    assert list(per_weight) == [d] * 4 + [0.0]
-    assert parts.t_unpack == pytest.approx(per_weight * ev.gemms.n * ev.gemms.k / float(ev.res.vector_peak), rel=1e-12)
+    per_weight = np.array([c.dequant_ops_per_weight for c in q6.cells])  # the lm_head in q6_K too (llama-quantize's)
+    assert list(per_weight) == [d] * 5
+    # a block's unpacking runs on the integer vector pipes, beside the multiply-accumulates (P_int)
+    assert parts.t_unpack == pytest.approx(per_weight * ev.gemms.n * ev.gemms.k / float(ev.res.int_alu_peak), rel=1e-12)
     by_hand = parts.count * np.maximum(parts.t_compute + (m - 1) * parts.t_unpack, parts.t_memory)
     again = realistic_times(parts, Efficiency(unpack=np.maximum(m, 1)).rows(parts))
     assert float(again.gemm_s[0]) == pytest.approx(float(by_hand.sum()), rel=1e-9)
@@ -530,7 +533,7 @@ def test_the_records_build_decides_whether_a_type_is_unpacked_per_row():
     from roofline.catalog.stacks import load_stack
     from roofline.fidelity.figures import figures
 
-    rules = load_stack("llama.cpp").path_rules
+    rules = _type_rules().path_rules
     corpus = REPO / "validation" / "records"
     old, new = load_records([str(corpus / "corpus" / "llamacpp-d164-r7950x-llama31-8b-q6k-t16.toml"),
                              str(corpus / "zen5-2vcpu-llamacpp-llama-3.2-1b-types2-2026-12-02.toml")])
@@ -625,7 +628,7 @@ def test_a_one_row_serial_rule_is_checked(fields, fragment):
 def test_a_serial_rule_is_no_dtypes_path_rule():
     """A rule for every dtype (empty) that gives the one-row serial share is found by ``serial_rule`` for any dtype
     and never taken as a dtype's path rule."""
-    profile = load_stack("llama.cpp")
+    profile = _type_rules()
     assert profile.serial_rule("AuthenticAMD", "int8").one_row_serial == 1.0
     assert profile.serial_rule("GenuineIntel", "bf16").one_row_serial == 1.0
     assert profile.path_rule("GenuineIntel", "bf16") is None or profile.path_rule("GenuineIntel", "bf16").dtype == "bf16"
@@ -641,7 +644,7 @@ def test_the_path_rules_an_estimate_applies_are_among_its_inputs():
     holds for the FP32 attention's matmuls of any precision, on AMD only; no profile, no rules."""
     def rules(cpu, precision, stack="llama.cpp"):
         proc = run_cli("estimate", "--model", "llama-3.2-1b", "--cpu", cpu, "--precision", precision,
-                       "--stack", stack, "--json")
+                       "--stack", str(TYPE_RULES) if stack == "llama.cpp" else stack, "--json")
         assert proc.returncode == 0, proc.stderr
         return {i["what"]: i for i in json.loads(proc.stdout)["inputs"] if ".path_rules[" in i["what"]}
 
@@ -673,11 +676,11 @@ def test_a_one_row_call_has_its_own_class():
     from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import from_stack, path_class, rows_under_rules
 
-    llama = load_stack("llama.cpp")
+    llama = _type_rules()
     for phase, layers in (("prefill", "q4_0-avx512"), ("decode", "q4_0-gemv-avx512")):
         kw = dict(seq_len=512) if phase == "prefill" else dict(context=256)
         ev = evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_0"], phase=phase,
-                      quantize_lm_head=True, stack="llama.cpp", **kw)
+                      quantize_lm_head=True, stack=str(TYPE_RULES), **kw)
         q40 = {e.name: e for e in ev.evaluated}["q4_0"]
         m = np.asarray(ev.gemms.m, dtype=float)
         rules = rows_under_rules(ev.res, q40.cells, llama, m)
@@ -705,7 +708,7 @@ def test_a_row_whose_tensors_mix_types_runs_the_kernels_of_most_of_its_weights()
     assert by_row["qkv"].block.name.startswith("q4_K ") and "q6_K" in by_row["qkv"].block.name
     assert gguf_type(by_row["qkv"]) == "q4_K" and gguf_type(by_row["ffn_up"]) == "q4_K"
     assert gguf_type(by_row["lm_head"]) == "q6_K" and gguf_type(RECIPES["bf16"]) is None
-    rules = dict(zip(ev.gemms.names, rows_under_rules(ev.res, cells, load_stack("llama.cpp"), None)))
+    rules = dict(zip(ev.gemms.names, rows_under_rules(ev.res, cells, _type_rules(), None)))
     assert rules["qkv"].many == "q4_K-avx512" and rules["qkv"].one == "q4_K-gemv-avx512"
 
 
@@ -720,7 +723,7 @@ def test_a_tiled_kernel_unpacks_a_block_once_per_tile_of_activation_rows():
     from roofline.model.efficiency import unpack_rows
     from roofline.spec.stack import PathRule
 
-    llama = load_stack("llama.cpp")
+    llama = _type_rules()
     ev = evaluate(load_platform("ryzen-7950x"), load_model("llama-3.1-8b"), precisions=["q5_0", "q4_0"],
                   phase="prefill", seq_len=512)
     by_name = {e.name: e.recipe for e in ev.evaluated}

@@ -312,12 +312,14 @@ def test_realistic_decode_step_never_shrinks_with_more_rows(cpu, model, precisio
     """One more sequence in the batch adds rows: the step cannot take less time. The stack's shape term
     slows the multiply-accumulates of a short GEMM, not its per-weight dequantization, and llama.cpp's one-row
     class (a GEMV kernel slower than its GEMM) floors the rows of two or more (a GEMM of one row priced slower
-    than one of two rows would be this defect)."""
+    than one of two rows would be this defect). llama.cpp's repacked types run a GEMV per row below 4 rows and a
+    GEMM from 4 (tests/test_decode_batch.py): its steps grow by whole groups of 4 rows."""
     from roofline.catalog.stacks import load_stack
 
     kw = dict(phase="decode", context=context, stack=load_stack(stack))
-    one = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch, **kw)
-    two = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch + 1, **kw)
+    step = 4 if stack == "llama.cpp" else 1
+    one = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=batch * step, **kw)
+    two = _step_times(PLATFORMS[cpu], load_model(model), precision, batch=(batch + 1) * step, **kw)
     assert two[0] >= one[0] * (1 - 1e-12)
     assert two[1] >= one[1] * (1 - 1e-9)
 

@@ -55,7 +55,7 @@ def _f(x: ArrayLike) -> np.ndarray:
 
 def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, kv_heads: int, head_dim: int,
               layers: int, causal: bool, cached: bool, softmax_ops: float, window: float | None = None,
-              window_layers: int = 0) -> Op:
+              window_layers: int = 0, prefix: ArrayLike = 0) -> Op:
     """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
 
     - flops: ``4 B h q k d`` on the matmul path (scores and context), and ``softmax_ops x B h q k`` on
@@ -70,7 +70,17 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     layer sees at most the last ``w`` keys, so a decode step scores and reads ``min(k, w)`` cached keys
     (the layer's cache holds no more), and a causal prefill of ``s`` tokens scores ``s w - w^2 / 2`` pairs
     instead of ``s^2 / 2`` once ``s > w`` (it still reads every fresh K and V once).
+
+    A causal prefill of ``s`` tokens after ``p`` cached ones (``prefix``: a prompt at a depth) also scores
+    ``s p`` pairs against the cache (``s min(p, w)`` in a windowed layer) and reads those cached keys and
+    values once, ``2 B p kv d`` per layer.
     """
+    if np.any(_f(prefix) > 0):
+        return _with_prefix(attention(batch=batch, q_len=q_len, k_len=k_len, heads=heads, kv_heads=kv_heads,
+                                      head_dim=head_dim, layers=layers, causal=causal, cached=cached,
+                                      softmax_ops=softmax_ops, window=window, window_layers=window_layers),
+                            _f(batch), _f(q_len), _f(prefix), heads, kv_heads, head_dim, layers, softmax_ops, window,
+                            window_layers)
     b, q, k = _f(batch), _f(q_len), _f(k_len)
     full = layers - (window_layers if window is not None else 0)
     scores = b * heads * q * k * (0.5 if causal else 1.0)
@@ -91,6 +101,20 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     if cached:
         return Op("attention", flops, True, layers * qo, qo, kv_cached, kv_cached, vector)
     return Op("attention", flops, True, layers * (qo + kv_rows), qo + kv_rows, vector_flops=vector)
+
+
+def _with_prefix(fresh: Op, b, q, p, heads: int, kv_heads: int, head_dim: int, layers: int, softmax_ops: float,
+                 window: float | None, window_layers: int) -> Op:
+    """A prefill's attention over its own tokens (``fresh``) plus its ``q`` queries against ``p`` cached keys:
+    ``4 B h q p' d`` flops and ``softmax x B h q p'`` vector flops per layer, ``p' = min(p, w)`` in a windowed
+    layer, and the cached keys and values read once, ``2 B p' kv d`` elements per layer, a working set of the
+    whole cache."""
+    full = layers - (window_layers if window is not None else 0)
+    seen = full * p + (window_layers * np.minimum(p, float(window)) if window is not None and window_layers else 0.0)
+    scores = b * heads * q * seen
+    cached = 2.0 * b * seen * kv_heads * head_dim
+    return Op("attention", fresh.flops + 4.0 * scores * head_dim, True, fresh.act_elements, fresh.act_working_set,
+              cached, cached, fresh.vector_flops + softmax_ops * scores)
 
 
 def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, name: str = "norm") -> Op:

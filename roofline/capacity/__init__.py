@@ -85,7 +85,10 @@ def _priced(c: CpuPlan, price: float | None, o: PlanOptions) -> CpuPlan:
 
 
 def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: PlanOptions) -> PlanResult:
+    from roofline.model.recipes import precision_recipe
+
     o = resolve(model, options, len(platforms))
+    o = dataclasses.replace(o, source=o.source.for_recipe(precision_recipe(precision, model)))
     distinct, where = _distinct(platforms)  # each distinct CPU simulated once, listed as often as given
     first = [where.index(j) for j in range(len(distinct))]
     o_distinct = dataclasses.replace(o, prices=[o.prices[i] for i in first]) if o.prices else o

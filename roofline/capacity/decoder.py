@@ -32,6 +32,7 @@ import numpy as np
 
 from roofline.calc.kv_capacity import max_concurrent_sequences
 from roofline.errors import UserError
+from roofline.model.build import kv_dtype as step_kv_dtype
 from roofline.model.recipes import precision_recipe
 from roofline.model.footprint import footprint
 from roofline.capacity.fleet import (
@@ -47,7 +48,7 @@ from roofline.capacity.fleet import (
 )
 from roofline.capacity.options import PlanOptions
 from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
-from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory
+from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory, UsersPoint
 from roofline.results.estimate import ErrorBand
 from roofline.serving.continuous_batching import (
     DecodeStep,
@@ -55,6 +56,7 @@ from roofline.serving.continuous_batching import (
     DecoderOffline,
     decoder_max_rate,
     decoder_offline,
+    decoder_users,
     simulate_decoder,
 )
 from roofline.serving.dynamic_batching import TokenTable
@@ -86,7 +88,7 @@ class _Decoder:
     def __init__(self, platforms: list[Platform], model: ModelSpec, precision: str, o: PlanOptions) -> None:
         prompts, out, cap = o.lengths, int(o.output_len), o.max_batch_tokens
         recipe = precision_recipe(precision, model)
-        kv_dtype = o.kv_dtype or KV_DTYPE[recipe.non_gemm_mode]
+        kv_dtype = step_kv_dtype(recipe, o.kv_dtype) or KV_DTYPE[recipe.non_gemm_mode]
         self.weights = footprint(model, precision).total_bytes
         self.per_sequence = prompts.mean + out
         # per token of a sequence of per_sequence tokens: a windowed layer holds at most its window
@@ -185,6 +187,60 @@ class _Decoder:
         return DecodeStep.from_callable(step_time, lo_t.shape[0], self.k_max, self.ctx)
 
 
+#: the user counts a concurrency plan searches for the most users a server holds within its SLOs: every count up to
+#: 64, then about 5% apart
+def users_grid(most: int) -> np.ndarray:
+    """Whole user counts from 1 to ``most``: each up to 64, then a geometric grid about 5% apart."""
+    small = np.arange(1, min(most, 64) + 1)
+    if most <= 64:
+        return small.astype(float)
+    big = np.unique(np.round(np.geomspace(64, most, max(2, int(np.log(most / 64) / np.log(1.05)) + 2))))
+    return np.unique(np.concatenate([small, big])).astype(float)
+
+
+def _users(dec: _Decoder, o: PlanOptions, c: int, t) -> tuple[list[UsersPoint], UsersPoint | None]:
+    """CPU ``c``'s answer to a fixed number of users: each count asked on its best layout (the most tokens per second
+    among those meeting the SLOs, else the shortest TPOT), and the most users within the SLOs."""
+    rows = [(i, r) for i in range(len(t.instance_cores)) if (r := dec.row(c, "realistic", i)) is not None]
+    if not rows:
+        return [], None
+    idx = np.array([r for _, r in rows])
+    asked = np.asarray(o.users or (), dtype=float)
+    most = int(max(dec.instances[idx] * dec.max_sequences[idx])) * 4  # beyond the slots the users only wait
+    grid = np.unique(np.concatenate([asked, users_grid(most)]))
+    out = int(o.output_len)
+
+    def answer(scale: float = 1.0):
+        return decoder_users(dec.instances[idx], dec.prefill_time(idx, scale), dec.decode_step(idx, scale),
+                             o.lengths, out, dec.max_sequences[idx], grid)
+
+    u = answer()
+    slo = o.ttft_s is not None or o.tpot_s is not None
+    meets = np.ones(u.ttft_s.shape, dtype=bool)
+    if o.ttft_s is not None:
+        meets &= u.ttft_s <= o.ttft_s
+    if o.tpot_s is not None:
+        meets &= u.tpot_s <= o.tpot_s
+    band = dec.band(c)
+    ends = [answer(f) for f in band_factors(band.realistic_error)] if band is not None and band.realistic_error else []
+
+    def point(g: int) -> UsersPoint:
+        score = np.where(meets[:, g], u.tokens_per_s[:, g], -u.tpot_s[:, g])  # none meets: the shortest TPOT
+        j = int(np.argmax(score))
+        i = rows[j][0]
+        return UsersPoint(users=int(grid[g]), instance_cores=int(t.instance_cores[i]),
+                          instances_per_socket=int(t.instances_per_socket[i]), running=int(u.running[j, g]),
+                          ttft_s=float(u.ttft_s[j, g]), tpot_s=float(u.tpot_s[j, g]),
+                          user_tokens_per_s=float(u.user_tokens_per_s[j, g]),
+                          tokens_per_s_per_server=float(u.tokens_per_s[j, g]), meets=bool(meets[j, g]) if slo else None,
+                          ttft_s_band=[float(e.ttft_s[j, g]) for e in ends] or None,
+                          tpot_s_band=[float(e.tpot_s[j, g]) for e in ends] or None)
+
+    points = [point(int(np.searchsorted(grid, n))) for n in asked]
+    held = np.flatnonzero(meets.any(axis=0)) if slo else np.array([], dtype=int)
+    return points, point(int(held.max())) if held.size else None
+
+
 def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precision: str,
                              o: PlanOptions) -> list[CpuPlan]:
     out = int(o.output_len)
@@ -242,6 +298,9 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
             path_class=error_bands[c].path_class if error_bands[c] else None,
         ))
         best_rows.append(real[pick.index])
+        if o.scenario is Scenario.CONCURRENCY:
+            asked, most = _users(dec, o, c, t)
+            plans[-1] = replace(plans[-1], users=asked, max_users=most)
     if sim is None:
         return plans
     # the realistic step times' error band on each CPU (the wider of its prefill's and its decode's): the rate at

@@ -21,6 +21,8 @@ DEFAULT_MAX_BATCH_TOKENS = 2048
 #: the default cap on a decoder's running batch per instance (vLLM's max_num_seqs)
 DEFAULT_MAX_SEQUENCES = 256
 DEFAULT_OUTPUT_LEN = 128
+#: the user counts a concurrency plan answers for when none is given
+DEFAULT_USERS = (1, 2, 4, 8, 16, 32, 64)
 #: the serving simulations' size per (scenario, load): the core's defaults for whole requests (8
 #: replications of at least 2,000 measured requests and 10 full-batch times), at most 20,000 (a
 #: catalog server's 256 instances on batches of 8 need that many); decoders, whose instances hold
@@ -68,6 +70,8 @@ class PlanOptions:
     seed: int = 0
     sampling: Sampling | None = None
     """the simulation's size (None: :data:`ENCODER_SAMPLING` or :data:`DECODER_SAMPLING` with ``seed``)"""
+    users: tuple[int, ...] | None = None
+    """the concurrency scenario: users per server, each with one request in flight (None: :data:`DEFAULT_USERS`)"""
 
 
 def batching(o: PlanOptions, phase: Phase) -> tuple[int, int | None, bool]:
@@ -98,7 +102,8 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
                         "its prompts alone (prefill)")
     decode = phase is Phase.DECODE
     decoder_only = {"--output-len": o.output_len, "--ttft-ms": o.ttft_s, "--tpot-ms": o.tpot_s,
-                    "--memory-gb": o.memory_gb, "--max-sequences": o.max_sequences, "--kv-dtype": o.kv_dtype}
+                    "--memory-gb": o.memory_gb, "--max-sequences": o.max_sequences, "--kv-dtype": o.kv_dtype,
+                    "--concurrency": o.users}
     if decode and o.batch_watermark_tokens is not None:
         raise UserError("--batch-watermark-tokens applies to batches of whole requests (encoders, --phase prefill); "
                         "a decoder's prefill steps take the waiting prompts up to --max-batch-tokens")
@@ -114,7 +119,16 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
     flags = "--ttft-ms and/or --tpot-ms" if decode else "--p99-ms"
     if o.scenario is not None and o.scenario not in Scenario.words():
         raise UserError(f"--scenario {o.scenario}: one of {', '.join(Scenario.words())}")
-    scenario = Scenario(o.scenario) if o.scenario else (Scenario.SERVER if slo else Scenario.OFFLINE)
+    scenario = Scenario(o.scenario) if o.scenario else (
+        Scenario.CONCURRENCY if o.users else Scenario.SERVER if slo else Scenario.OFFLINE)
+    if scenario is Scenario.RATE:
+        raise UserError("--scenario rate: a serving record's form; plan a Poisson load with --scenario server")
+    if o.users and scenario is not Scenario.CONCURRENCY:
+        raise UserError(f"--concurrency: users per server with one request each in flight; it is the concurrency "
+                        f"scenario, not {scenario}")
+    if scenario is Scenario.CONCURRENCY and not decode:
+        raise UserError("--scenario concurrency: users each with a request in flight, served with continuous batching "
+                        "(a decoder, --phase decode)")
     if scenario is Scenario.SERVER and not slo:
         raise UserError(f"--scenario server: give the latency SLO it must meet ({flags})")
     if scenario is Scenario.OFFLINE and slo:
@@ -137,7 +151,8 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
                             f"tokens into one batch; a batch holds at most {MAX_BATCH_REQUESTS:,} requests (lower "
                             "--max-batch-tokens)")
     sampling = o.sampling or Sampling(seed=o.seed, **(DECODER_SAMPLING if decode else ENCODER_SAMPLING))
-    return replace(o, phase=phase, scenario=scenario, output_len=out, sampling=sampling,
+    users = (tuple(o.users) if o.users else DEFAULT_USERS) if scenario is Scenario.CONCURRENCY else None
+    return replace(o, phase=phase, scenario=scenario, output_len=out, sampling=sampling, users=users,
                    max_sequences=(o.max_sequences or DEFAULT_MAX_SEQUENCES) if decode else None)
 
 

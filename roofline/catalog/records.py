@@ -122,4 +122,26 @@ def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measureme
         out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=run.tg.tokens_per_s,
                                name=run.tg.test, phase="decode", context=run.tg.tokens // 2, kv_dtype=kv,
                                note=f"llama.cpp {run.tg.test}, median of {len(run.tg.samples_tokens_per_s)}"))
+        for b in run.batched:
+            reps = len(b.decode_samples_tokens_per_s)
+            out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=b.decode_tokens_per_s,
+                                   name=f"S_TG PP {b.prompt} TG {b.generated} B {b.sequences}", phase="decode",
+                                   batch=b.sequences, context=b.prompt + b.generated // 2, kv_dtype=kv,
+                                   note=f"{b.sequences} sequences decoded together, median of {reps}",
+                                   repeats=tuple(b.decode_samples_tokens_per_s)))
+            out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=b.prefill_tokens_per_s,
+                                   name=f"S_PP PP {b.prompt} B {b.sequences}", phase="prefill", batch=b.sequences,
+                                   seq_len=b.prompt, kv_dtype=kv, note=f"{b.sequences} prompts decoded together, median "
+                                   f"of {len(b.prefill_samples_tokens_per_s)}",
+                                   repeats=tuple(b.prefill_samples_tokens_per_s)))
+        if run.depth is not None:
+            d = run.depth
+            out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=d.pp.tokens_per_s,
+                                   name=d.pp.test, phase="prefill", seq_len=d.pp.tokens, context=d.depth, kv_dtype=kv,
+                                   note=f"llama.cpp {d.pp.test}, median of {len(d.pp.samples_tokens_per_s)}",
+                                   repeats=tuple(d.pp.samples_tokens_per_s)))
+            out.append(Measurement(kind="tokens_per_s", precision=run.precision, value=d.tg.tokens_per_s,
+                                   name=d.tg.test, phase="decode", context=d.depth + d.tg.tokens // 2, kv_dtype=kv,
+                                   note=f"llama.cpp {d.tg.test}, median of {len(d.tg.samples_tokens_per_s)}",
+                                   repeats=tuple(d.tg.samples_tokens_per_s)))
     return tuple(out)

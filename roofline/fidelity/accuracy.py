@@ -326,8 +326,9 @@ def _profile(stack: str) -> tuple[StackProfile | None, str | None]:
 def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) -> tuple[list[Figure], list[Figure]]:
     """A stack's figures at the attainable ceiling and, in the same order, at the bound."""
     rules = profile.path_rules if profile else ()
-    att = [f for r in recs for f in figures(r, rules)]
-    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND)]
+    kernels = profile.kernels if profile else ""
+    att = [f for r in recs for f in figures(r, rules, kernels=kernels)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels)]
     return att, bound
 
 
@@ -477,6 +478,8 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
                r.max_batch_tokens, r.batch_watermark_tokens)
         groups.setdefault(key, []).append(rec)
     jobs, where = [], []
+    current = _profile(stack)[0]
+    kernels = current.kernels if current is not None else ""
     for k, per in enumerate(pers):
         profiles: dict[str, StackProfile] = {}
         for key, members in groups.items():
@@ -484,7 +487,8 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
             if name not in per:
                 continue
             if name not in profiles:
-                profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command)
+                profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command,
+                                              kernels=kernels)
             rates = tuple((rate_of(rec), rec.record.platform.sockets) for rec in members)
             jobs.append(ServerGroup(members[0], profiles[name], key[7], rates, (bands or {}).get(name)))
             where.append((k, members))
@@ -685,4 +689,4 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     if band is not None:  # too few platforms for its own band: the cross-stack one
         acc = dataclasses.replace(acc, cross_stack_median_abs_error=band)
     return profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
-                        len(kept), i.rules, acc, command, cross)
+                        len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "")

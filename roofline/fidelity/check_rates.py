@@ -48,14 +48,14 @@ def engine_source(stack: str, calibrated: EfficiencySource | None = None,
     return EfficiencySource(stack=profile), []
 
 
-def rate_query(r: Record, m: Measurement, source: EfficiencySource) -> EstimateQuery:
+def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Platform) -> EstimateQuery:
     """The estimate of one rate figure's step: the workload and layout ``roofline accuracy`` prices it at."""
     kind = FigureKind(m.kind)
     cores = r.platform.cores
-    instance_cores = r.platform.instance_cores or (cores if kind is FigureKind.TOKENS_PER_S else None)
+    instance_cores = r.platform.instance_cores or (r.engine_cores(int(platform.cores_per_socket.value)) if kind is FigureKind.TOKENS_PER_S else None)
     return EstimateQuery(
         precisions=[m.precision], baseline=m.precision,
-        workload=WorkloadSpec(phase=m.phase or r.phase, batch=r.batch, seq_len=m.seq_len or r.seq_len,
+        workload=WorkloadSpec(phase=m.phase or r.phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len,
                               context=m.context if m.context is not None else r.context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
@@ -65,7 +65,7 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource) -> EstimateQ
 def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, source: EfficiencySource,
              spread: float | None = None) -> RateRow:
     kind = FigureKind(m.kind)
-    ev = evaluate(platform, spec, rate_query(r, m, source))
+    ev = evaluate(platform, spec, rate_query(r, m, source, platform))
     built, real = ev.evaluated[0], ev.realistic[0]
     work = ev.work
     decode = work.phase is Phase.DECODE
@@ -82,7 +82,7 @@ def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, sou
         what=m.name or kind.value, precision=m.precision, phase=work.phase.value,
         unit="tokens/s" if kind is FigureKind.TOKENS_PER_S else "samples/s", batch=work.batch,
         seq_len=None if decode else work.seq_len,
-        context=work.context if decode else None, cores=int(lay.sockets * lay.active_cores),
+        context=work.context if decode or work.context else None, cores=int(lay.sockets * lay.active_cores),
         instances=int(lay.total_instances), measured=m.value, spread=spread, ceiling=ceiling,
         bound=BOUNDS[int(built.step.bound)].value, fraction_of_ceiling=m.value / ceiling, realistic=realistic,
         fraction_of_realistic=m.value / realistic, terms=terms,

@@ -16,6 +16,7 @@ import numpy as np
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
+from roofline.calc.shapes import GemmList
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
 from roofline.model.efficiency import attention_path, rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate
@@ -58,6 +59,9 @@ class FigureStep:
     mode: NonGemmMode
     attention_path: float = 1.0
     """the attention matmuls' rate over the ceiling's matmul path (:func:`~roofline.model.efficiency.attention_path`)"""
+    kernel_s: np.ndarray | None = None
+    """each GEMM row's call at the stack's kernel table's cycles (NaN: a row the table does not price; None: none
+    is), :func:`~roofline.model.efficiency.kernel_row`"""
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,10 @@ class Figure:
         return max(dict.fromkeys(classes), key=classes.count) if classes else None
 
 
-def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE) -> list[Figure]:
-    """Every measured figure of a record, with the steps the model predicts it from at ``ceiling``."""
+def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE,
+            kernels: str = "") -> list[Figure]:
+    """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules`` and
+    ``kernels``: its stack profile's path rules and kernel table)."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
@@ -113,21 +119,22 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         raise SpecError(str(rec.path), "model", str(e)) from None
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
     stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
-                         source="-"), path_rules=tuple(rules))
+                         source="-"), path_rules=tuple(rules), kernels=kernels)
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}
     for m in rec.measurements:
         key = (m.kind, m.precision, m.baseline, m.non_gemm_mode, m.m, m.n, m.k, m.phase, m.seq_len, m.context,
-               m.kv_dtype)
+               m.kv_dtype, m.batch)
         if key not in cache:
             cache[key] = _steps_for(r, platform, spec, m, stack, ceiling)
         kind = FigureKind(m.kind)
         label = (f"{m.name} {m.m}x{m.n}x{m.k}" if kind is FigureKind.GEMM else m.name if m.name else
                  f"{m.kind.replace('_', ' ')} vs {m.baseline}" if m.baseline else m.kind)
         phase = Phase(m.phase or r.phase or (Phase.FORWARD if spec.family == "encoder" else Phase.PREFILL))
-        tokens = r.batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
+        batch = m.batch or r.batch
+        tokens = batch * (1 if phase is Phase.DECODE else (m.seq_len or r.seq_len))
         out.append(Figure(rec.id, r.platform.name, r.stack, kind, m.precision, m.baseline, label, m.value,
-                          cache[key], r.batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation,
+                          cache[key], batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation,
                           repeat_spread=max((m.value, *m.repeats)) / min((m.value, *m.repeats)) - 1))
     return out
 
@@ -148,28 +155,34 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
     phase = m.phase or r.phase
     context = m.context if m.context is not None else r.context
-    if phase is not Phase.DECODE and context:
+    if phase not in (Phase.DECODE, Phase.PREFILL) and context:
         raise SpecError(r.source, "context", f"{context} tokens in the cache before a {phase or 'forward'} step: "
-                        "not modelled (a prefill starts from an empty cache); exclude the record")
-    context = context if phase is Phase.DECODE else None
-    instance_cores = r.platform.instance_cores or (cores if kind is FigureKind.TOKENS_PER_S else None)
+                        "only a decoder's steps read a KV cache; exclude the record")
+    instance_cores = r.platform.instance_cores or (r.engine_cores(int(platform.cores_per_socket.value)) if kind is FigureKind.TOKENS_PER_S else None)
     ev = evaluate(platform, spec, EstimateQuery(
         precisions=names, baseline=names[0],
-        workload=WorkloadSpec(phase=phase, batch=r.batch, seq_len=m.seq_len or r.seq_len, context=context),
+        workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision)))
-    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None)
+    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None, ev.gemms)
                  for e in ev.evaluated)
 
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
-                 stack: StackProfile, m: np.ndarray | None = None, date: str | None = None) -> FigureStep:
-    """``m``: the rows' M (None: many rows each, none unpacked again); ``date``: the record's, the build's it ran."""
-    rules = rows_under_rules(res, cells, stack, None if m is None else np.asarray(m, dtype=float), date)
+                 stack: StackProfile, m: np.ndarray | None = None, date: str | None = None,
+                 gemms: GemmList | None = None) -> FigureStep:
+    """``m``: the rows' M (None: many rows each, none unpacked again); ``date``: the record's, the build's it ran;
+    ``gemms``: the rows' shapes (a kernel table prices the rows it has cycles for)."""
+    rules = rows_under_rules(res, cells, stack, None if m is None else np.asarray(m, dtype=float), date, gemms)
     rows = np.full(len(cells), np.inf) if m is None else np.asarray(m, dtype=float).reshape(len(cells))
-    classes = tuple(r.one if n <= 1 else r.many for r, n in zip(rules, rows))
-    return FigureStep(parts, classes, rows, tuple(r.one for r in rules), np.array([r.factor for r in rules]),
+    kernels = [r.kernel for r in rules]
+    classes = tuple(k.cls if k is not None else r.one if n <= 1 else r.many for r, k, n in zip(rules, kernels, rows))
+    floors = tuple(c if k is not None else r.one for r, k, c in zip(rules, kernels, classes))
+    serial = np.array([0.0 if k is not None else r.serial for r, k in zip(rules, kernels)])
+    kernel_s = (np.array([float(np.ravel(k.seconds)[0]) if k is not None else np.nan for k in kernels])
+                if any(k is not None for k in kernels) else None)
+    return FigureStep(parts, classes, rows, floors, np.array([r.factor for r in rules]),
                       np.array([r.limit for r in rules]), np.array([float(np.ravel(r.unpack)[0]) for r in rules]),
-                      np.array([r.serial for r in rules]), graph, mode, attention_path(res, mode, stack)[0])
+                      serial, graph, mode, attention_path(res, mode, stack)[0], kernel_s)

@@ -43,7 +43,7 @@ from roofline.fidelity.figures import Figure
 from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
 from roofline.spec.sourced import Sourced, bare_values
-from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.stack import KERNEL_MAX, Accuracy, PathRule, StackProfile, is_kernel_class, typical_factor
 from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
 
 PULL = 0.02
@@ -220,6 +220,8 @@ class FitTable:
     """each row's one-row serial share (a path rule's, else 0)"""
     row_rows: np.ndarray
     """each row's activation rows (inf: many)"""
+    row_kernel_s: np.ndarray
+    """each row's call at its stack's kernel table's cycles (NaN: not priced so)"""
     floors: tuple[str, ...]
     """the one-row classes the rows' times are floored at, in the order of ``row_floor``"""
     row_floor: np.ndarray
@@ -245,6 +247,7 @@ class FitTable:
         row_unpack: list[float] = []
         row_serial: list[float] = []
         row_rows: list[float] = []
+        row_kernel_s: list[float] = []
         floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
         row_floor: list[int] = []
         step_attention: list[float] = []
@@ -261,6 +264,7 @@ class FitTable:
                 row_unpack += list(np.broadcast_to(s.unpack, (n,)))
                 row_serial += list(np.broadcast_to(s.serial, (n,)))
                 row_rows += list(s.rows)
+                row_kernel_s += list(s.kernel_s) if s.kernel_s is not None else [np.nan] * n
                 row_floor += [floors.index(c) for c in s.floors]
                 step_platform.append(platforms.index(f.platform))
                 step_mode.append(s.mode.value)
@@ -281,7 +285,8 @@ class FitTable:
                 fig["dw"].append(-1), fig["ds"].append(first)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
-                   a(row_factor), a(row_limit), a(row_unpack), a(row_serial), a(row_rows), floors, a(row_floor, int),
+                   a(row_factor), a(row_limit), a(row_unpack), a(row_serial), a(row_rows), a(row_kernel_s), floors,
+                   a(row_floor, int),
                    a(step_platform, int), tuple(step_mode),
                    None if all(v == 1.0 for v in step_attention) else a(step_attention), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
@@ -309,6 +314,11 @@ class FitTable:
         phi_step = phi[..., self.step_platform]
         eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, p.size(shape), work_half,
                                                self.row_factor * phi_step[..., p.row_step])
+        kern = np.isfinite(self.row_kernel_s)
+        kernel_s = None
+        if kern.any():  # the table's cycles over the class's efficiency and the platform's factor: no shape term, no cap
+            eta_kernel = eta_graph[..., self.row_class] * phi_step[..., p.row_step]
+            kernel_s = np.where(kern, self.row_kernel_s / eta_kernel, np.nan)
         vector = np.minimum(other * phi_step, 1.0)
         per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float)[..., None], vector.shape)  # noqa: E731
         return RowEfficiency(eta=eta, shape=shape_term, limit=self.row_limit, unpack=self.row_unpack, extra=extra,
@@ -317,7 +327,8 @@ class FitTable:
                              attention=np.minimum(attention * phi_step, 1.0), other=vector,
                              quantization=np.ones_like(vector) if passes else vector,
                              call_s=per_step(call_s), per_op_s=per_step(per_op_s),
-                             pass_memory=per_step(memory) if passes else None, attention_path=self.step_attention)
+                             pass_memory=per_step(memory) if passes else None, attention_path=self.step_attention,
+                             kernel_s=kernel_s)
 
     def figures_from(self, e: RowEfficiency | None) -> np.ndarray:
         """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms); ``(B, F)``
@@ -465,6 +476,9 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     x0[lay.work_half_index] = assumed
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, most
+    for i, cls in enumerate(classes):  # a kernel table's cycles may be slower than the core really runs them
+        if is_kernel_class(cls):
+            hi[i] = math.log(KERNEL_MAX)
     disp = slice(lay.work_half_index + 1, lay.platform_index)
     if lay.dispatch_free:
         for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
@@ -586,7 +600,7 @@ def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced 
 
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
-                 cross: dict[str, Sourced] | None = None) -> StackProfile:
+                 cross: dict[str, Sourced] | None = None, kernels: str = "") -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -597,7 +611,9 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
     cap, wm = harness_batching(records) or (None, None)
     return StackProfile(
         name=name, description=description,
-        gemm_efficiency={c: v(x, "GEMM compute time at the ceiling over the measured one, in a compiled model")
+        gemm_efficiency={c: v(x, "the kernel table's counted compute time over the measured one (every kernel of the "
+                              "engine's table)" if is_kernel_class(c) else
+                              "GEMM compute time at the ceiling over the measured one, in a compiled model")
                          for c, x in sorted(q.gemm.items())},
         kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
                                    "efficiency") for c, x in sorted(q.kernel.items())},
@@ -628,7 +644,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), records=ids, accuracy=accuracy, max_batch_tokens=cap, batch_watermark_tokens=wm,
+        path_rules=tuple(rules), kernels=kernels, records=ids, accuracy=accuracy, max_batch_tokens=cap,
+        batch_watermark_tokens=wm,
         notes=() if q.passes else
         ("the activation quantization passes run at the 'other' efficiency of their non-GEMM mode",),
     )

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline.catalog import resolve
+from roofline.catalog import batched_bench
+from roofline.catalog.batched_bench import BatchedFile, parse_batched_bench
 from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, parse_llama_bench
 from roofline.catalog.mlperf_log import MlperfSummary, MlperfSystem, is_summary, parse_summary, read_system
 from roofline.errors import SpecError, UserError
@@ -111,9 +113,12 @@ def read_measured(path: str, given: Given = Given()) -> Measured:
     text = raw.decode("utf-8", errors="replace")
     if is_summary(text):
         return _from_mlperf(parse_summary(text, path), given)
+    if batched_bench.detect(text) is not None:
+        return _from_batched_bench(parse_batched_bench(raw, path), given)
     if detect(text) is not None:
         return _from_llama_bench(parse_llama_bench(raw, path), given)
-    raise SpecError(path, "", "neither a llama-bench result (-o json, jsonl, csv or its markdown table) nor an MLPerf "
+    raise SpecError(path, "", "neither a llama-bench result (-o json, jsonl, csv or its markdown table), a "
+                    "llama-batched-bench one (its table or --output-format jsonl), nor an MLPerf "
                     "mlperf_log_summary.txt")
 
 
@@ -176,6 +181,81 @@ def _stack(given: Given, engine: str, inputs: _Inputs, why: str) -> str:
         return given.stack
     inputs.add("stack", engine, "assumed", why, "stack")
     return engine
+
+
+# ------------------------------------------------------------------------------- llama-batched-bench
+
+
+def _from_batched_bench(bench: BatchedFile, given: Given) -> Measured:
+    """Each row's ``S_TG`` a decode figure of ``B`` sequences at the mean depth ``PP + TG / 2``, its ``S_PP`` a
+    prefill figure of ``B`` prompts of ``PP`` tokens (one, with a shared prompt)."""
+    path = bench.path
+    inputs = _Inputs()
+    inputs.add("file", path, "file", f"llama-batched-bench ({'its table' if bench.format == 'md' else 'jsonl'})")
+    if given.model is None:
+        raise UserError(f"{path}: llama-batched-bench does not name the model in its table; give --model NAME "
+                        "(roofline models), a config.json or the .gguf file")
+    spec, model_ref = _model_ref(given)
+    if spec.family != "decoder":
+        raise UserError(f"--model {spec.name}: an encoder; llama-batched-bench runs decoders")
+    inputs.add("model", model_ref, "flag", "--model", "model")
+    if not given.precision:
+        raise UserError(f"{path}: llama-batched-bench does not name the weight type; give --precision (q4_0, q4_k_m, "
+                        "q8_0, ...)")
+    inputs.add("precision", given.precision, "flag", "--precision")
+    platform, cpu_ref = _platform(given, inputs, f"{path}: llama-batched-bench does not name the CPU")
+    gpu = bench.settings.get("n_gpu_layers")
+    if gpu is not None and gpu > 0:
+        raise SpecError(path, "n_gpu_layers", f"{gpu}: layers offloaded to a GPU; roofline prices CPUs")
+    n = bench.threads
+    if n is not None:
+        if given.cores is not None and given.cores != n:
+            raise UserError(f"--cores {given.cores}: the file says the run used {n} threads (n_threads); drop --cores")
+        inputs.add("threads", n, "file", "n_threads", "platform.cores")
+    elif given.cores is not None:
+        n = given.cores
+        inputs.add("threads", n, "flag", "--cores (the paste has no header line)", "platform.cores")
+    else:
+        raise UserError(f"{path}: the paste has no n_threads (the 'main: n_kv_max = ...' line); give --cores N")
+    if n > platform.cores_per_socket.value:
+        raise UserError(f"{path}: {n} threads on {platform.name}'s {platform.cores_per_socket.value} cores per socket: "
+                        "a run over more than one socket is priced with --sockets 2 by estimate, not by this reader")
+    inputs.add("layout", f"1 instance of {n} cores on 1 socket", "assumed", "llama-batched-bench runs one process, "
+               "its threads on one socket's cores", "platform.sockets")
+    inputs.add("KV cache", "fp16", "assumed", "f16, llama.cpp's default (the table states no cache type)")
+    shared = bench.shared_prompt
+    flash = bench.settings.get("flash_attn")
+    measurements = []
+    for i, r in enumerate(bench.rows):
+        for what, phase, rate in (("S_PP", "prefill", r.s_pp), ("S_TG", "decode", r.s_tg)):
+            if not rate or (phase == "prefill" and not r.pp) or (phase == "decode" and not r.tg):
+                continue
+            decode = phase == "decode"
+            b = r.b if decode or not shared else 1
+            key = f"measurements.{len(measurements)}"
+            inputs.comments[f"{key}.value"] = f"{what} t/s ({r.where})"
+            if decode:
+                inputs.comments[f"{key}.context"] = (f"PP + TG / 2 ({r.where}): each of the {r.b} sequences' prompt, "
+                                                     f"then half its {r.tg} generated tokens, the mean of the steps")
+            measurements.append(Measurement(
+                kind="tokens_per_s", precision=given.precision, value=rate, phase=phase, batch=b,
+                seq_len=None if decode else r.pp, context=int(r.decode_context) if decode else None, kv_dtype="fp16",
+                name=f"{what} PP {r.pp} TG {r.tg} B {r.b}",
+                note=f"llama-batched-bench ({r.where}): {'T_TG' if decode else 'T_PP'} "
+                     f"{r.t_tg if decode else r.t_pp:g} s" + (", one shared prompt" if shared and not decode else "")))
+    if not measurements:
+        raise SpecError(path, "", "no row with a prefill or generation rate")
+    left_out = [LeftOut("flash attention", "the run used it; the ceiling prices attention's reads and writes as "
+                        "separate operations (a bound all the same)")] if flash and flash > 0 else []
+    stack = _stack(given, "llama.cpp", inputs, "llama-batched-bench benchmarks llama.cpp")
+    record = Record(
+        description=f"llama-batched-bench of {spec.name} in {given.precision}, B = "
+                    f"{', '.join(str(b) for b in sorted({r.b for r in bench.rows}))}, {n} threads, on {platform.name}",
+        source=f"llama-batched-bench: {path} ({n} threads" + (", shared prompt" if shared else "") + ")",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=n, sockets=1, instance_cores=n), model=model_ref,
+        batch=1, seq_len=max(r.pp for r in bench.rows) or 1, quantize_lm_head=True, measurements=tuple(measurements))
+    return Measured(record, platform, spec, MeasuredFrom(path, "llama-batched-bench", "llama-batched-bench",
+                                                         inputs.items, left_out), inputs.comments)
 
 
 # ------------------------------------------------------------------------------- llama-bench
@@ -316,17 +396,16 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
         if not prefill:
             inputs.comments[f"{key}.context"] = (f"assumed: {t.test} generates {t.n_gen} tokens after {t.n_depth}: the "
                                                  "mean context of its steps")
+        elif t.n_depth:
+            inputs.comments[f"{key}.context"] = f"n_depth ({t.where}): tokens in the cache before the prompt"
         reps = f"mean of {t.repetitions} repetitions" if t.repetitions else "mean of its repetitions"
         sd = f", standard deviation {t.stddev_ts:.3g} t/s" if t.stddev_ts is not None else ""
         measurements.append(Measurement(
             kind="tokens_per_s", precision=precision_of[t.file_type], value=t.avg_ts, name=t.test,
             phase="prefill" if prefill else "decode", seq_len=t.n_prompt if prefill else None,
-            context=None if prefill else t.n_depth + t.n_gen // 2, kv_dtype=kv_by_test[t.where],
+            context=(t.n_depth or None) if prefill else t.n_depth + t.n_gen // 2, kv_dtype=kv_by_test[t.where],
             note=f"llama-bench {t.test} ({t.where}): {reps}{sd}"))
         spreads.append(t.stddev_ts / t.avg_ts if t.stddev_ts is not None else None)
-        if prefill and t.n_depth:
-            left_out.append(LeftOut(f"{t.test}: the {t.n_depth} cached tokens", "a prompt priced from an empty cache: "
-                                    "its attention over the cache is left out, which only raises the ceiling"))
     pp = next((t.n_prompt for t in tests if t.n_prompt), 512)
     date = (first.test_time or "")[:10]
     where = f", {first.test_time}" if first.test_time else ""

@@ -116,6 +116,18 @@ class Steps:
         return self.steps[i]
 
 
+#: the KV cache of a GGUF type when none is given: llama.cpp's default (``--cache-type-k/-v f16``)
+GGUF_KV_DTYPE = "fp16"
+
+
+def kv_dtype(recipe: PrecisionRecipe, given: str | None) -> str | None:
+    """The KV cache's element type of a step: the one given, else a GGUF type's llama.cpp default
+    (:data:`GGUF_KV_DTYPE`), else None (the activation dtype of the step's non-GEMM mode)."""
+    if given is not None:
+        return given
+    return GGUF_KV_DTYPE if recipe.block is not None else None
+
+
 def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: LayoutSpec = LayoutSpec(),
                 ceiling: CeilingSpec = CeilingSpec(), source: EfficiencySource = NO_EFFICIENCIES,
                 options: StepOptions = StepOptions(), batch: np.ndarray | None = None,
@@ -140,7 +152,7 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
         m = m_u[inverse]
     out = Steps(work, res, gemms, lm_head, m)
     model = getattr(work, "model", None)
-    ops_by_mode: dict[NonGemmMode, OpsEval] = {}  # precisions whose non-GEMM work runs alike share it
+    ops_by_mode: dict[tuple[NonGemmMode, str | None], OpsEval] = {}  # precisions whose non-GEMM work runs alike share it
     lead = np.shape(b) if batch is not None else np.broadcast_shapes(np.shape(res.layout.instance_cores))
     for name in precisions:
         recipe = variant_recipe(name) if options.variants else precision_recipe(name, model, options.group_size)
@@ -148,18 +160,19 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
                               options.lm_head_precision) if model is not None
                  else [recipe] * len(gemms))
         mode = NonGemmMode(options.non_gemm_mode or recipe.non_gemm_mode)
-        if mode not in ops_by_mode:
-            ops_by_mode[mode] = evaluate_ops(res, ops, mode, options.kv_dtype, res.llc_capacity(), lead)
+        kv = kv_dtype(recipe, options.kv_dtype)
+        if (mode, kv) not in ops_by_mode:
+            ops_by_mode[mode, kv] = evaluate_ops(res, ops, mode, kv, res.llc_capacity(), lead)
         if inverse is None:
-            step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=mode, kv_dtype=options.kv_dtype,
-                                 set_count=set_count, ops_eval=ops_by_mode[mode])
+            step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=mode, kv_dtype=kv,
+                                 set_count=set_count, ops_eval=ops_by_mode[mode, kv])
         else:
             step = evaluate_step(res, cells, gemms, m=m_u, count=count_u, ops=ops, non_gemm_mode=mode,
-                                 kv_dtype=options.kv_dtype, set_count=set_count, rows=np.ravel(inverse),
-                                 ops_eval=ops_by_mode[mode])
+                                 kv_dtype=kv, set_count=set_count, rows=np.ravel(inverse),
+                                 ops_eval=ops_by_mode[mode, kv])
         built = BuiltStep(name, recipe, cells, mode, step)
         if options.realistic:
-            eff = source.efficiency(res, name, mode, cells, gemms)
+            eff = source.for_recipe(recipe).efficiency(res, name, mode, cells, gemms, None if inverse is None else m)
             parts = step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
                                m=None if inverse is None else m)
             built = BuiltStep(name, recipe, cells, mode, step, eff, parts,

@@ -19,7 +19,7 @@ typed :class:`~roofline.model.realistic.Efficiency`:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -36,12 +36,16 @@ from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.stack import Accuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.kernels import Kernel
+from roofline.spec.stack import KERNEL_CLASS, Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 
 if TYPE_CHECKING:
     from roofline.spec.calibration import Calibration
 
+#: the stacks that price a precision when the user names none: the engine that runs GGUF files, and the one that
+#: ``roofline validate`` runs (torch recipes)
+GGUF_STACK, TORCH_STACK = "llama.cpp", "torch-inductor"
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"
 
@@ -57,6 +61,22 @@ class EfficiencySource:
     """how the user named the calibration (for messages)"""
     any_platform: bool = False
     """apply the calibration to a platform other than the one it was fitted on (the result says so)"""
+    per_engine: bool = False
+    """the user named no stack: a GGUF type is priced by the profile of the engine that runs GGUF files
+    (:data:`GGUF_STACK`), any other precision by this source's (:meth:`for_recipe`)"""
+
+    def for_recipe(self, recipe: PrecisionRecipe) -> EfficiencySource:
+        """The source a precision is priced from: this one, or with :attr:`per_engine` for a GGUF type the profile
+        of the engine that runs GGUF files (a float precision beside GGUF types only, the GGUF engine's too: this
+        source's stack was chosen so)."""
+        if not self.per_engine or self.calibration is not None or recipe.block is None:
+            return self
+        want = GGUF_STACK
+        if self.stack is not None and self.stack.name == want:
+            return self
+        from roofline.catalog.stacks import load_stack
+
+        return replace(self, stack=load_stack(want))
 
     @property
     def profile(self) -> StackProfile | None:
@@ -84,7 +104,8 @@ class EfficiencySource:
         a = self.accuracy
         if a is None:
             return None
-        cls, _ = path_class(res, recipe, self.profile, one_row=one_row)
+        cls = KernelRow.cls if kernel_priced(res, recipe, self.profile) else \
+            path_class(res, recipe, self.profile, one_row=one_row)[0]
         band, own = a.class_band(cls)
         return ErrorBand(cls, band, own.figures if own else 0, own.platforms if own else 0)
 
@@ -407,6 +428,59 @@ def unpack_rows(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
 
 
 @dataclass(frozen=True)
+class KernelRow:
+    """A GGUF row under a stack whose kernel table has cycles for the platform's core (:func:`kernel_row`)."""
+
+    seconds: np.ndarray
+    """one call's time at the table's cycles, at each of the row's activation rows ``M``"""
+    label: np.ndarray
+    """the kernel that runs a call of that many rows (:mod:`roofline.calc.kernel_cycles`)"""
+
+    #: the row's class: one efficiency for every kernel a table prices (what the counted cycles leave out, alike for each)
+    cls = f"gguf-{KERNEL_CLASS}"
+
+
+def kernel_priced(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> bool:
+    """Whether ``stack``'s kernel table prices the recipe's GEMMs on this CPU (its core has cycles for the type)."""
+    from roofline.catalog.kernels import load_kernel_table
+
+    block = gguf_type(recipe)
+    if stack is None or not stack.kernels or block is None:
+        return False
+    cycles = load_kernel_table(stack.kernels).core_cycles(res.platform.core)
+    return cycles is not None and block in cycles.types
+
+
+def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, m: np.ndarray, n: float,
+               k: float, date: str | None = None) -> KernelRow | None:
+    """The row's kernel time under ``stack``'s kernel table: the kernel a build of ``date`` (None: today's) runs
+    for ``m`` activation rows of the recipe's GGUF type on this CPU (a repacked GEMV/GEMM, a tiled or llamafile
+    GEMM, else the per-row ``vec_dot``), its cycles (:func:`~roofline.calc.kernel_cycles.call_cycles`) on the
+    instance's cores at the clock of the INT8 path, over the instances (the whole platform's time, as the ceiling's); None where the stack has no table, the recipe no GGUF type or
+    the table no cycles for the core and type."""
+    from roofline.calc.kernel_cycles import call_cycles, call_seconds
+    from roofline.catalog.kernels import load_kernel_table
+
+    if not kernel_priced(res, recipe, stack):
+        return None
+    block = gguf_type(recipe)
+    table = load_kernel_table(stack.kernels)
+    entries = table.core_cycles(res.platform.core).types[block]
+    isa = tuple(res.platform.isa)
+    kernel = next((kind for kind in (Kernel.REPACK, Kernel.TILED, Kernel.SGEMM)
+                   if table.rule(block, kind, isa, date) is not None), Kernel.VEC_DOT)
+    c, label = call_cycles(kernel, entries, m)
+    path = res.platform.compute[res.path("int8").name]
+    hz = res.clock(path.isa_class)
+    # the whole platform's time, as the ceiling's: one instance's call on its cores over the instances running beside
+    # it, i.e. the call on all the active cores
+    lay = res.layout
+    cores = np.asarray(lay.instance_cores * lay.total_instances, dtype=float)
+    seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
+    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label))
+
+
+@dataclass(frozen=True)
 class RowRules:
     """What a stack's path rules make of one GEMM row (:func:`rows_under_rules`)."""
 
@@ -425,10 +499,12 @@ class RowRules:
     adds to the larger (:func:`one_row_serial`; 0: they overlap)"""
     said: str
     """what the limit and the unpacking rules said"""
+    kernel: KernelRow | None = None
+    """its kernel time under the stack's kernel table (:func:`kernel_row`), where it has one"""
 
 
 def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: StackProfile | None,
-                     m: np.ndarray | None, date: str | None = None) -> list[RowRules]:
+                     m: np.ndarray | None, date: str | None = None, gemms: GemmList | None = None) -> list[RowRules]:
     """What the stack's path rules make of each GEMM row ``j`` (recipe ``cells[j]``, ``m[..., j]`` activation rows,
     in a build of ``date``; ``m`` None: rows of many activation rows each, none unpacked again). The realistic
     estimate and its fit both take their rows from here, so they price them alike."""
@@ -438,8 +514,10 @@ def rows_under_rules(res: Resources, cells: Sequence[PrecisionRecipe], stack: St
         many, one, factor = path_classes(res, c, stack, rules)
         cap, chain = chain_limit(res, c, stack, rules)
         again, said = (np.ones(1), "") if m is None else unpack_rows(res, c, stack, m[..., j], date, rules)
+        kernel = None if m is None or gemms is None else kernel_row(res, c, stack, m[..., j], float(gemms.n[j]),
+                                                                     float(gemms.k[j]), date)
         out.append(RowRules(many, one, factor, cap, again, one_row_serial(res, c, stack, rules),
-                            ", ".join(w for w in (chain, said) if w)))
+                            ", ".join(w for w in (chain, said) if w), kernel))
     return out
 
 
@@ -501,10 +579,20 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     k_table = bare_values(stack.kernel_efficiency)
     cross = bare_values(stack.cross_stack_gemm_efficiency)
     gemm, kernel, how, scale, limit, unpack, serial = [], [], [], [], [], [], []
-    for j, rr in enumerate(rows_under_rules(res, cells, stack, rows)):
+    kernel_s: list[np.ndarray] = []
+    for j, rr in enumerate(rows_under_rules(res, cells, stack, rows, gemms=gemms)):
         limit.append(rr.limit)
-        serial.append(rr.serial)
         unpack.append(rr.unpack)
+        if rr.kernel is not None:  # the kernel table's cycles over the class's efficiency, no shape term or cap
+            eta, found = gemm_eta(g_table, k_table, rr.kernel.cls, True, cross)
+            kernel_s.append(rr.kernel.seconds / (eta * phi))
+            serial.append(0.0)
+            gemm.append((1.0, 1.0)), kernel.append((1.0, 1.0)), scale.append(1.0)
+            how.append(f"{found}, the {', '.join(dict.fromkeys(np.ravel(rr.kernel.label).astype(str)))} kernel's "
+                       "counted cycles")
+            continue
+        kernel_s.append(np.full(np.shape(rows[..., j]), np.nan))
+        serial.append(rr.serial)
         if rr.many.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
@@ -524,12 +612,14 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     eta_g, shape, x_g = one_row_floor(g[0], g[1], rows, m, half, np.asarray(scale))
     eta_k, _, x_k = one_row_floor(k[0], k[1], rows, m, half, np.asarray(scale))
     values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
+    if any(np.any(np.isfinite(t)) for t in kernel_s):
+        values["kernel_s"] = np.stack(np.broadcast_arrays(*kernel_s), axis=-1)
     if np.any(g[0] != g[1]) or np.any(k[0] != k[1]):  # a one-row class of its own: its floor on the extra work
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
-    if any(v > 0.0 for v in serial):
-        values["serial"] = np.asarray(serial)
+    if any(np.any(np.asarray(v) > 0.0) for v in serial):
+        values["serial"] = np.stack(np.broadcast_arrays(*serial), axis=-1)
     if any(np.any(u > 1.0) for u in unpack):
         values["unpack"] = np.stack(unpack, axis=-1)
     if stack.memory_efficiency is not None:
@@ -555,4 +645,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
                       fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial",
-                                                  "attention_path"})
+                                                  "attention_path", "kernel_s"})

@@ -26,12 +26,14 @@ from roofline.model.amdahl import (
     resolve_gemm_speedup,
     resolve_non_gemm_speedup,
 )
-from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps
+from roofline.model.build import BuiltStep, CeilingSpec, LayoutSpec, StepOptions, Steps, build_steps, kv_dtype
 from roofline.model.efficiency import (
     NO_EFFICIENCIES,
     EfficiencySource,
     applied_rules,
     attention_rule,
+    gguf_type,
+    kernel_priced,
     path_classes,
     takes_cross,
 )
@@ -232,8 +234,12 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     precision_results: dict[str, PrecisionResult] = {}
     bound = _bound_step_times(platform, ev, q)
     needs: dict[str, str] = {}
+    stacks: list[str] = []
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
+        src = q.source.for_recipe(r)
+        if src.stack_name and src.stack_name not in stacks:
+            stacks.append(src.stack_name)
         path = res.path(r.compute_dtype)
         notes = [path.note] if path.note else []
         if bool(step.fits_llc) and res.b_llc is None:
@@ -256,14 +262,15 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             llc_fraction=float(step.weight_bytes / res.llc_domain),
             llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode.value,
             non_gemm_time_s=float(step.non_gemm_time), step_time_s=t_step,
-            decode=_decode(res, work, e, gemms, q.options.kv_dtype) if work.phase is Phase.DECODE else None,
+            decode=_decode(res, work, e, gemms, kv_dtype(r, q.options.kv_dtype)) if work.phase is Phase.DECODE else None,
             notes=notes, levels=step.memory_levels, bound=BOUNDS[int(step.bound)].value,
             realistic_step_time_s=real.realistic_s, instance_latency_s=t_step * instances,
             realistic_instance_latency_s=real.realistic_s * instances,
             throughput_per_s=work.batch / t_step, realistic_throughput_per_s=work.batch / real.realistic_s,
             bound_step_time_s=bound.get(e.name), bound_throughput_per_s=work.batch / bound[e.name] if e.name in bound
             else None,
-            memory_bytes=need, fits_memory=fits, error_band=q.source.error_band(res, r, one_row=work.tokens <= 1),
+            memory_bytes=need, fits_memory=fits, error_band=src.error_band(res, r, one_row=work.tokens <= 1),
+            stack=src.stack_name,
         )
     too_big = [n for n, pr in precision_results.items() if pr.fits_memory is False]
     base, base_real = ev.evaluated[0], ev.realistic[0]
@@ -292,7 +299,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
                            [c for e in ev.evaluated for c in e.cells]),
         left_out=left_out(model, [e.recipe.name for e in ev.evaluated], platform.isa),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
-        memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=q.source.stack_name,
+        memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=", ".join(stacks) or None,
         realistic_accuracy=q.source.accuracy,
         notes=ev.source_notes + _emulated_notes(platform, q) + model_notes(model, work) + ([
             f"{', '.join(too_big)}: the model and its KV cache do not fit {platform.name}'s DRAM ({too_big[0]} needs "
@@ -348,7 +355,7 @@ def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, 
     kv = 0.0
     if model.family == "decoder":
         tokens = work.context + 1 if work.phase is Phase.DECODE else work.seq_len
-        e_kv = DTYPE_BYTES[q.options.kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
+        e_kv = DTYPE_BYTES[kv_dtype(e.recipe, q.options.kv_dtype) or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
         per_sequence = 2.0 * float(model.kv_tokens(tokens)) * model.kv_heads * model.head_size * e_kv
         kv = float(res.layout.total_instances) * work.batch * per_sequence
     need = weights * sockets + kv
@@ -507,7 +514,30 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
     used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
     cells = cells if cells is not None else recipes
     return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source)
-            for w, s in dict(used).items()] + _rule_rows(res, cells, stack) + _cross_rows(res, cells, stack)
+            for w, s in dict(used).items()] + _rule_rows(res, cells, stack) + _kernel_rows(res, cells, stack) \
+        + _cross_rows(res, cells, stack)
+
+
+def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:
+    """The kernel table's cycles that priced GGUF rows on this CPU's core (:func:`kernel_priced`), one row per type:
+    ``measured`` where the table's cycles for the core were timed on it, ``derived`` where counted from the source
+    by a scheduling model, ``assumed`` where the core takes another core's cycles."""
+    from roofline.catalog.kernels import load_kernel_table
+
+    types = dict.fromkeys(t for r in recipes if kernel_priced(res, r, stack) and (t := gguf_type(r)) is not None)
+    if not types or stack is None:
+        return []
+    table = load_kernel_table(stack.kernels)
+    core = res.platform.core
+    cycles = table.core_cycles(core)
+    assert cycles is not None  # kernel_priced found them
+    alias = table.aliases.get(core) if core not in table.cycles else None
+    kind = "assumed" if alias else "measured" if cycles.source.startswith("measured") else "derived"
+    why = f"{core} takes {alias}'s cycles (LLVM has no model of its own); " if alias else ""
+    return [Provenance(what=f"{table.engine}.kernels.{alias or core}.{t}",
+                       value=", ".join(f"{k} {v:g}" for k, v in cycles.types[t].items()) + " cycles/32 weights",
+                       kind=kind, source=why + cycles.source)
+            for t in types]
 
 
 def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:

@@ -220,6 +220,10 @@ class RowEfficiency:
     attention_path: np.ndarray | None = None
     """(P,) the attention matmuls' rate over the ceiling's matmul path peak (a stack's path rule sends them to a
     slower path); None: the ceiling's"""
+    kernel_s: np.ndarray | None = None
+    """(R,) a kernel table's compute time of each call over its class's efficiency (NaN: not priced so; None: no
+    row is): such a row takes ``max(C, t_m / eta_m)`` (the kernel computes beside its stream), never less than its
+    ceiling"""
 
 
 @dataclass(frozen=True)
@@ -305,6 +309,11 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
     stream = parts.count * np.maximum(one_row - larger, 0.0)
     rows = parts.count * larger + stream
+    if e.kernel_s is not None:  # the kernel's compute beside its stream, and never below the ceiling
+        kern = np.isfinite(e.kernel_s)
+        total_k = np.maximum(np.maximum(np.where(kern, e.kernel_s, 0.0), t_m), np.maximum(parts.t_compute, parts.t_memory))
+        stream = np.where(kern, 0.0, stream)
+        rows = np.where(kern, parts.count * total_k, rows)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  stream_s=_per_step(stream, parts.row_step, parts.steps),
                  attention_s=(parts.attention_s if e.attention_path is None else np.maximum(
@@ -429,6 +438,9 @@ class Efficiency:
     """each GEMM row's one-row serial share (:func:`~roofline.model.efficiency.one_row_serial`)"""
     attention_path: float = 1.0
     """the attention matmuls' rate over the ceiling's matmul path (:func:`~roofline.model.efficiency.attention_path`)"""
+    kernel_s: np.ndarray | None = None
+    """each GEMM row's compute time per call from a kernel table's cycles over its kernel class's efficiency
+    (NaN: a row the table does not price; None: none does)"""
     gemm_extra: float | np.ndarray | None = None
     """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
@@ -473,6 +485,7 @@ class Efficiency:
         eta = per_row(e.gemm if graph else e.kernel)
         extra = e.gemm_extra if graph else e.kernel_extra
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
+                             kernel_s=None if self.kernel_s is None else per_row(self.kernel_s),
                              extra=None if extra is None else per_row(extra),
                              serial=per_row(e.serial),
                              memory=eta if e.memory is None else per_row(e.memory),

@@ -27,10 +27,26 @@ def precision_recipe(name: str, model: ModelSpec, group_size: int | None = None)
     return get_recipe(name, group_size)
 
 
-def lm_head_recipe(recipe: PrecisionRecipe, quantize: bool) -> PrecisionRecipe:
+def lm_head_recipe(recipe: PrecisionRecipe, quantize: bool, cols: int | None = None) -> PrecisionRecipe:
+    """The lm_head's recipe: the precision's own when ``quantize``; a GGUF type's as llama.cpp's quantizer writes
+    ``output.weight`` (:func:`gguf_output_precision`); else the unquantized float recipe."""
     if quantize or recipe.name == "fp32":
         return recipe
+    if recipe.block is not None and cols is not None:
+        return RECIPES[gguf_output_precision(recipe.block.name, cols)]
     return RECIPES["fp32"] if recipe.x_dtype == "fp32" and recipe.compute_dtype == "fp32" else RECIPES["bf16"]
+
+
+def gguf_output_precision(block: str, cols: int) -> str:
+    """``output.weight``'s type in a file llama-quantize writes of ``block`` (``llama_tensor_get_type_impl`` in
+    ``src/llama-quant.cpp`` at 0c1e570): Q8_0 where the row length ``cols`` is not a multiple of the type's block,
+    a Q8_0 file's own Q8_0, else Q6_K."""
+    from roofline.spec.gguf_types import BLOCKS
+
+    b = BLOCKS.get(block.split(" ", 1)[0])
+    if block.startswith("q8_0") or (b is not None and cols % b.weights_per_block):
+        return "q8_0"
+    return "q6_k"
 
 
 def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray | None = None,
@@ -45,8 +61,8 @@ def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray |
 
         cells = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
     if cells is None:
-        head = lm_head_recipe(recipe, quantize_lm_head)
-        cells = [head if is_lm else recipe for is_lm in mask]
+        cells = [lm_head_recipe(recipe, quantize_lm_head, int(gemms.k[j])) if is_lm else recipe
+                 for j, is_lm in enumerate(mask)]
     if lm_head_precision:  # a per-tensor mix's lm_head too
         cells = [get_recipe(lm_head_precision) if is_lm else c for c, is_lm in zip(cells, mask)]
     return cells

@@ -146,6 +146,21 @@ class Resources:
         """The FP32 vector path: element-wise work, dequantization, quantization passes."""
         return self.path("fp32").peak
 
+    @property
+    def int_alu_peak(self) -> float | np.ndarray:
+        """The vector integer ALU in the FP32 path's unit (a 256-bit instruction over 32 weights is 16 ops): the FP32
+        vector peak times the core's integer ops per cycle over its FP32 ones (:mod:`roofline.spec.cores`); a core the
+        table does not know, the FP32 vector peak (its FMA rate: slower than any core's integer issue)."""
+        from roofline.spec.cores import int_alu_ops_per_cycle
+
+        found = int_alu_ops_per_cycle(self.platform.core)
+        if found is None:
+            return self.vector_peak
+        ops, source = found
+        fp32 = self.platform.compute[self.path("fp32").name].ops_per_cycle.value
+        self.used["int_alu"] = Used(f"cores.int_alu_bits.{self.platform.core}", source.value, source)
+        return self.vector_peak * max(ops / fp32, 1.0)
+
     def non_gemm_peaks(self, mode: NonGemmMode) -> tuple[str, float | np.ndarray, float | np.ndarray]:
         """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: ``fp32`` runs
         everything on the FP32 paths; ``amp-bf16`` keeps BF16 activations and runs attention on the BF16

@@ -5,7 +5,8 @@ decode, the per-shape ceilings of `validate`, calibrate and check all call it.
 For each GEMM ``Y[M,N] = X[M,K] . W[N,K]^T`` with per-call flops ``F``, bytes ``D_X, D_W, D_Y``
 (scales included) and extra vector work ``E`` (dequantization, compensation, group rescaling):
 
-- ``t_compute = F / P + E / P_vector``
+- ``t_compute = F / P + E / P_vector``; for a GGUF block, whose unpacking runs on the vector integer pipes
+  beside the multiply-accumulates, ``max(F / P, E / P_int)`` (:mod:`roofline.spec.cores`)
 - ``t_memory = D_W / B(level_W) + (D_X + D_Y) / B(level_XY)``: the weights' level is decided by the
   whole weight set (one copy per LLC domain: it must survive a pass over every other weight), X and
   Y's by one call's ``D_X + D_Y`` against one instance's L2 and LLC share (:mod:`roofline.calc.levels`)
@@ -67,11 +68,13 @@ class GemmEval:
     peak: np.ndarray
     """the matmul path's peak of each row"""
     t_extra: np.ndarray
-    """the part of ``t_compute`` that is extra vector work ``E / P_vector`` (dequantization,
-    compensation, group rescaling): it does not shrink with M as the multiply-accumulates' share does"""
+    """the part of ``t_compute`` beyond the multiply-accumulates' ``F / P``: extra vector work ``E / P_vector``
+    (dequantization, compensation, group rescaling), or for a GGUF block ``max(0, E / P_int - F / P)``; it does not
+    shrink with M as the multiply-accumulates' share does"""
     t_unpack: np.ndarray
-    """the part of ``t_extra`` that unpacks the weights, ``d N K / P_vector`` (once per call: what a kernel that
-    unpacks each block again for every activation row repeats M times)"""
+    """the weights' unpacking, ``d N K / P_vector``, part of ``t_extra``; for a GGUF block ``d N K / P_int`` on the
+    integer pipes, beside the multiply-accumulates (so ``t_extra`` holds only what it adds to them). Once per call:
+    what a kernel that unpacks each block again for every activation row repeats M times"""
     t_weights: np.ndarray
     """the part of ``t_memory`` that streams the weights, ``D_W / B(level_W)`` (the same whatever M)"""
 
@@ -262,6 +265,11 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     d_x, d_w, d_y = operand_bytes(m, n, k, e_x, e_w, e_y, x_meta, w_meta)
     extra = per_recipe(lambda r, j, mj: kernel_extra_ops(mj, n[j], k[j], r.dequant_ops_per_weight, r.activation_sum,
                                                          r.w_group_size, r.compute_dtype == "int8"))
+    # a GGUF block's unpacking runs on the vector integer ALU pipes, beside the multiply-accumulates: at that rate,
+    # and the larger of the two times (each a lower bound on the call's compute time); other recipes' extra work on
+    # the FP32 vector path, after their multiply-accumulates
+    blocks = np.array([r.block is not None for r in cells], dtype=bool)
+    int_alu = res.int_alu_peak if blocks.any() else None
 
     w_set = ((count if set_count is None else np.asarray(set_count, dtype=float)) * d_w).sum(axis=-1)
     fits = llc_resident(w_set, res.llc_domain)
@@ -274,17 +282,24 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     xy_level = level_of(d_x + d_y, np.expand_dims(res.l2_capacity, -1), np.expand_dims(llc_cap, -1))
     bw = lambda level: level_bandwidth(level, *(np.expand_dims(b, -1) for b in (b_l2, b_llc, b_dram)))  # noqa: E731
     w_lv = np.expand_dims(w_level, -1)
-    t_compute, t_memory, t_w, t_xy = gemm_times(flops, d_x, d_w, d_y, peak, bw(w_lv), bw(xy_level), extra,
-                                                np.expand_dims(vector, -1))
+    vec = np.expand_dims(vector, -1)
+    t_compute, t_memory, t_w, t_xy = gemm_times(flops, d_x, d_w, d_y, peak, bw(w_lv), bw(xy_level), extra, vec)
+    unpack_ops_ = unpack_ops(n, k, [r.dequant_ops_per_weight for r in cells])
+    t_extra = np.broadcast_to(extra / vec, flops.shape)
+    t_unpack = np.broadcast_to(unpack_ops_ / vec, flops.shape)
+    if int_alu is not None:
+        alu = np.expand_dims(int_alu, -1)
+        t_block = np.maximum(flops / peak, extra / alu)
+        t_compute = np.where(blocks, t_block, t_compute)
+        t_extra = np.where(blocks, t_block - flops / peak, t_extra)
+        t_unpack = np.where(blocks, unpack_ops_ / alu, t_unpack)
     mem_bound = 1 + np.where(t_w >= t_xy, w_lv, xy_level)
     gemm = GemmEval(
         count=np.broadcast_to(count, flops.shape), flops=flops, d_x=d_x, d_w=np.broadcast_to(d_w, flops.shape),
         d_y=d_y, t_compute=t_compute,
         t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
-        t_extra=np.broadcast_to(extra / np.expand_dims(vector, -1), flops.shape),
-        t_unpack=np.broadcast_to(unpack_ops(n, k, [r.dequant_ops_per_weight for r in cells])
-                                 / np.expand_dims(vector, -1), flops.shape),
+        t_extra=np.broadcast_to(t_extra, flops.shape), t_unpack=np.broadcast_to(t_unpack, flops.shape),
         t_weights=np.broadcast_to(t_w, flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)

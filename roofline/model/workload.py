@@ -34,7 +34,7 @@ class Workload:
     seq_len: int
     """tokens per request (forward) or prompt length (prefill)"""
     context: int
-    """decode: tokens already in the KV cache"""
+    """tokens already in each sequence's KV cache: a decode step's, or a prefill's before its prompt (0: none)"""
     fused_qkv: bool = True
     embeddings: bool = True
     """the step includes the embedding lookup (a harness fed hidden states does not)"""
@@ -122,7 +122,8 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
         batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
         heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
         causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
-        window=m.sliding_window, window_layers=m.windowed_layers)
+        window=m.sliding_window, window_layers=m.windowed_layers,
+        prefix=context if phase is Phase.PREFILL else 0)
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
@@ -156,6 +157,7 @@ class WorkloadSpec:
     batch: int = 1
     seq_len: int = 256
     context: int | None = None
+    """decode: tokens in the KV cache (default 1,024); prefill: tokens there before the prompt (default 0)"""
     fused_qkv: bool = True
 
     def of(self, model: ModelSpec) -> Workload:
@@ -177,13 +179,13 @@ def make_workload(model: ModelSpec, phase: Phase | None, batch: int, seq_len: in
     if context is not None and context < 0:
         raise UserError(f"--context {context}: must be 0 or more")
     decode = phase is Phase.DECODE
-    if context is not None and not decode:
-        raise UserError(f"--context applies to --phase decode (the phase here is {phase}); use --seq-len")
-    context = 1024 if context is None else context
+    if context is not None and phase is Phase.FORWARD:
+        raise UserError(f"--context applies to a decoder's decode or prefill (the phase here is {phase}); use --seq-len")
+    context = (1024 if decode else 0) if context is None else context
     limit = model.max_position_embeddings
-    used = context + 1 if decode else seq_len
+    used = context + (1 if decode else seq_len)
     if used > limit:
-        what = "--context" if decode else "--seq-len"
+        what = "--context" if decode else ("--context + --seq-len" if context else "--seq-len")
         raise UserError(f"{what} {used - decode}: {model.name} has {limit} positions "
                         f"(max_position_embeddings); use at most that")
     return Workload(model, phase, batch, seq_len, context, fused_qkv)

@@ -46,8 +46,9 @@ def headline(r: EstimateResult) -> list[Item]:
     decode = r.workload.phase == "decode"
     latency, rate = ("ms/token", "tok/s") if decode else ("latency ms", "seq/s")
     banded = r.calibration is None and differs_by_class(bands(r), r.realistic_accuracy)
-    t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"] + (["+/-"] if banded else []),
-             left=("precision", "bound"))
+    by_stack = len({pr.stack for pr in r.precisions.values()}) > 1
+    t = Grid(["precision", "bound", latency, rate, "GEMM", "end to end"] + (["+/-"] if banded else [])
+             + (["stack"] if by_stack else []), left=("precision", "bound", "stack"))
     speedups = {s.precision: s for s in r.speedups}
     for name, pr in r.precisions.items():
         s = speedups.get(name)
@@ -55,7 +56,8 @@ def headline(r: EstimateResult) -> list[Item]:
         t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
                   f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
                   ratio(s.gemm_speedup) if s else "",
-                  Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "", *band)
+                  Line(f"{ratio(s.end_to_end_ceiling)} / {ratio(s.realistic)}", "bold") if s else "", *band,
+                  *([pr.stack or "-"] if by_stack else []))
     out: list[Item] = [Line(workload_line(r) + f"; baseline {r.baseline}", "bold"), t, Line(realistic_line(r))]
     if r.notes:
         out.append(Line("\n".join(f"note: {n}" for n in r.notes), "yellow"))

@@ -39,13 +39,15 @@ def _headline(r: PlanResult) -> Text:
     if decode:
         batching = (f"continuous batching, prefill steps of up to {r.max_batch_tokens:,} tokens, {r.output_len} "
                     "output tokens")
-        slo = ", ".join(f"{k} p99 {v * 1e3:g} ms" for k, v in (("TTFT", r.ttft_target_s), ("TPOT", r.tpot_target_s))
+        each = "" if r.scenario == "concurrency" else " p99"
+        slo = ", ".join(f"{k}{each} {v * 1e3:g} ms" for k, v in (("TTFT", r.ttft_target_s), ("TPOT", r.tpot_target_s))
                         if v is not None)
     else:
         batching = (f"batches of {batch_limits(r.max_batch_tokens, r.batch_watermark_tokens)}, max wait "
                     f"{(r.max_wait_s or 0) * 1e3:g} ms")
         slo = f"p99 {r.latency_target_s * 1e3:g} ms" if r.latency_target_s is not None else ""
-    load = f"{sig(r.target_rps)} req/s to serve" if r.target_rps else "no load target"
+    load = (f"{sig(r.target_rps)} req/s to serve" if r.target_rps else
+            "users each with a request in flight" if r.scenario == "concurrency" else "no load target")
     parts = [lengths, batching] + ([slo] if slo else []) + [load]
     if r.utilization < 1:
         parts.append(f"servers at {r.utilization:.0%} of the rate")
@@ -168,8 +170,39 @@ def _notes(r: PlanResult) -> list[str]:
     return out + r.notes
 
 
+def _users_headline(r: PlanResult) -> list[RenderableType]:
+    """A concurrency plan: per CPU and user count, the best layout's TTFT, TPOT, a user's tokens/s and the server's;
+    with an SLO, the most users one server holds within it."""
+    slo = ", ".join(f"{k} {v * 1e3:g} ms" for k, v in (("TTFT", r.ttft_target_s), ("TPOT", r.tpot_target_s))
+                    if v is not None)
+    g = grid(["cpu", "users", "layout", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s", "+/-"] + (["SLO"] if slo else []),
+             left=("cpu", "layout", "SLO"))
+    for c in r.cpus:
+        points = list(c.users) + ([c.max_users] if c.max_users is not None and c.max_users not in c.users else [])
+        for x in points:
+            pm = f"{max(x.tpot_s_band) / x.tpot_s - 1:.0%}" if x.tpot_s_band else "-"
+            g.add_row(c.cpu, f"{x.users:,}" + ("*" if x is c.max_users else ""),
+                      f"{x.instances_per_socket} x {x.instance_cores} x {c.sockets}", ms(x.ttft_s), ms(x.tpot_s),
+                      sig(x.user_tokens_per_s), sig(x.tokens_per_s_per_server), pm,
+                      *([("meets" if x.meets else "misses")] if slo else []))
+        if not points:
+            g.add_row(c.cpu, "-", "no layout fits the KV cache", *["-"] * (5 + bool(slo)))
+    most = [f"{c.cpu}: {c.max_users.users:,} users per server" if c.max_users is not None else
+            f"{c.cpu}: not one user" for c in r.cpus] if slo else []
+    text = (f"users: clients per server, each with a request in flight ({r.lengths.description} prompts, {r.output_len} "
+            f"output tokens; * the most within the SLO); layout: instances x cores per socket x sockets; TTFT and TPOT "
+            f"as each user sees them, from the {r.stack or 'ceiling'}'s realistic step times; +/-: its median error on "
+            f"unseen CPUs (--json: TTFT and TPOT at both ends)")
+    out: list[RenderableType] = [_headline(r), g, Text(text)]
+    if most:
+        out.append(Text(f"within {slo}: " + "; ".join(most), style="bold"))
+    return out
+
+
 def headline(r: PlanResult) -> list[RenderableType]:
     """What the plan says, then per CPU its best layout, its rate per server, the servers and the cost."""
+    if r.scenario == "concurrency":
+        return _users_headline(r)
     decode = r.phase == "decode"
     g = grid(["cpu", "layout", "tok/s" if decode else "req/s", "servers", "$/M tok" if decode else "$/M req"],
              left=("cpu", "layout"))

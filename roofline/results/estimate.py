@@ -257,6 +257,9 @@ class PrecisionResult:
     no capacity. False: no figure of this precision is reachable on this platform"""
     error_band: ErrorBand | None = None
     """the realistic figures' expected error (null without a stack profile's accuracy)"""
+    stack: str | None = None
+    """the software-stack profile that priced its realistic figures (a GGUF type: the engine that runs GGUF files,
+    unless --stack named one; null with a calibration or none)"""
 
 
 @dataclass(frozen=True)

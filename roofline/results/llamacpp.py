@@ -56,6 +56,38 @@ class RateResult:
 
 
 @dataclass(frozen=True)
+class BatchedResult:
+    """One llama-batched-bench style test: ``sequences`` prompts of ``prompt`` tokens each decoded together (the
+    prefill), then ``generated`` tokens for each, every step one token of every sequence (the decode). Rates are
+    tokens per second of the whole process, medians of the repetitions."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    sequences: int
+    prompt: int
+    generated: int
+    prefill_samples_tokens_per_s: list[float]
+    prefill_tokens_per_s: float
+    decode_samples_tokens_per_s: list[float]
+    decode_tokens_per_s: float
+    """``sequences x generated / seconds`` of the decode steps (``S_TG``)"""
+    decode_spread: float
+    """(max - min) / median of the decode repetitions"""
+
+
+@dataclass(frozen=True)
+class DepthResult:
+    """A prompt of ``pp`` tokens and a generation of ``tg`` tokens, each after ``depth`` tokens already in the cache
+    (llama-bench's ``pp N @ d D`` and ``tg N @ d D``)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    depth: int
+    pp: RateResult
+    tg: RateResult
+
+
+@dataclass(frozen=True)
 class LlamaCppRun:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -74,6 +106,10 @@ class LlamaCppRun:
     tg: RateResult
     tg_weight_bytes_per_s: float
     """tg rate x weight bytes per token: the weight bandwidth generation achieved"""
+    batched: list[BatchedResult] = field(default_factory=list)
+    """decode of several sequences at once (``--parallel``), in the order asked"""
+    depth: DepthResult | None = None
+    """the pp and tg tests at a KV depth (``--depth``)"""
 
 
 @dataclass(frozen=True)

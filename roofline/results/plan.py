@@ -160,6 +160,35 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class UsersPoint:
+    """A decoder server with a fixed number of users, each with one request in flight (``--concurrency``), on its
+    best layout for that many: the latencies each user sees and what the server produces."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    users: int
+    """clients per server"""
+    instance_cores: int
+    instances_per_socket: int
+    running: int
+    """sequences the busiest instance decodes together (its users, at most its slots)"""
+    ttft_s: float
+    """time to first token: a wait for a slot (more users than slots) and the prefill of its group's prompts"""
+    tpot_s: float
+    """time per output token after the first"""
+    user_tokens_per_s: float
+    """one user's generation speed, ``1 / TPOT``"""
+    tokens_per_s_per_server: float
+    """output tokens per second of the server, every user together"""
+    meets: bool | None = None
+    """the latencies meet --ttft-ms and --tpot-ms (null: none given)"""
+    ttft_s_band: list[float] | None = None
+    """TTFT at the two ends of the realistic step times' error band: every step ``1 + band`` times longer, then
+    ``1 + band`` times shorter (null: no band)"""
+    tpot_s_band: list[float] | None = None
+
+
+@dataclass(frozen=True)
 class CpuPlan:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -195,6 +224,11 @@ class CpuPlan:
     service_band: float | None = None
     """server scenario: this CPU's error band, the one rps_per_server_band is at: the profile's
     (``PlanResult.service_band``), or its figures on ``path_class``'s median error where that is wider"""
+    users: list[UsersPoint] = field(default_factory=list)
+    """concurrency scenario: each user count asked, on its best layout"""
+    max_users: UsersPoint | None = None
+    """concurrency scenario with --ttft-ms or --tpot-ms: the most users one server holds within them (null: not
+    even one)"""
 
 
 @dataclass(frozen=True)

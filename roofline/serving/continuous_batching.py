@@ -477,6 +477,70 @@ def decoder_offline(instances: ArrayLike, prefill_time: PrefillTime, decode_step
     return DecoderOffline(rps=rps, tokens_per_s=o * rps, batch=mm[best].astype(float), cycle_s=cycle[scen, best])
 
 
+@dataclass(frozen=True, eq=False)
+class DecoderUsers:
+    """Per scenario and user count, shape ``(S, U)``: a closed loop of ``users`` clients per server
+    (:func:`decoder_users`)."""
+
+    users: np.ndarray
+    """clients per server, each with one request in flight"""
+    running: np.ndarray
+    """sequences an instance decodes together (its share of the users, at most its cap)"""
+    ttft_s: np.ndarray
+    """a request's time to first token: its wait for a slot and its group's prefill"""
+    tpot_s: np.ndarray
+    """a request's time per output token after the first: its group's mean decode step"""
+    tokens_per_s: np.ndarray
+    """output tokens per second per server"""
+
+    @property
+    def user_tokens_per_s(self) -> np.ndarray:
+        """one user's generation speed once its first token is out: ``1 / TPOT``"""
+        return 1.0 / self.tpot_s
+
+
+def decoder_users(instances: ArrayLike, prefill_time: PrefillTime, decode_step: DecodeStep,
+                  prompt_lengths: RequestLengths, output_len: int, max_concurrent_sequences: ArrayLike,
+                  users: ArrayLike) -> DecoderUsers:
+    """A closed loop of ``N`` users per server, each sending its next request when the last one ends (a benchmark
+    at a fixed concurrency, a llama-server with ``N`` slots): the users spread over the ``c`` instances, the
+    busiest holding ``u = ceil(N / c)``. With one prompt length and one output length the users of an instance
+    run in step: a cycle of ``m = min(u, K)`` sequences is one prefill of ``m`` prompts and ``O - 1`` decode steps
+    at batch ``m`` (:func:`decoder_offline`'s ``cycle(m)``), and a user beyond the ``K`` slots waits for others'
+    cycles, so a request takes ``u / m`` cycles:
+
+    ``TTFT = (u / m - 1) cycle(m) + prefill(m Pbar)``, ``TPOT = (cycle(m) - prefill(m Pbar)) / (O - 1)``,
+    ``tokens/s = sum over instances of u_i O / (u_i / m_i cycle(m_i))``."""
+    c, o, k, _ = _check(instances, prompt_lengths, output_len, max_concurrent_sequences, decode_step,
+                        prefill_time, None)
+    n = np.asarray(users, dtype=float).ravel()
+    if not (np.all(np.isfinite(n)) and np.all(n >= 1) and np.all(n == np.round(n))):
+        raise UserError("users: whole numbers, 1 or more")
+    scen = np.arange(c.size)
+    ss, nn = np.meshgrid(scen, n, indexing="ij")
+    cc, kk = c[ss], k[ss]
+    pbar = prompt_lengths.mean
+
+    def cycle(m):
+        m = np.maximum(m, 1.0)
+        pre = _seconds("prefill_time", prefill_time(ss, np.maximum(np.round(m * pbar), 1.0)))
+        dec = (o - 1) * decode_step(ss, m.astype(np.int64), m * (pbar + 1 + (o - 2) / 2.0)) if o > 1 else 0.0 * m
+        return pre, pre + dec
+
+    hi = np.ceil(nn / cc)  # the busiest instance's users, and the others'
+    lo = np.floor(nn / cc)
+    n_hi = nn - lo * cc  # instances with one more user
+    m_hi, m_lo = np.minimum(hi, kk), np.minimum(np.maximum(lo, 1.0), kk)
+    pre, cyc = cycle(m_hi)
+    _, cyc_lo = cycle(m_lo)
+    rate_hi = m_hi * o / cyc  # an instance's output tokens per second
+    rate_lo = np.where(lo > 0, m_lo * o / cyc_lo, 0.0)
+    tokens = np.where(n_hi > 0, n_hi * rate_hi + (cc - n_hi) * rate_lo, cc * rate_hi)
+    ttft = (hi / m_hi - 1.0) * cyc + pre
+    tpot = (cyc - pre) / max(o - 1, 1) if o > 1 else np.zeros_like(cyc)
+    return DecoderUsers(users=nn, running=m_hi, ttft_s=ttft, tpot_s=tpot, tokens_per_s=tokens)
+
+
 def bare_latencies_p99(prefill_time: PrefillTime, decode_step: DecodeStep, prompt_lengths: RequestLengths,
                        output_len: int, n_scenarios: int) -> tuple[np.ndarray, np.ndarray]:
     """(TTFT, TPOT) p99 at vanishing load, per scenario, over the prompt-length distribution:

@@ -130,6 +130,9 @@ class Platform:
     aliases: tuple[str, ...] = ()
     """other names --cpu accepts"""
     notes: tuple[str, ...] = ()
+    core: str = ""
+    """the core's microarchitecture as LLVM names it (``-mcpu``: ``znver4``, ``sapphirerapids``, ...): the key of the
+    kernel cycle tables; empty: none known, kernels priced at the ceiling's rates"""
     shared_host: str = ""
     """why the cores' host is shared, if it is (a KVM or cloud guest: "lscpu: Hypervisor vendor KVM"); empty: a
     whole machine. A guest's idle vCPUs say nothing of the host's other cores, which other guests keep busy, so
@@ -266,13 +269,13 @@ class Platform:
 def platform_fingerprint(p: Platform) -> str:
     """A platform's measured identity: the SHA-256 of every number and source it holds, its name, aliases,
     description and notes left out (every probe is named ``host``; the same probe copied and renamed is the
-    same host)."""
+    same host), and its core's name (a label of the microarchitecture, which a file may add later)."""
     import dataclasses
     import hashlib
     import json
 
     data = dataclasses.asdict(p)
-    for k in ("name", "aliases", "description", "notes"):
+    for k in ("name", "aliases", "description", "notes", "core"):
         data.pop(k, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 

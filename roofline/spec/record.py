@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check
 from roofline.spec.precision import RECIPES
-from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, coerce
+from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, Statistic, coerce
 
 SCHEMA_VERSION = 1
 
@@ -115,8 +115,14 @@ class Measurement:
     """how the run's non-GEMM work ran (default: the recipe's)"""
     phase: Phase | None = None
     """this figure's phase, when it differs from the record's (a llama.cpp run's pp and tg)"""
+    batch: int | None = None
+    """sequences in this figure's steps, when they differ from the record's (llama-batched-bench's ``B``)"""
     seq_len: int | None = None
     context: int | None = None
+    """tokens already in each sequence's KV cache: a decode step's mean over the timed steps, or before a
+    prefill (a prompt at a depth: llama-bench's ``-d``, a chunked prompt, a second turn)"""
+    statistic: Statistic | None = None
+    """a serving figure's statistic over the run's requests (ttft, tpot)"""
     kv_dtype: str | None = None
     """the KV cache's element type in the run (default: the activation dtype)"""
     name: str | None = None
@@ -138,7 +144,16 @@ class Measurement:
     probe's): counted by ``roofline accuracy`` as a violation whatever the record's platform predicts"""
 
     def __post_init__(self) -> None:
-        coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase)
+        coerce(self, kind=FigureKind, non_gemm_mode=NonGemmMode, phase=Phase, statistic=Statistic)
+        for name in ("batch", "seq_len"):
+            v = getattr(self, name)
+            if v is not None and not 1 <= v <= 1_000_000:
+                raise ValueError(f"{name}: 1 to 1e6, got {v}")
+        if self.context is not None and not 0 <= self.context <= 10_000_000:
+            raise ValueError(f"context: 0 to 1e7 tokens, got {self.context}")
+        if self.kind.is_latency != (self.statistic is not None):
+            raise ValueError(f"statistic: a {self.kind} figure " + ("needs the statistic its source states (mean, "
+                             "median, p90, p99)" if self.kind.is_latency else "has none (only ttft and tpot do)"))
         if not (self.value == self.value and 0 < self.value < 1e12):
             raise ValueError(f"value: a positive finite number, got {self.value}")
         if any(not (v == v and 0 < v < 1e12) for v in self.repeats):
@@ -195,6 +210,20 @@ class Record:
     """a histogram file of the run's request lengths (relative to this file): a server figure's lengths"""
     server_latencies: tuple[ServerLatency, ...] = ()
     """a Server run's latency percentiles at its scheduled rate (from the same summary as its rate)"""
+    concurrency: int | None = None
+    """a concurrency run's clients (``scenario = "concurrency"``): requests in flight at once"""
+    prompt_len: int | None = None
+    """a serving run's prompt tokens per request (the mean of its data set where lengths vary: ``assumed`` says so)"""
+    output_len: int | None = None
+    """a serving run's generated tokens per request (the mean, likewise)"""
+    num_prompts: int | None = None
+    """a serving run's requests"""
+    request_rate: float | None = None
+    """a rate run's offered requests per second (``scenario = "rate"``)"""
+    tensor_parallel: int | None = None
+    """ranks one model is split over (SGLang's ``--tp``), when the source states it"""
+    instances: int | None = None
+    """engine processes serving the load side by side, when the source states them"""
     max_batch_tokens: int | None = None
     """a Server run's batching, as its harness sets it: tokens per batch at most (default: the plan's)"""
     batch_watermark_tokens: int | None = None
@@ -208,6 +237,11 @@ class Record:
     excluded: str | None = None
     """kept, but not scored: why the model cannot price this run (an engine feature it does not model)"""
     schema_version: int = SCHEMA_VERSION
+
+    def engine_cores(self, cores_per_socket: int) -> int:
+        """The cores of one engine process that runs a rate figure (a llama.cpp run): the cores the record names,
+        else every core of a socket (a record that names no layout ran one process on the cores it used)."""
+        return self.platform.cores or cores_per_socket
 
     def __post_init__(self) -> None:
         coerce(self, phase=Phase, scenario=Scenario)
@@ -231,6 +265,22 @@ class Record:
                 raise ValueError("lm_head_precision: give it or quantize_lm_head, not both")
         if (self.scenario is Scenario.SERVER) != (self.latency_bound_s is not None):
             raise ValueError("latency_bound_s: a server scenario's figure needs its latency bound, and only it")
+        if (self.scenario is Scenario.CONCURRENCY) != (self.concurrency is not None):
+            raise ValueError("concurrency: a concurrency scenario's figure needs its clients, and only it")
+        if (self.scenario is Scenario.RATE) != (self.request_rate is not None):
+            raise ValueError("request_rate: a rate scenario's figure needs its offered rate, and only it")
+        if self.request_rate is not None and not (self.request_rate == self.request_rate
+                                                  and 0 < self.request_rate <= 1e6):
+            raise ValueError(f"request_rate: a positive number of requests per second up to 1e6, got "
+                             f"{self.request_rate}")
+        for name in ("concurrency", "prompt_len", "output_len", "num_prompts", "tensor_parallel", "instances"):
+            v = getattr(self, name)
+            if v is not None and not 1 <= v <= 10_000_000:
+                raise ValueError(f"{name}: 1 to 1e7, got {v}")
+        serving = [m.kind for m in self.measurements if m.kind.is_serving]
+        if serving and (self.prompt_len is None or self.output_len is None):
+            raise ValueError(f"prompt_len, output_len: a serving run's {serving[0]} figure needs the tokens per request "
+                             "it ran (its data set's means, said in assumed, where they vary)")
         if self.server_latencies and self.scenario is not Scenario.SERVER:
             raise ValueError("server_latencies: only a server scenario's run states latencies at its rate")
         if len({x.percentile for x in self.server_latencies}) < len(self.server_latencies):

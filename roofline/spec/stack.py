@@ -105,6 +105,16 @@ class PathRule:
 
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
 MIN_PLATFORMS = 3
+#: the class of a GEMM row a kernel table prices: ``<kernel>-kernels`` (``gemv-kernels``)
+KERNEL_CLASS = "kernels"
+#: a kernel class's efficiency is the table's counted cycles over the real ones: a loop that retires faster than
+#: LLVM's model of the core says (a 512-bit datapath the model still halves) reaches above 1, never this far
+KERNEL_MAX = 4.0
+
+
+def is_kernel_class(cls: str) -> bool:
+    """a GEMM row class priced by a kernel table's cycles (:attr:`StackProfile.kernels`)"""
+    return cls.endswith("-" + KERNEL_CLASS)
 
 
 @dataclass(frozen=True)
@@ -218,6 +228,11 @@ class StackProfile:
     real clock against the datasheet's, a VM's share of the host); applied when that platform is estimated,
     and their geometric mean (:func:`typical_factor`) for any other"""
     path_rules: tuple[PathRule, ...] = ()
+    kernels: str = ""
+    """the engine's kernel table (``platforms/kernels/<name>.toml``) whose counted cycles price its GGUF GEMMs on a
+    core the table knows: such a row's class is the kernel that runs it (``vec_dot-kernels``, ``gemm-kernels``, ...,
+    :data:`KERNEL_CLASS`), its efficiency the table's cycles over the real ones (up to :data:`KERNEL_MAX`); empty:
+    none, every row priced from the ceiling"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
     (a plan with this profile batches so unless told otherwise)"""
@@ -235,8 +250,9 @@ class StackProfile:
                              f"({SCHEMA_VERSION}); upgrade roofline")
         for group in ("gemm_efficiency", "kernel_efficiency", "non_gemm_efficiency", "cross_stack_gemm_efficiency"):
             for k, v in getattr(self, group).items():
-                if not v.known or not 0 < v.value <= 1:
-                    raise ValueError(f"{group}.{k}: an efficiency in (0, 1], got {v.value}")
+                most = KERNEL_MAX if is_kernel_class(k) else 1.0
+                if not v.known or not 0 < v.value <= most:
+                    raise ValueError(f"{group}.{k}: an efficiency in (0, {most:g}], got {v.value}")
         for name in ("memory_efficiency", "pass_memory_efficiency", "quantization_efficiency"):
             v = getattr(self, name)
             if v is not None and not (v.known and 0 < v.value <= 1):

@@ -75,10 +75,25 @@ class Ceiling(Vocab):
 
 
 class Scenario(Vocab):
-    """MLPerf's two serving scenarios."""
+    """How a serving run offered its load: MLPerf's two scenarios, or a fixed number of clients."""
 
     OFFLINE = "offline"
     SERVER = "server"
+    CONCURRENCY = "concurrency"
+    """a closed loop of ``concurrency`` clients, each sending its next request when the last one finishes
+    (``vllm bench serve --max-concurrency``, SGLang's ``bench_serving``, a llama-server with that many slots)"""
+    RATE = "rate"
+    """requests arriving at ``request_rate`` per second, a Poisson process, with no latency bound
+    (``vllm bench serve --request-rate``)"""
+
+
+class Statistic(Vocab):
+    """Which statistic of a serving run's per-request latencies a figure states."""
+
+    MEAN = "mean"
+    MEDIAN = "median"
+    P90 = "p90"
+    P99 = "p99"
 
 
 class Bound(Vocab):
@@ -145,6 +160,16 @@ class FigureKind(Vocab):
     TOKENS_PER_S = "tokens_per_s"
     GEMM_SHARE = "gemm_share"
     NON_GEMM_SPEEDUP = "non_gemm_speedup"
+    TTFT = "ttft"
+    """a serving run's time to first token, seconds (its ``statistic`` over the requests)"""
+    TPOT = "tpot"
+    """a serving run's time per output token after the first, seconds (its ``statistic``)"""
+    OUTPUT_TOKENS_PER_S = "output_tokens_per_s"
+    """a serving run's generated tokens per second, the whole server"""
+    TOTAL_TOKENS_PER_S = "total_tokens_per_s"
+    """a serving run's prompt and generated tokens per second, the whole server"""
+    REQUESTS_PER_S = "requests_per_s"
+    """a serving run's completed requests per second"""
 
     @property
     def is_ratio(self) -> bool:
@@ -160,6 +185,17 @@ class FigureKind(Vocab):
     def is_absolute(self) -> bool:
         """a measurement of performance, which a ceiling bounds (a ratio of two runs is not)"""
         return self in (FigureKind.LATENCY, FigureKind.GEMM, FigureKind.THROUGHPUT, FigureKind.TOKENS_PER_S)
+
+    @property
+    def is_serving(self) -> bool:
+        """a figure of a whole serving run (its requests' latencies, its output rate): the plan's to predict"""
+        return self in (FigureKind.TTFT, FigureKind.TPOT, FigureKind.OUTPUT_TOKENS_PER_S, FigureKind.TOTAL_TOKENS_PER_S,
+                        FigureKind.REQUESTS_PER_S)
+
+    @property
+    def is_latency(self) -> bool:
+        """a serving run's per-request latency: it states a statistic over the requests"""
+        return self in (FigureKind.TTFT, FigureKind.TPOT)
 
 
 class StepPart(Vocab):

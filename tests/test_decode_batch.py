@@ -1,0 +1,110 @@
+"""A decode step over a batch: what the kernels' cost structure makes of one more sequence.
+
+A decode step streams each weight matrix once for all its sequences; what grows with the batch is the per-row work
+(dot products, unpacking where the kernel redoes it per row) and the KV reads. So a step's time never falls as the
+batch grows and never more than doubles when it doubles (subadditive, but for a working set that leaves a cache level
+on the way), at the ceiling and in the realistic estimate, for every stack; and realistic >= attainable >= bound.
+One exception is llama.cpp's own: a repacked type runs a GEMV per row below 4 rows and a GEMM of 4 rows from 4 on
+(``forward_mul_mat_one_chunk`` in ggml-cpu/repack.cpp), so 3 sequences cost more than 4; its steps are monotone over
+whole groups of 4.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import roofline
+from roofline.calc.kernel_cycles import call_cycles
+from roofline.catalog.kernels import load_kernel_table
+from roofline.spec.kernels import Kernel
+
+CPUS = ("genoa", "spr", "zen5-2vcpu", "icx", "milan", "xeon-e5-2683v4", "gnr")
+GGUF = ("q4_0", "q4_k_m", "q8_0", "q6_k", "q5_0", "q4_1", "iq4_xs")
+TORCH = ("bf16", "int8-weight-only", "int4-weight-only")
+
+
+@functools.lru_cache(maxsize=None)
+def step(cpu: str, precision: str, batch: int, stack: str | None) -> tuple[float, float, float]:
+    """(bound, attainable, realistic) seconds of one decode step of Llama-3.1-8B on one socket, one instance."""
+    cores = int(roofline.catalog.load_platform(cpu).cores_per_socket.value)
+    r = roofline.estimate("llama-3.1-8b", cpu, precision=precision, baseline=precision, phase="decode",
+                          batch=batch, context=512, sockets=1, instance_cores=cores,
+                          **({"stack": stack} if stack else {}))
+    p = r.precisions[precision]
+    return p.bound_step_time_s, p.step_time_s, p.realistic_step_time_s
+
+
+cases = st.one_of(st.tuples(st.sampled_from(CPUS), st.sampled_from(GGUF), st.just(None)),
+                  st.tuples(st.sampled_from(CPUS), st.sampled_from(TORCH), st.sampled_from(("torch-inductor", "openvino"))))
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases, st.integers(1, 24))
+def test_decode_step_monotone_and_subadditive_in_the_batch(case, b):
+    cpu, precision, stack = case
+    # llama.cpp (a GGUF type's engine): whole groups of 4 rows (module docstring); the others from 2 rows on, as one
+    # row runs a GEMV, its own kernel and class (a slower GEMM of 2 rows may cost more than 2 GEMVs)
+    b = 4 * b if stack is None else b + 1
+    one, two = step(cpu, precision, b, stack), step(cpu, precision, 2 * b, stack)
+    for k in range(3):  # bound, attainable, realistic
+        assert one[k] <= two[k] * (1 + 1e-9), (case, b, k, one, two)
+        # activations or KV leaving a cache level may add a little more than double: 1% at most
+        assert two[k] <= 2 * one[k] * 1.01, (case, b, k, one, two)
+
+
+def test_three_sequences_of_a_repacked_type_cost_more_than_four():
+    """q4_0 is repacked on every AVX2 CPU: 3 rows run 3 GEMVs, 4 rows one GEMM of 4 (the table's gemv and gemm4
+    cycles, 2.73 and 1.157 per 32 weights per row on Zen 5), so on the 2-vCPU Zen 5 guest, where the step's
+    arithmetic outweighs its weight stream, the step of 3 takes longer than that of 4; q8_0 (llamafile's tiles of
+    up to 4 rows at 0c1e570, no repacking) is monotone there."""
+    q40 = {b: step("zen5-2vcpu", "q4_0", b, None)[2] for b in (2, 3, 4)}
+    assert q40[3] > q40[4] and q40[3] > q40[2]
+    q80 = [step("zen5-2vcpu", "q8_0", b, None)[2] for b in (2, 3, 4)]
+    assert q80 == sorted(q80)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases, st.integers(1, 48))
+def test_realistic_above_attainable_above_bound(case, b):
+    bound, attainable, realistic = step(*case[:2], b, case[2])
+    assert bound <= attainable * (1 + 1e-9) and attainable <= realistic * (1 + 1e-9)
+
+
+def test_one_more_user_costs_little_on_a_96_core_socket():
+    """The issue's loop: Llama-3.1-8B Q4_K_M on one Genoa socket, 96 cores in one instance: a second user adds
+    per-row work, not another pass over the weights."""
+    times = {b: step("genoa", "q4_k_m", b, None)[2] for b in (1, 2, 8, 32)}
+    assert times[2] <= 2 * times[1] and times[2] < 1.5 * times[1]
+    assert times[1] < times[2] <= times[8] <= times[32]
+
+
+@pytest.mark.parametrize("kernel", list(Kernel))
+def test_call_cycles_by_hand(kernel):
+    """The kernel families' cycles against their formulas (calc/kernel_cycles.py) on round entries."""
+    c = {"vec_dot": 5.0, "gemv": 4.0, "gemm4": 2.0, "gemm16": 1.5, "sgemm1": 4.5, "sgemm2": 3.0, "sgemm3": 2.8,
+         "sgemm4": 2.5, "tiled": 1.0, "tiled_unpack": 8.0}
+    m = np.array([1, 2, 3, 4, 5, 7, 8, 17, 35])
+    cycles, label = call_cycles(kernel, c, m)
+    want = {Kernel.VEC_DOT: [5 * x for x in m],
+            # below 4 rows a GEMV each; 17 = 16 + 1, 35 = 32 + 0 x 4 + 3
+            Kernel.REPACK: [4, 8, 12, 8, 8 + 4, 8 + 12, 16, 24 + 4, 48 + 12],
+            # one row: vec_dot; else tiles of 4, the rest one tile of r rows (r x its per-row cycles)
+            Kernel.SGEMM: [5, 6, 3 * 2.8, 10, 10 + 4.5, 10 + 3 * 2.8, 20, 40 + 4.5, 80 + 3 * 2.8],
+            # below 8 rows vec_dot; else the tile unpacked once, then every row
+            Kernel.TILED: [5, 10, 15, 20, 25, 35, 16, 25, 43]}[kernel]
+    np.testing.assert_allclose(cycles, want)
+    assert label[0] in ("vec_dot", "gemv")
+
+
+def test_every_platform_core_has_cycles_or_an_alias():
+    """A catalog CPU whose core the llama.cpp table does not know would be priced from the ceiling alone."""
+    table = load_kernel_table("llama.cpp")
+    from roofline.catalog import all_platforms
+
+    cores = {p.core for p in all_platforms()} - {""}
+    assert {c for c in cores if table.core_cycles(c) is None} == set()
