@@ -35,3 +35,20 @@ def _host_shared_or_alone(request: pytest.FixtureRequest, tmp_path_factory: pyte
             yield
         finally:
             fcntl.flock(host, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def corpus_accuracy(tmp_path_factory: pytest.TempPathFactory):
+    """``roofline accuracy`` over the committed records, computed once for the whole run: the first worker to ask
+    computes it (through the API, whose result cache the CLI's ``roofline accuracy`` then reads), the others wait
+    for it on a lock and read the cache (xdist runs each file on one worker; several files need it)."""
+    import roofline
+
+    base = tmp_path_factory.getbasetemp().parent if "PYTEST_XDIST_WORKER" in os.environ else \
+        tmp_path_factory.getbasetemp()
+    with open(base / "accuracy.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return roofline.accuracy()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -36,15 +36,6 @@ def profile():
     return load_stack("torch-inductor")
 
 
-@pytest.fixture(scope="module")
-def corpus_accuracy():
-    """``roofline accuracy`` over the committed records, computed once for the tests that read it: through the API,
-    whose results cache the CLI tests' ``roofline accuracy`` then reads (one uncached run in a fresh environment)"""
-    import roofline
-
-    return roofline.accuracy()
-
-
 def test_no_committed_measurement_beats_its_ceiling(corpus_accuracy):
     result = corpus_accuracy
     absolute = [r for r in result.rows if r.kind in ("latency", "gemm", "throughput", "tokens_per_s")]
@@ -346,7 +337,7 @@ def test_the_shape_term_counts_multiply_accumulates_per_core():
     assert work_per_core(np.array([128.0]), gemms, res) == pytest.approx([128 * 419_430.4])
 
 
-def test_accuracy_cli_and_json():
+def test_accuracy_cli_and_json(corpus_accuracy):
     data = run_json("accuracy")
     assert data["violations"] == 0
     (inductor,) = [s for s in data["stacks"] if s["stack"] == "torch-inductor"]
@@ -358,7 +349,7 @@ def test_accuracy_cli_and_json():
     for g in data["groups"]:
         members = [abs(r["realistic_error"]) for r in data["rows"] if r["stack"] in g["stacks"]
                    and r["phase"] in g["phases"] and r["realistic_error"] is not None and not r["suspect"]
-                   and not r["unstable"]]
+                   and not r["unstable"] and r["batch"] >= g["min_batch"]]
         assert g["accuracy"]["figures"] == len(members)
         assert g["accuracy"]["median_abs_error"] == pytest.approx(float(np.median(members)), rel=1e-3)
     tight = sorted(r["tightness"] for r in data["rows"] if r["tightness"] is not None)
@@ -367,8 +358,8 @@ def test_accuracy_cli_and_json():
     assert brief.returncode == 0 and brief.stdout.startswith(f"{data['records']} records on {data['platforms']} "
                                                              "platforms")
     assert "0 above the bound" in brief.stdout.splitlines()[0] + brief.stdout.splitlines()[1]
-    # two lines of counts, the grid's header and rule, the plan's ratio, p50 and p99 lines
-    assert len(brief.stdout.splitlines()) <= 6 + len(data["stacks"]) + len(data["groups"])
+    # two lines of counts, the grid's header and rule, two of its legend, the plan's ratio, p50 and p99 lines
+    assert len(brief.stdout.splitlines()) <= 8 + len(data["stacks"]) + len(data["groups"])
 
 
 def test_the_corpus_is_wide_and_its_runs_reach_the_attainable_ceiling():
@@ -967,3 +958,65 @@ def test_a_single_process_latency_on_some_sockets_is_priced_on_those_sockets(tmp
     peak = 32 * 128 * 2 * 2.2e9  # 32 cores x 2 VNNI units x 64 MACs x 2 ops x 2.2 GHz
     qkv = 2 * 128 * 2304 * 768
     assert int(one_socket.sockets.value) == 2 and a.t_compute[0] == pytest.approx(qkv / peak, rel=1e-6)
+
+
+GATE = REPO / "validation" / "accuracy-gate.toml"
+
+
+def _committed_gate():
+    from roofline.catalog.cache import load_validated
+    from roofline.files.reading import parse_toml
+    from roofline.fidelity.gate import Gate
+
+    return load_validated(Gate, GATE, lambda raw: parse_toml(raw, str(GATE)))
+
+
+def test_the_committed_accuracy_gate_holds(corpus_accuracy):
+    """Today's accuracy does no worse than the committed summary (rewrite it, with a reason, where a change must)."""
+    from roofline.fidelity.gate import failures, gate_of
+
+    assert failures(_committed_gate(), gate_of(corpus_accuracy, "")) == []
+
+
+def test_the_gate_fails_a_worse_accuracy_and_passes_noise():
+    """A stack or group whose median |error| grows by more than 2 points, whose band coverage moves more than 10
+    points further from half, or a new violation fails the gate; 1 point of median or 5 of coverage passes."""
+    import dataclasses
+
+    from roofline.fidelity.gate import failures
+
+    gate = _committed_gate()
+    row = gate.rows["llama.cpp"]
+
+    def with_row(**kw):
+        return dataclasses.replace(gate, rows={**gate.rows, "llama.cpp": dataclasses.replace(row, **kw)})
+
+    assert failures(gate, gate) == []
+    assert failures(gate, with_row(median_abs_error=row.median_abs_error + 0.01)) == []
+    (line,) = failures(gate, with_row(median_abs_error=row.median_abs_error + 0.03))
+    assert line.startswith("llama.cpp: median |error|")
+    away = 0.5 + (abs(row.coverage - 0.5) + 0.15) * (1 if row.coverage >= 0.5 else -1)
+    assert failures(gate, with_row(coverage=away)) and not failures(gate, with_row(coverage=0.5))
+    assert failures(gate, dataclasses.replace(gate, violations=gate.violations + 1)) == ["ceiling violations: 0 -> 1"]
+    assert failures(gate, dataclasses.replace(gate, rows={k: v for k, v in gate.rows.items() if k != "llama.cpp"})) \
+        == ["llama.cpp: no longer scored"]
+
+
+def test_accuracy_gate_on_the_command_line(tmp_path, corpus_accuracy):
+    """``--gate`` holds for the committed summary (exit 0) and fails, listing what, against one 5 points stricter
+    on llama.cpp (exit 1); ``--write-gate`` wants a reason."""
+    import dataclasses
+
+    from roofline.catalog.write import spec_toml
+
+    assert run_cli("accuracy", "--gate", str(GATE)).returncode == 0
+    gate = _committed_gate()
+    row = gate.rows["llama.cpp"]
+    strict = dataclasses.replace(gate, rows={**gate.rows, "llama.cpp": dataclasses.replace(
+        row, median_abs_error=row.median_abs_error - 0.05)})
+    path = tmp_path / "gate.toml"
+    path.write_text(spec_toml(strict))
+    proc = run_cli("accuracy", "--gate", str(path))
+    assert proc.returncode == 1 and "gate: llama.cpp: median |error|" in proc.stdout
+    proc = run_cli("accuracy", "--write-gate", str(tmp_path / "new.toml"))
+    assert proc.returncode == 2 and "--reason" in proc.stderr and not (tmp_path / "new.toml").exists()

@@ -52,7 +52,7 @@ def test_keyword_arguments_mirror_the_flags():
     assert decode.workload.context == 512 and decode.precisions["bf16"].decode.kv_dtype == "int8"
 
 
-def test_the_other_commands():
+def test_the_other_commands(corpus_accuracy):
     fp = roofline.footprint(model="qwen3-0.6b", precision="int8-weight-only", base_dtype="fp32")
     assert fp.to_json() == _cli_json("footprint", "--model", "qwen3-0.6b", "--precision", "int8-weight-only",
                                      "--base-dtype", "fp32")
@@ -64,7 +64,7 @@ def test_the_other_commands():
     report = roofline.check(report=str(REPO / "validation/results/zen4-2vcpu-bert-base.json"),
                             calibration=str(REPO / "platforms/calibration/zen4-2vcpu.toml"), precision="int8-static")
     assert {c.precision for c in report.comparisons} == {"int8-static"} and report.latency
-    acc = roofline.accuracy()
+    acc = corpus_accuracy
     assert acc.violations == 0 and acc.to_json() == _cli_json("accuracy")
     plan = roofline.plan(model="bert-large", cpu="icx,spr", precision="int8-static", target_rps=2000, p99_ms=50,
                          price_per_hour=[1.2, 2.1])

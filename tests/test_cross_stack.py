@@ -129,13 +129,6 @@ def test_an_estimate_lists_the_cross_stack_value_it_took():
 
 
 @pytest.fixture(scope="module")
-def corpus_accuracy():
-    import roofline
-
-    return roofline.accuracy()
-
-
-@pytest.fixture(scope="module")
 def records():
     from roofline.catalog.records import load_records
 

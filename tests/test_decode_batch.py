@@ -43,7 +43,7 @@ cases = st.one_of(st.tuples(st.sampled_from(CPUS), st.sampled_from(GGUF), st.jus
                   st.tuples(st.sampled_from(CPUS), st.sampled_from(TORCH), st.sampled_from(("torch-inductor", "openvino"))))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(cases, st.integers(1, 24))
 def test_decode_step_monotone_and_subadditive_in_the_batch(case, b):
     cpu, precision, stack = case
@@ -68,7 +68,7 @@ def test_three_sequences_of_a_repacked_type_cost_more_than_four():
     assert q80 == sorted(q80)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(cases, st.integers(1, 48))
 def test_realistic_above_attainable_above_bound(case, b):
     bound, attainable, realistic = step(*case[:2], b, case[2])

@@ -194,7 +194,7 @@ def test_check_target_accepts_new_files_and_refuses_empty(tmp_path):
         check_target("")
 
 
-def test_the_accuracy_chart_is_written_like_every_output(tmp_path):
+def test_the_accuracy_chart_is_written_like_every_output(tmp_path, corpus_accuracy):
     """accuracy --plot: refused on a read-only file before any work (--force replaces it, keeping its mode),
     and through a symlink the target is replaced, the link kept."""
     pytest.importorskip("matplotlib", reason="accuracy --plot draws with matplotlib (the plot extra)")

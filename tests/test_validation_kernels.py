@@ -163,6 +163,7 @@ def test_decode_kernels_stream_weights_from_dram():
     assert rows["int4-weight-only"].quantized and "int4" in rows["int4-weight-only"].kernel
 
 
+@pytest.mark.quiet  # the tiny kernel must run at its speed: on a busy 2-core host it fell below even 0.01 ops/cycle
 def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
     """A measured platform of one core whose FP32 peak is 0.01 ops per cycle (a probe that timed the wrong
     kernel): the row is marked, the suspect is the peak, and the flag names where its ops per cycle came from."""
@@ -180,5 +181,9 @@ def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
     assert fp32.measured_ops_per_s > fp32.predicted_ops_per_s and fp32.ceiling_violation and fp32.suspect == "peak"
     flag = next(f for f in fp32.flags if f.startswith("ceiling violation: measured "))
     assert "an error in the model, not the kernel" in flag and "a probe of the wrong kernel" in flag
-    fine = by_precision(run_shape(SHAPE, ["fp32"], platform, None, FAST))["fp32"]
+    # the same platform with 4 times Genoa's ops per cycle: a ceiling no 2-core host reaches (a Zen 5 guest's full-width
+    # AVX-512 cores can beat two of Genoa's, whose 512-bit instructions take two passes)
+    ample = {n: dataclasses.replace(c, ops_per_cycle=Sourced(value=4 * c.ops_per_cycle.value, kind="derived",
+                                                             source="test")) for n, c in platform.compute.items()}
+    fine = by_precision(run_shape(SHAPE, ["fp32"], dataclasses.replace(platform, compute=ample), None, FAST))["fp32"]
     assert not fine.ceiling_violation and fine.suspect is None

@@ -32,3 +32,12 @@ def stack_path(ref: str) -> Path:
 def load_stack(ref: str) -> StackProfile:
     path = stack_path(ref)
     return load_validated(StackProfile, path, lambda raw: parse_toml(raw, path))
+
+
+def stack_names() -> list[str]:
+    """Every profile's name in the catalog folders (the first of each name: user folders win), sorted."""
+    names: set[str] = set()
+    for d in search_dirs("platforms"):
+        if (d / "stacks").is_dir():
+            names.update(f.stem for f in (d / "stacks").glob("*.toml"))
+    return sorted(names)

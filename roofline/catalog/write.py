@@ -24,6 +24,11 @@ def _value(v) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
+def _key(k: str) -> str:
+    """A TOML key: bare where it may be (letters, digits, ``_`` and ``-``), else quoted."""
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else json.dumps(k)
+
+
 def _inline(s: Sourced) -> str:
     items = [(f.name, getattr(s, f.name)) for f in dataclasses.fields(s)]
     return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in items if v is not None) + " }"
@@ -56,7 +61,7 @@ def _table(obj, prefix: str, drop_defaults: bool = False) -> list[str]:
                 tables += ["", f"[{name}]", *(f"{json.dumps(k)} = {_inline(x)}" for k, x in v.items())]
             else:
                 for k, x in v.items():
-                    tables += _table(x, f"{name}.{k}")
+                    tables += _table(x, f"{name}.{_key(str(k))}")
         else:
             scalars.append(f"{f.name} = {_value(v)}")
     head = ["", f"[{prefix}]"] if prefix else []

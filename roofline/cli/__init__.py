@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "records": ("records", "write a llama-bench result or an MLPerf summary as a measurement record (records add)"),
     "platforms": ("catalog", "list the platforms catalog, or show one entry (platforms show NAME)"),
     "models": ("catalog", "list the models catalog, or show one entry (models show NAME)"),
+    "stacks": ("catalog", "list the stack profiles, or show one's values and whether the figures pinned them down "
+               "(stacks show NAME)"),
     "probe": ("probe", "measure this host (bandwidths, GEMM peaks) and write it as a platform spec"),
     "validate": ("validate", "run the real compiled FP32/BF16/INT8 kernels and compare them with the ceilings"),
     "schema": ("schema", "print the JSON Schema of a command's --json output"),

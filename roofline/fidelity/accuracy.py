@@ -75,6 +75,8 @@ class Group:
     name: str
     stacks: tuple[str, ...] | None
     phases: tuple[Phase, ...]
+    min_batch: int = 1
+    """only figures of this many sequences or more (a batched decode)"""
 
 
 #: the encoder stacks a deployment picks from: what ``validate`` runs (Inductor), Intel's tuned stacks (its MLPerf
@@ -87,6 +89,7 @@ GROUPS = (
     Group("encoders, every stack", None, (Phase.FORWARD,)),
     Group("llama.cpp prefill", ("llama.cpp", "ik_llama.cpp"), (Phase.PREFILL,)),
     Group("llama.cpp decode", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,)),
+    Group("llama.cpp decode, B>=2", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,), min_batch=2),
     Group("LLM decode", None, (Phase.DECODE,)),
     Group("all", None, (Phase.FORWARD, Phase.PREFILL, Phase.DECODE)),
 )
@@ -305,6 +308,27 @@ def summary(scored: Sequence[Scored], command: str, by_class: bool = False) -> A
                     worst_abs_error=float(f"{max(errs):.4g}") if errs else 0.0, figures=len(errs),
                     records=len({s.figure.record for s in kept}),
                     platforms=len({s.figure.platform for s in kept}), command=command, classes=classes)
+
+
+def coverage(scored: Sequence[Scored]) -> float | None:
+    """The share of the kept figures ``i`` with ``|e_i| <= median_j |e_j|`` over the same stack's kept figures ``j``
+    on other platforms: how often the median band quoted for an unseen CPU holds (0.5 when it is honest)."""
+    inside = _inside(scored, scored)
+    return float(f"{sum(inside) / len(inside):.4g}") if inside else None
+
+
+def _inside(pool: Sequence[Scored], of: Sequence[Scored]) -> list[bool]:
+    """For each kept figure of ``of``: is its |error| within the median |error| of ``pool``'s kept figures of its
+    stack on other platforms (:func:`coverage`)?"""
+    errs = [(s.figure.stack, s.figure.platform, abs(s.error)) for s in pool if s.error is not None and s.kept]
+    out = []
+    for s in of:
+        if s.error is None or not s.kept:
+            continue
+        others = [e for st, p, e in errs if st == s.figure.stack and p != s.figure.platform]
+        if others:
+            out.append(abs(s.error) <= statistics.median(others))
+    return out
 
 
 def spread(values: Sequence[float]) -> Spread | None:
@@ -618,11 +642,13 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
             stacks.append(StackAccuracy(stack, i.path, summary(scored, command, by_class=True),
                                         statistics.median(ins) if ins else None,
                                         per_platform, per_phase,
-                                        spread([s.tightness for s in scored if s.tightness is not None])))
+                                        spread([s.tightness for s in scored if s.tightness is not None]),
+                                        coverage(scored)))
         every += scored
         rows += [AccuracyRow(record=s.figure.record, platform=s.figure.platform, stack=stack,
                              phase=s.figure.phase.value, kind=s.figure.kind.value, precision=s.figure.precision,
-                             baseline=s.figure.baseline, what=s.figure.label, measured=s.figure.measured,
+                             baseline=s.figure.baseline, what=s.figure.label, batch=s.figure.batch,
+                             measured=s.figure.measured,
                              ceiling=s.ceiling, ceiling_error=s.ceiling_error, bound=s.bound, tightness=s.tightness,
                              of_bound=s.of_bound, violation=s.violation, suspect=s.suspect, unstable=s.unstable,
                              realistic=s.realistic,
@@ -632,10 +658,14 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
     groups = []
     for g in GROUPS:
         members = [s for s in every if s.figure.stack in profiled and (g.stacks is None or s.figure.stack in g.stacks)
-                   and s.figure.phase in g.phases]
+                   and s.figure.phase in g.phases and s.figure.batch >= g.min_batch]
         if any(s.error is not None for s in members):
+            # each figure against its own stack's band: over the stack's figures, not the group's alone
+            band_of = [s for s in every if s.figure.stack in {m.figure.stack for m in members}]
+            inside = _inside(band_of, members)
             groups.append(GroupAccuracy(g.name, sorted({s.figure.stack for s in members}),
-                                        [p.value for p in g.phases], summary(members, command)))
+                                        [p.value for p in g.phases], summary(members, command),
+                                        float(f"{sum(inside) / len(inside):.4g}") if inside else None, g.min_batch))
     suspect = [s for s in every if s.suspect]
     notes = ["realistic: each figure predicted by its stack's profile refitted without the figure's platform "
              "(leave-one-platform-out), the error a user predicting an unseen CPU should expect",
@@ -688,5 +718,7 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     acc = summary(scored, command, by_class=True)
     if band is not None:  # too few platforms for its own band: the cross-stack one
         acc = dataclasses.replace(acc, cross_stack_median_abs_error=band)
-    return profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
-                        len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "")
+    from roofline.fidelity.profile_values import mark_bounds
+
+    return mark_bounds(profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
+                                    len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else ""))

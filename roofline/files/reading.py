@@ -182,6 +182,8 @@ def portable_path(path: str | Path, base: str | Path | None = None) -> str:
     if not p.is_absolute():
         return str(path)
     for root, shown in ((Path(base or Path.cwd()), None), (Path.home(), "~")):
+        if root.resolve() == Path(root.resolve().anchor):  # the file system's root: the path itself, no shorter
+            continue
         try:
             rel = p.resolve().relative_to(root.resolve())
         except (ValueError, OSError):

@@ -55,20 +55,23 @@ def headline(r: AccuracyResult) -> list[Item]:
         f"{r.records} records on {r.platforms} platforms ({len(r.excluded)} more kept, not scored), {r.figures} "
         f"figures: {r.violations} above the bound; median tightness {_share(t.median if t else None)} of the "
         "attainable ceiling", "bold")]
-    g = Grid(["stack / group", "figures", "platforms", "LOO median", "worst", "tightness"], left=("stack / group",))
+    g = Grid(["stack / group", "figures", "CPUs", "LOO median", "worst", "in band", "tightness"],
+             left=("stack / group",))
     for s in r.stacks:
         tight = _share(s.tightness.median) if s.tightness else "-"
         if s.accuracy is None:
-            g.add_row(s.stack, str(s.tightness.n if s.tightness else 0), "", "ceilings only", "", tight)
+            g.add_row(s.stack, str(s.tightness.n if s.tightness else 0), "", "ceilings only", "", "", tight)
             continue
         a = s.accuracy
         g.add_row(s.stack, str(a.figures), str(a.platforms), _share(a.median_abs_error), _share(a.worst_abs_error),
-                  tight)
+                  _share(s.coverage), tight)
     for grp in r.groups:
         a = grp.accuracy
         g.add_row(Line(grp.name, "bold"), str(a.figures), str(a.platforms), Line(_share(a.median_abs_error), "bold"),
-                  _share(a.worst_abs_error), "")
+                  _share(a.worst_abs_error), _share(grp.coverage), "")
     out.append(g)
+    out.append(Line("in band: the share of figures within the median |error| of their stack's other platforms, the "
+                    "band quoted for an unseen CPU (half, where it is honest)"))
     if r.plans:
         errs = sorted(abs(p.error) for p in r.plans)
         banded = [p for p in r.plans if p.within_band is not None]

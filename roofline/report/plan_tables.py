@@ -181,7 +181,8 @@ def _users_headline(r: PlanResult) -> list[RenderableType]:
         points = list(c.users) + ([c.max_users] if c.max_users is not None and c.max_users not in c.users else [])
         for x in points:
             pm = f"{max(x.tpot_s_band) / x.tpot_s - 1:.0%}" if x.tpot_s_band else "-"
-            g.add_row(c.cpu, f"{x.users:,}" + ("*" if x is c.max_users else ""),
+            most = c.max_users is not None and x.users == c.max_users.users
+            g.add_row(c.cpu, f"{x.users:,}" + ("*" if most else ""),
                       f"{x.instances_per_socket} x {x.instance_cores} x {c.sockets}", ms(x.ttft_s), ms(x.tpot_s),
                       sig(x.user_tokens_per_s), sig(x.tokens_per_s_per_server), pm,
                       *([("meets" if x.meets else "misses")] if slo else []))
@@ -191,8 +192,9 @@ def _users_headline(r: PlanResult) -> list[RenderableType]:
             f"{c.cpu}: not one user" for c in r.cpus] if slo else []
     text = (f"users: clients per server, each with a request in flight ({r.lengths.description} prompts, {r.output_len} "
             f"output tokens; * the most within the SLO); layout: instances x cores per socket x sockets; TTFT and TPOT "
-            f"as each user sees them, from the {r.stack or 'ceiling'}'s realistic step times; +/-: its median error on "
-            f"unseen CPUs (--json: TTFT and TPOT at both ends)")
+            f"as each user sees them, from " + (f"the {r.stack} profile's realistic step times" if r.stack else
+                                                "the ceiling's step times") + "; +/-: its median error on "
+            "unseen CPUs (--json: TTFT and TPOT at both ends)")
     out: list[RenderableType] = [_headline(r), g, Text(text)]
     if most:
         out.append(Text(f"within {slo}: " + "; ".join(most), style="bold"))

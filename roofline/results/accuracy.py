@@ -51,6 +51,8 @@ class AccuracyRow:
     path_class: str | None = None
     """the compute path class most of its GEMM rows run on (a speedup's: its new precision's), what the stack's
     accuracy per class (``accuracy.classes``) groups it by"""
+    batch: int = 1
+    """the sequences (or samples) of one step: a batched decode's B"""
 
     @property
     def in_sample_error(self) -> float | None:
@@ -87,6 +89,10 @@ class StackAccuracy:
     """leave-one-platform-out error per phase (forward, prefill, decode)"""
     tightness: Spread | None = None
     """measured over attainable, over the stack's absolute figures"""
+    coverage: float | None = None
+    """the share of its scored figures inside the median band a user would be quoted for their CPU, unseen: the
+    median |error| of the stack's figures on the other platforms (:func:`~roofline.fidelity.accuracy.coverage`);
+    a median band that holds covers half"""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,10 @@ class GroupAccuracy:
     stacks: list[str]
     phases: list[str]
     accuracy: Accuracy
+    coverage: float | None = None
+    """as :attr:`StackAccuracy.coverage`, over the group's figures (each against its own stack's band)"""
+    min_batch: int = 1
+    """only figures of this many sequences or more"""
 
 
 @dataclass(frozen=True)
