@@ -158,3 +158,16 @@ def test_check_prices_every_batch_of_a_batched_bench_run():
     step = {b: b / r["realistic"] for b, r in tg.items()}  # seconds per step
     assert step[8] < 4 * step[1] and step[1] <= step[2]
     assert all(abs(r["fraction_of_realistic"] - 1) < 0.15 for r in tg.values())
+
+
+def test_a_byte_order_mark_or_a_foreign_encoding(tmp_path):
+    """A table saved with a UTF-8 byte-order mark (as some editors do) reads as the same rows; a table whose bytes
+    are not UTF-8 is one line naming the file, exit 2."""
+    bom = tmp_path / "bom.md"
+    bom.write_bytes(b"\xef\xbb\xbf" + MD.read_bytes())
+    assert [r.s_tg for r in read_batched_bench(bom).rows] == [r.s_tg for r in read_batched_bench(MD).rows]
+    bad = tmp_path / "latin1.md"
+    bad.write_bytes(MD.read_bytes().replace(b"PP", b"P\xe9", 1))
+    proc = run_cli("check", "--from", str(bad), "--cpu", "zen5-2vcpu-r3", "--model", "llama-3.2-1b")
+    assert proc.returncode == 2 and "latin1.md" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from roofline.errors import SpecError
-from roofline.files.reading import read_bytes
+from roofline.files.reading import read_bytes, utf8_text
 
 Format = Literal["jsonl", "md"]
 
@@ -88,10 +88,7 @@ def detect(text: str) -> Format | None:
 
 
 def parse_batched_bench(raw: bytes, path: str) -> BatchedFile:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(path, "", "not a llama-batched-bench result: not UTF-8 text") from None
+    text = utf8_text(raw, path, "a llama-batched-bench result")
     fmt = detect(text)
     if fmt is None:
         raise SpecError(path, "", "not a llama-batched-bench result: neither its markdown table (a line "

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from roofline.errors import SpecError
-from roofline.files.reading import read_bytes
+from roofline.files.reading import read_bytes, utf8_text
 
 Format = Literal["json", "jsonl", "csv", "md"]
 FORMAT_NAMES = {"json": "-o json", "jsonl": "-o jsonl", "csv": "-o csv", "md": "-o md (its markdown table)"}
@@ -113,10 +113,7 @@ def detect(text: str) -> Format | None:
 
 
 def parse_llama_bench(raw: bytes, path: str) -> BenchFile:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(path, "", "not a llama-bench result: not UTF-8 text") from None
+    text = utf8_text(raw, path, "a llama-bench result")
     fmt = detect(text)
     if fmt is None:
         raise SpecError(path, "", "not a llama-bench result: neither -o json, jsonl, csv nor the markdown table "

@@ -190,3 +190,12 @@ def portable_path(path: str | Path, base: str | Path | None = None) -> str:
             continue
         return str(rel) if shown is None else f"{shown}/{rel}"
     return p.name
+
+
+def utf8_text(raw: bytes, path: str, what: str) -> str:
+    """A measurement file's bytes as text (a leading byte-order mark dropped), or a one-line SpecError saying it
+    is not ``what`` (``a llama-bench result``) as UTF-8 text."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SpecError(path, "", f"not {what}: not UTF-8 text") from None
