@@ -52,7 +52,7 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Pl
     """The estimate of one rate figure's step: the workload and layout ``roofline accuracy`` prices it at."""
     kind = FigureKind(m.kind)
     cores = r.platform.cores
-    instance_cores = r.platform.instance_cores or (r.engine_cores(int(platform.cores_per_socket.value)) if kind is FigureKind.TOKENS_PER_S else None)
+    instance_cores = r.figure_instance_cores(kind is FigureKind.TOKENS_PER_S, int(platform.cores_per_socket.value))
     return EstimateQuery(
         precisions=[m.precision], baseline=m.precision,
         workload=WorkloadSpec(phase=m.phase or r.phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len,

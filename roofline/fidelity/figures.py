@@ -158,7 +158,7 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
     if phase not in (Phase.DECODE, Phase.PREFILL) and context:
         raise SpecError(r.source, "context", f"{context} tokens in the cache before a {phase or 'forward'} step: "
                         "only a decoder's steps read a KV cache; exclude the record")
-    instance_cores = r.platform.instance_cores or (r.engine_cores(int(platform.cores_per_socket.value)) if kind is FigureKind.TOKENS_PER_S else None)
+    instance_cores = r.figure_instance_cores(kind is FigureKind.TOKENS_PER_S, int(platform.cores_per_socket.value))
     ev = evaluate(platform, spec, EstimateQuery(
         precisions=names, baseline=names[0],
         workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context),

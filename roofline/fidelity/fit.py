@@ -316,7 +316,7 @@ class FitTable:
                                                self.row_factor * phi_step[..., p.row_step])
         kern = np.isfinite(self.row_kernel_s)
         kernel_s = None
-        if kern.any():  # the table's cycles over the class's efficiency and the platform's factor: no shape term, no cap
+        if kern.any():  # the table's cycles over the class's efficiency and the platform's factor (no shape, no cap)
             eta_kernel = eta_graph[..., self.row_class] * phi_step[..., p.row_step]
             kernel_s = np.where(kern, self.row_kernel_s / eta_kernel, np.nan)
         vector = np.minimum(other * phi_step, 1.0)

@@ -152,7 +152,8 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
         m = m_u[inverse]
     out = Steps(work, res, gemms, lm_head, m)
     model = getattr(work, "model", None)
-    ops_by_mode: dict[tuple[NonGemmMode, str | None], OpsEval] = {}  # precisions whose non-GEMM work runs alike share it
+    # precisions whose non-GEMM work runs alike (one mode, one KV dtype) share it
+    ops_by_mode: dict[tuple[NonGemmMode, str | None], OpsEval] = {}
     lead = np.shape(b) if batch is not None else np.broadcast_shapes(np.shape(res.layout.instance_cores))
     for name in precisions:
         recipe = variant_recipe(name) if options.variants else precision_recipe(name, model, options.group_size)

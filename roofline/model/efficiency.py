@@ -36,7 +36,7 @@ from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.kernels import Kernel
+from roofline.spec.kernels import Kernel, KernelTable
 from roofline.spec.stack import KERNEL_CLASS, Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 
@@ -436,19 +436,28 @@ class KernelRow:
     label: np.ndarray
     """the kernel that runs a call of that many rows (:mod:`roofline.calc.kernel_cycles`)"""
 
-    #: the row's class: one efficiency for every kernel a table prices (what the counted cycles leave out, alike for each)
+    #: the row's class: one efficiency for every kernel a table prices (what the counted cycles leave out, alike
+    #: for each)
     cls = f"gguf-{KERNEL_CLASS}"
 
 
-def kernel_priced(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> bool:
-    """Whether ``stack``'s kernel table prices the recipe's GEMMs on this CPU (its core has cycles for the type)."""
+def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
+                    ) -> tuple[KernelTable, str, dict[str, float]] | None:
+    """``stack``'s kernel table, the recipe's GGUF type and that type's cycles on this CPU's core; None where the
+    stack has no table, the recipe no GGUF type or the table no cycles for the core and type."""
     from roofline.catalog.kernels import load_kernel_table
 
     block = gguf_type(recipe)
     if stack is None or not stack.kernels or block is None:
-        return False
-    cycles = load_kernel_table(stack.kernels).core_cycles(res.platform.core)
-    return cycles is not None and block in cycles.types
+        return None
+    table = load_kernel_table(stack.kernels)
+    cycles = table.core_cycles(res.platform.core)
+    return (table, block, cycles.types[block]) if cycles is not None and block in cycles.types else None
+
+
+def kernel_priced(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> bool:
+    """Whether ``stack``'s kernel table prices the recipe's GEMMs on this CPU (its core has cycles for the type)."""
+    return _kernel_entries(res, recipe, stack) is not None
 
 
 def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None, m: np.ndarray, n: float,
@@ -456,16 +465,14 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     """The row's kernel time under ``stack``'s kernel table: the kernel a build of ``date`` (None: today's) runs
     for ``m`` activation rows of the recipe's GGUF type on this CPU (a repacked GEMV/GEMM, a tiled or llamafile
     GEMM, else the per-row ``vec_dot``), its cycles (:func:`~roofline.calc.kernel_cycles.call_cycles`) on the
-    instance's cores at the clock of the INT8 path, over the instances (the whole platform's time, as the ceiling's); None where the stack has no table, the recipe no GGUF type or
-    the table no cycles for the core and type."""
+    instance's cores at the clock of the INT8 path, over the instances (the whole platform's time, as the
+    ceiling's); None where :func:`kernel_priced` is false."""
     from roofline.calc.kernel_cycles import call_cycles, call_seconds
-    from roofline.catalog.kernels import load_kernel_table
 
-    if not kernel_priced(res, recipe, stack):
+    found = _kernel_entries(res, recipe, stack)
+    if found is None:
         return None
-    block = gguf_type(recipe)
-    table = load_kernel_table(stack.kernels)
-    entries = table.core_cycles(res.platform.core).types[block]
+    table, block, entries = found
     isa = tuple(res.platform.isa)
     kernel = next((kind for kind in (Kernel.REPACK, Kernel.TILED, Kernel.SGEMM)
                    if table.rule(block, kind, isa, date) is not None), Kernel.VEC_DOT)
@@ -618,8 +625,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
-    if any(np.any(np.asarray(v) > 0.0) for v in serial):
-        values["serial"] = np.stack(np.broadcast_arrays(*serial), axis=-1)
+    if any(v > 0.0 for v in serial):
+        values["serial"] = np.asarray(serial)
     if any(np.any(u > 1.0) for u in unpack):
         values["unpack"] = np.stack(unpack, axis=-1)
     if stack.memory_efficiency is not None:

@@ -262,7 +262,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             llc_fraction=float(step.weight_bytes / res.llc_domain),
             llc_resident=bool(step.fits_llc) and res.b_llc is not None, non_gemm_mode=r.non_gemm_mode.value,
             non_gemm_time_s=float(step.non_gemm_time), step_time_s=t_step,
-            decode=_decode(res, work, e, gemms, kv_dtype(r, q.options.kv_dtype)) if work.phase is Phase.DECODE else None,
+            decode=(_decode(res, work, e, gemms, kv_dtype(r, q.options.kv_dtype)) if work.phase is Phase.DECODE
+                    else None),
             notes=notes, levels=step.memory_levels, bound=BOUNDS[int(step.bound)].value,
             realistic_step_time_s=real.realistic_s, instance_latency_s=t_step * instances,
             realistic_instance_latency_s=real.realistic_s * instances,

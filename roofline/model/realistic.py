@@ -311,7 +311,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     rows = parts.count * larger + stream
     if e.kernel_s is not None:  # the kernel's compute beside its stream, and never below the ceiling
         kern = np.isfinite(e.kernel_s)
-        total_k = np.maximum(np.maximum(np.where(kern, e.kernel_s, 0.0), t_m), np.maximum(parts.t_compute, parts.t_memory))
+        ceiling = np.maximum(parts.t_compute, parts.t_memory)
+        total_k = np.maximum(np.maximum(np.where(kern, e.kernel_s, 0.0), t_m), ceiling)
         stream = np.where(kern, 0.0, stream)
         rows = np.where(kern, parts.count * total_k, rows)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),

@@ -243,6 +243,11 @@ class Record:
         else every core of a socket (a record that names no layout ran one process on the cores it used)."""
         return self.platform.cores or cores_per_socket
 
+    def figure_instance_cores(self, rate: bool, cores_per_socket: int) -> int | None:
+        """The instance a figure is priced on: the record's, else for a rate figure (``rate``) one engine process
+        (:meth:`engine_cores`), else None (the layout's default)."""
+        return self.platform.instance_cores or (self.engine_cores(cores_per_socket) if rate else None)
+
     def __post_init__(self) -> None:
         coerce(self, phase=Phase, scenario=Scenario)
         if self.schema_version > SCHEMA_VERSION:
