@@ -524,6 +524,8 @@ PLAN = Command("plan", (
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the measured host's "
                     "efficiencies for the realistic service times (instead of the stack profile)"),
     ANY_PLATFORM, STACK,
+    SOCKETS.but(help="sockets per server, 1 to 64 (default: all the platform file has); the rate, memory and price "
+                "are a server's of that many"),
     Arg("seed", "the simulation's random seed, 0 to 4,294,967,295 (default 0)", Int(0, 2**32 - 1), default=0),
 ))
 
@@ -535,10 +537,10 @@ SWEEP = Command("sweep", (
         many=True),
     Arg("seq_len", f"e.g. 128,256 or 64:512:64, values 1 to {MAX_TOKENS:,} (default 256)", Axis(1, MAX_TOKENS),
         many=True),
-    PHASE, CONTEXT_ARG.but(help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}"), BANDWIDTH, *LAYOUT,
+    PHASE, CONTEXT_ARG.but(help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}"), BANDWIDTH, *LAYOUT, SOCKETS,
 ))
 
-PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT,
+PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, SOCKETS,
                         Arg("measured", "a `roofline validate --json` report to draw beside", metavar="REPORT.json")))
 
 _DECODE = "decode (--phase decode: tokens/s of an LLM engine)"
@@ -601,6 +603,8 @@ CHECK = Command("check", (
     QUANTIZE_LM_HEAD.but(help="--tokens-per-s: the lm_head in the precision too (llama.cpp quantizes it)",
                          group=_RATES),
     SYSTEM,
+    SOCKETS.but(help="--tokens-per-s / --samples-per-s: sockets the run used, 1 to 64 (default 1 for a tokens rate, "
+                "all for a samples rate; one engine process per socket)"),
 ))
 
 RECORDS = Command("records", (

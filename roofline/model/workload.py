@@ -14,6 +14,7 @@ lm_head of decoders is in, unquantized by default (``quantize_lm_head``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,9 @@ class Workload:
     fused_qkv: bool = True
     embeddings: bool = True
     """the step includes the embedding lookup (a harness fed hidden states does not)"""
+    shared_kv: float = 1.0
+    """the cells each query scores over its own sequence's: its sequences share one KV buffer, each query scoring all
+    of it (:func:`roofline.calc.ops.attention`; 1: a buffer per sequence)"""
 
     @property
     def tokens(self) -> int:
@@ -64,7 +68,7 @@ class Workload:
         """The non-GEMM operations of one step (:mod:`roofline.calc.ops`); ``batch`` and ``seq_len`` may be
         arrays (a sweep)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
-                        self.seq_len if seq_len is None else seq_len, self.context, self.embeddings)
+                        self.seq_len if seq_len is None else seq_len, self.context, self.embeddings, self.shared_kv)
 
     def rows_at(self, batch: np.ndarray, seq_len: np.ndarray, gemms: GemmList, lm_head: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -108,10 +112,12 @@ class Workload:
         return 2.0 * float(m.kv_tokens(self.context)) * self.batch * m.kv_heads * m.head_size
 
 
-def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
+def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True,
+             shared_kv: float = 1.0) -> list[op.Op]:
     """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
     lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
-    position and token-type embeddings), decoders RMSNorm and one embedding table."""
+    position and token-type embeddings), decoders RMSNorm and one embedding table; ``shared_kv``: the cells each
+    query scores over its own sequence's (a KV buffer the batch's sequences share)."""
     m, layers = model, model.num_hidden_layers
     batch = np.asarray(batch, dtype=float)
     decode = phase is Phase.DECODE
@@ -123,7 +129,7 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
         heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
         causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
         window=m.sliding_window, window_layers=m.windowed_layers,
-        prefix=context if phase is Phase.PREFILL else 0)
+        prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv)
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
@@ -159,9 +165,12 @@ class WorkloadSpec:
     context: int | None = None
     """decode: tokens in the KV cache (default 1,024); prefill: tokens there before the prompt (default 0)"""
     fused_qkv: bool = True
+    shared_kv: float = 1.0
+    """the cells each query scores over its own sequence's (:attr:`Workload.shared_kv`)"""
 
     def of(self, model: ModelSpec) -> Workload:
-        return make_workload(model, self.phase, self.batch, self.seq_len, self.context, self.fused_qkv)
+        w = make_workload(model, self.phase, self.batch, self.seq_len, self.context, self.fused_qkv)
+        return dataclasses.replace(w, shared_kv=self.shared_kv) if self.shared_kv != 1.0 else w
 
 
 def make_workload(model: ModelSpec, phase: Phase | None, batch: int, seq_len: int, context: int | None,

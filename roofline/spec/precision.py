@@ -195,6 +195,20 @@ MIX_NAMES: dict[str, str] = {"q4_k_m": "llama.cpp Q4_K_M", "q4_k_s": "llama.cpp 
 
 RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
 
+#: llama.cpp's F16 weights (GGUF type F16, the commonest unquantized GGUF): ggml converts each weight and activation
+#: (F16's vec_dot_type is F16) to FP32 with F16C and multiplies on the FP32 FMA units (ggml-org/llama.cpp at 0c1e570:
+#: ggml/src/ggml-cpu/ggml-cpu.c lines 222-227; GGML_F16_VEC_LOAD is _mm512_cvtph_ps / _mm256_cvtph_ps,
+#: ggml/src/ggml-cpu/simd-mappings.h lines 546, 572, 646, 678). The conversions are not priced, so the ceiling stays
+#: an upper bound.
+F16_GGUF = PrecisionRecipe(
+    name="f16",
+    description="llama.cpp F16: FP16 weights and activations converted to FP32, FP32 FMA (GGUF type F16)",
+    compute_dtype="fp32", x_dtype="fp16", w_dtype="fp16", y_dtype="fp32", non_gemm_mode="fp32",
+)
+RECIPES.update(_recipes(F16_GGUF))
+#: float precisions only llama.cpp's GGUF files carry: priced by the GGUF engine's profile, as a block type is
+GGUF_FLOATS = frozenset({F16_GGUF.name})
+
 
 #: the recipe of each precision variant `validate` runs (its own names for some: a PT2E static INT8, BF16 weights)
 VARIANT_RECIPES = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8-dynamic", "int8-static": "int8-static",
