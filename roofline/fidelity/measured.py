@@ -1,16 +1,22 @@
-"""A measurement file as a record: llama-bench's results (``-o json``, ``jsonl``, ``csv``, the markdown table)
-and MLPerf's ``mlperf_log_summary.txt`` (with its system description), turned into the
+"""A measurement file as a record: llama-bench's results (``-o json``, ``jsonl``, ``csv``, the markdown table),
+llama-batched-bench's (its table, ``--output-format jsonl``), MLPerf's ``mlperf_log_summary.txt`` (with its system
+description), the serving benchmarks' (``vllm bench serve --save-result``, SGLang's ``bench_serving --output-file``,
+GuideLLM's JSON report) and OpenVINO ``benchmark_app``'s (its JSON report, its logged summary), turned into the
 :class:`~roofline.spec.record.Record` ``roofline records add`` writes and ``roofline check --from`` compares.
 
 What the file states is taken from it (the model's type and parameters, the GGUF file type, the threads, the
-pp and tg lengths, the KV cache type; the scenario, the rate, the benchmark and the system); what it does not
-state is asked for by a flag (``--cpu``; ``--model`` when the file names the model only by a path), and the
-error names the flag; what neither gives is assumed, and each assumption is said (:class:`Input`, ``assumed``,
-with why). The parsing itself is :mod:`roofline.catalog.llama_bench` and :mod:`roofline.catalog.mlperf_log`.
+pp and tg lengths, the KV cache type; the scenario, the rate, the benchmark and the system; a serving run's token
+totals and concurrency); what it does not state is asked for by a flag (``--cpu``; ``--model`` when the file names
+the model only by a path; ``--precision``, ``--batch``, ``--seq-len``, ``--cores`` where a tool never states them),
+and the error names the flag; what neither gives is assumed, and each assumption is said (:class:`Input`,
+``assumed``, with why). The parsing itself is in :mod:`roofline.catalog` (``llama_bench``, ``batched_bench``,
+``mlperf_log``, ``vllm_serve``, ``sglang_serve``, ``guidellm_report``, ``openvino_benchmark``).
 
 llama-bench's tests become ``tokens_per_s`` figures on one instance of the run's threads: ``pp N`` a prefill of
 N tokens, ``tg N`` decode at the mean context of N tokens generated from an empty cache (``N / 2``, plus the
-test's depth). MLPerf's offline and server rates become a ``throughput`` figure of the whole server.
+test's depth). MLPerf's offline and server rates and benchmark_app's FPS become a ``throughput`` figure of the whole
+server. A serving run's output tokens/s and ``batch / mean TPOT`` become decode figures at its concurrency, its
+input tokens/s a prefill figure; its latencies are reported as read.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.catalog import batched_bench, guidellm_report, resolve, sglang_serve, vllm_serve
+from roofline.catalog import batched_bench, guidellm_report, openvino_benchmark, resolve, sglang_serve, vllm_serve
 from roofline.catalog.batched_bench import BatchedFile, parse_batched_bench
 from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, parse_llama_bench
 from roofline.catalog.mlperf_log import MlperfSummary, MlperfSystem, is_summary, parse_summary, read_system
@@ -122,6 +128,8 @@ def read_measured(path: str, given: Given = Given()) -> Measured:
         return _from_serving(sglang_serve.parse_sglang_serve(raw, path), given)
     if guidellm_report.detect(first):
         return _from_serving(guidellm_report.parse_guidellm(raw, path), given)
+    if openvino_benchmark.detect(text, first):
+        return _from_benchmark_app(openvino_benchmark.parse_benchmark_app(raw, path), given)
     if first is not None and batched_bench.detect(text) is None and "avg_ts" not in first:
         raise SpecError(path, "", f"not a format roofline reads ({FORMATS})")
     if is_summary(text):
@@ -346,6 +354,88 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
         batch=b0, seq_len=max(1, round(first.mean_input_len)), measurements=tuple(measurements))
     return Measured(record, platform, spec, MeasuredFrom(path, f"{file.tool} {file.format}", file.tool + (
         f" {file.version}" if file.version else ""), inputs.items, left_out), inputs.comments)
+
+
+# ------------------------------------------------------------------------------- OpenVINO benchmark_app
+
+
+def _from_benchmark_app(app: openvino_benchmark.BenchmarkApp, given: Given) -> Measured:
+    """The run's FPS (samples per second of the whole platform) as a ``throughput`` figure of its streams
+    (instances) of ``batch`` samples of ``--seq-len`` tokens; its latencies reported as read, not priced."""
+    path = app.path
+    inputs = _Inputs()
+    inputs.add("file", path, "file", f"benchmark_app {app.format}" + (f", {app.api} API" if app.api else ""))
+    if app.device and not app.device.upper().startswith("CPU"):
+        raise SpecError(path, "configuration_setup: target device", f"{app.device}: roofline prices CPUs")
+    inputs.add("samples/s", f"{app.fps:g}", "file", f"{app.fps_where} (FPS: batch x iterations / duration)")
+    if given.model is None:
+        named = f"the topology '{app.topology}'" if app.topology else "no model"
+        raise UserError(f"{path}: benchmark_app names {named}, not a catalog model; give --model NAME (roofline "
+                        "models) or a config.json")
+    spec, model_ref = _model_ref(given)
+    if spec.family != "encoder":
+        raise UserError(f"--model {spec.name}: a decoder; --from reads encoder benchmarks' samples per second")
+    inputs.add("model", model_ref, "flag", "--model" + (f" (topology '{app.topology}')" if app.topology else ""),
+               "model")
+    if not given.precision:
+        raise UserError(f"{path}: benchmark_app does not state the model's precision (its report says UNSPECIFIED); "
+                        "give --precision (fp32, bf16, int8-static, ...)")
+    inputs.add("precision", given.precision, "flag", "--precision")
+    platform, cpu_ref = _platform(given, inputs, f"{path}: benchmark_app does not name the CPU")
+    if given.seq_len is not None:
+        seq_len = given.seq_len
+        inputs.add("tokens per sample", seq_len, "flag", "--seq-len", "seq_len")
+    else:
+        m = re.search(r"\[\s*\d+\s*,\s*(\d+)\s*\]", app.shape or "")
+        if not m:
+            raise UserError(f"{path}: benchmark_app's report states no input shape (-shape); give --seq-len N, the "
+                            "tokens per sample")
+        seq_len = int(m.group(1))
+        inputs.add("tokens per sample", seq_len, "file", f"cmd_options shape '{app.shape}'", "seq_len")
+    if given.batch is not None:
+        batch = given.batch
+        inputs.add("batch", batch, "flag", "--batch", "batch")
+    elif app.batch:
+        batch = app.batch
+        inputs.add("batch", batch, "file", app.where["batch"], "batch")
+    else:
+        batch = 1
+        inputs.add("batch", 1, "assumed", "benchmark_app's default, the model's own batch (1 for most exported "
+                   "models): give --batch", "batch")
+    sockets = int(platform.sockets.value)
+    per_socket = given.cores or int(platform.cores_per_socket.value)
+    total = sockets * per_socket
+    inputs.add("cores", f"{per_socket} per socket, {sockets} socket{'s' if sockets > 1 else ''}",
+               "flag" if given.cores else "assumed", "--cores" if given.cores else "the CPU plugin's default: every "
+               "core of the platform (give --cores N per socket)", "platform.cores")
+    if given.instance_cores is not None:
+        instance_cores = given.instance_cores
+        inputs.add("cores per instance", instance_cores, "flag", "--instance-cores", "platform.instance_cores")
+    elif app.streams:
+        instance_cores = max(1, total // app.streams)
+        inputs.add("cores per instance", instance_cores, "file", f"{total} cores / {app.streams} streams "
+                   f"({app.where['streams']}): a stream is an instance", "platform.instance_cores")
+    else:
+        raise UserError(f"{path}: the file states no number of streams; give --instance-cores N, the cores of each "
+                        "stream")
+    stack = _stack(given, "openvino", inputs, "benchmark_app runs OpenVINO's CPU plugin")
+    left_out = []
+    got = [f"{label} {app.values[k]:.4g} ms" for k, label in (("median_ms", "median"), ("mean_ms", "mean"),
+                                                                ("min_ms", "min"), ("max_ms", "max"))
+           if k in app.values]
+    if got:
+        left_out.append(LeftOut("latency", ", ".join(got) + ": as read, not priced: one inference among the streams "
+                                "in flight at once; the comparison is of the rate"))
+    inputs.comments["measurements.0.value"] = f"{app.fps_where} (FPS)"
+    record = Record(
+        description=f"OpenVINO benchmark_app of {spec.name} in {given.precision}, batch {batch}, on {platform.name}",
+        source=f"benchmark_app {app.format}: {path} ({app.fps_where}: {app.fps:g} FPS)",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=given.cores, instance_cores=instance_cores),
+        model=model_ref, batch=batch, seq_len=seq_len,
+        measurements=(Measurement(kind="throughput", precision=given.precision, value=app.fps, name="benchmark_app",
+                                  note="samples/s of the whole platform (benchmark_app's FPS)"),))
+    return Measured(record, platform, spec, MeasuredFrom(path, f"benchmark_app {app.format}", "OpenVINO benchmark_app",
+                                                         inputs.items, left_out), inputs.comments, (None,))
 
 
 # ------------------------------------------------------------------------------- llama-batched-bench
