@@ -151,11 +151,19 @@ def test_check_from_benchmark_app_is_the_typed_samples_rate(path, seq):
 def test_records_add_of_a_serving_run_loads_as_the_check_compares(tmp_path):
     from roofline.catalog.records import load_record
 
-    measured, text = roofline.api.records_add(str(VLLM), cpu="spr", precision="bf16")
+    from roofline.api import records_add
+
+    measured, text = records_add(str(VLLM), cpu="spr", precision="bf16")
     out = tmp_path / "vllm.toml"
     out.write_text(text)
     assert load_record(out).record == measured.record
     assert "# assumed:" in text and "value = 160.0  # output_throughput (the result)" in text
+    acc = run_cli("accuracy", "--records", str(out), "--json")
+    assert acc.returncode == 0, acc.stderr
+    rows = json.loads(acc.stdout)["rows"]
+    check = roofline.check(from_file=str(VLLM), cpu="spr", precision="bf16")
+    assert [a["measured"] for a in rows] == [c.measured for c in check.rates]
+    assert [a["ceiling"] for a in rows] == pytest.approx([c.ceiling for c in check.rates], rel=1e-12)
 
 
 # ------------------------------------------------------------------ what the file lacks, and bad values: one line, exit 2
@@ -209,3 +217,35 @@ def test_an_unknown_json_names_the_formats_read(tmp_path, content):
     for name in ("vllm bench serve JSON", "SGLang bench_serving JSONL", "GuideLLM JSON", "benchmark_app report/JSON",
                  "llama-batched-bench table/JSONL", "MLPerf summary", "llama-bench JSON/JSONL/CSV/markdown"):
         assert name in FORMATS
+
+
+def _mutated_lines(tmp_path, source, line, change):
+    rows = [json.loads(x) for x in source.read_text().splitlines()]
+    change(rows[line])
+    p = tmp_path / "bad.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(p)
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda t: _mutated_lines(t, SGLANG, 1, lambda d: d.update(input_throughput=-1.0)), "line 2: input_throughput: -1.0"),
+    (lambda t: _mutated_lines(t, SGLANG, 0, lambda d: d.update(output_throughput=float("inf"))),
+     "line 1: output_throughput: inf"),
+    (lambda t: _mutated_lines(t, SGLANG, 1, lambda d: d.update(completed=True)), "line 2: completed: True"),
+    (lambda t: _mutated(t, GUIDELLM, lambda d: d["benchmarks"][0]["metrics"]["output_tokens_per_second"]
+                        ["successful"].update(mean="fast")),
+     "benchmarks[0]: metrics.output_tokens_per_second.successful.mean: 'fast' is not a number"),
+    (lambda t: _mutated(t, GUIDELLM, lambda d: d["benchmarks"][1]["metrics"]["request_totals"].update(successful=0)),
+     "benchmarks[1]: metrics.request_totals.successful: 0: no request completed"),
+    (lambda t: _mutated(t, OV_JSON, lambda d: d["execution_results"].update(throughput="nan")),
+     "execution_results: throughput: 'nan'"),
+    (lambda t: _mutated(t, OV_JSON, lambda d: d["configuration_setup"].update({"number of CPU streams": "-4"})),
+     "configuration_setup: number of CPU streams: '-4'"),
+    (lambda t: _mutated(t, OV_JSON, lambda d: d["configuration_setup"].update({"target device": "GPU"})),
+     "target device: GPU: roofline prices CPUs"),
+])
+def test_bad_values_of_the_other_tools_name_the_field(tmp_path, make, fragment):
+    path = make(tmp_path)
+    with pytest.raises(UserError) as e:
+        roofline.check(from_file=path, cpu="spr", precision="bf16", model="llama-3.2-1b")
+    assert fragment in str(e.value) and str(e.value).startswith(path) and "\n" not in str(e.value)

@@ -346,6 +346,9 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
                                     "the rates are what that load drew, at most what the server could do"))
     first = file.runs[0]
     b0 = measurements[0].batch or 1
+    inputs.comments["batch"] = f"the first run's ({first.where}); each figure states its own"
+    inputs.comments["seq_len"] = f"the mean prompt of the first run ({first.where}): {first.keys['input_tokens']} / " \
+                                 f"{first.keys['completed']}"
     record = Record(
         description=f"{file.tool} of {spec.name} in {given.precision}, {len(file.runs)} run"
                     f"{'s' if len(file.runs) > 1 else ''}, {n} cores, on {platform.name}",
