@@ -34,8 +34,8 @@ _LINE = {"count": re.compile(r"^\[\s*INFO\s*\]\s*Count:\s*(\S+)\s*iterations\s*$
          "max_ms": re.compile(r"^\[\s*INFO\s*\]\s*Max:\s*(\S+)\s*ms\s*$"),
          "streams": re.compile(r"^\[\s*INFO\s*\]\s*NUM_STREAMS:\s*(\S+)\s*$")}
 #: the execution_results keys and the name each value gets
-RESULTS = {"total number of iterations": "count", "total execution time (ms)": "duration_ms", "latency (ms)": "median_ms",
-           "avg latency": "mean_ms", "min latency": "min_ms", "max latency": "max_ms"}
+RESULTS = {"total number of iterations": "count", "total execution time (ms)": "duration_ms",
+           "latency (ms)": "median_ms", "avg latency": "mean_ms", "min latency": "min_ms", "max latency": "max_ms"}
 
 
 @dataclass(frozen=True)

@@ -69,5 +69,6 @@ def _run(path: str, where: str, d: dict) -> ServingRun:
               "input_throughput": "total_token_throughput - output_throughput", "input_tokens": "total_input_tokens",
               "output_tokens": "total_output_tokens", "model": "model_id", "concurrency": "max_concurrency"},
         model=d.get("model_id"), backend=d.get("backend"),
-        request_rate=optional(path, d, "request_rate", where, inf=True), max_concurrency=None if cap is None else int(cap),
+        request_rate=optional(path, d, "request_rate", where, inf=True),
+        max_concurrency=None if cap is None else int(cap),
         duration_s=optional(path, d, "duration", where), latencies_ms=latencies, date=d.get("date") or ""))

@@ -12,7 +12,8 @@ from roofline.cli import flags
 DESCRIPTION = ("Write a measurement file as a measurement record (validation/records/*.toml): a llama-bench result "
                "(-o json, jsonl, csv, or its markdown table), a llama-batched-bench table or jsonl, an MLPerf "
                "mlperf_log_summary.txt (with its system description), a vllm bench serve JSON, an SGLang "
-               "bench_serving JSONL, a GuideLLM JSON report or an OpenVINO benchmark_app report. What the file states is taken from it; what it does not is asked for by flag (--cpu; "
+               "bench_serving JSONL, a GuideLLM JSON report or an OpenVINO benchmark_app report. What the file states "
+               "is taken from it; what it does not is asked for by flag (--cpu; "
                "--model when the file names the model only by a path) or written as assumed, each field with a "
                "comment saying which. roofline accuracy --records reads it; roofline calibrate --records fits on it.")
 EXAMPLES = ["roofline records add tests/fixtures/llama-bench/zen5-2vcpu-llama-3.2-1b.json \\",

@@ -325,7 +325,8 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
             inputs.comments[f"{key}.value"] = note
             decode = phase == "decode"
             if decode:
-                inputs.comments[f"{key}.context"] = f"assumed: the mean input {run.mean_input_len:.4g} + half the "                                                     f"mean output {run.mean_output_len:.4g} tokens ({run.where})"
+                inputs.comments[f"{key}.context"] = (f"assumed: the mean input {run.mean_input_len:.4g} + half "
+                                                     f"the mean output {run.mean_output_len:.4g} tokens ({run.where})")
             measurements.append(Measurement(
                 kind="tokens_per_s", precision=given.precision, value=value, phase=phase, batch=b,
                 seq_len=None if decode else seq, context=context if decode else None,
