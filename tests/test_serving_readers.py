@@ -251,3 +251,21 @@ def test_bad_values_of_the_other_tools_name_the_field(tmp_path, make, fragment):
     with pytest.raises(UserError) as e:
         roofline.check(from_file=path, cpu="spr", precision="bf16", model="llama-3.2-1b")
     assert fragment in str(e.value) and str(e.value).startswith(path) and "\n" not in str(e.value)
+
+
+def test_a_seq_len_flag_is_the_prompt_and_instance_cores_is_refused():
+    r = roofline.check(from_file=str(VLLM), cpu="spr", precision="bf16", seq_len=1000)
+    assert [x.seq_len for x in r.rates if x.phase == "prefill"] == [1000]
+    assert [x.context for x in r.rates if x.phase == "decode"] == [1000 + 64] * 2
+    assert any(i.what == "prompt (the result)" and i.source == "flag" for i in r.measured_from.inputs)
+    with pytest.raises(UserError, match="--instance-cores"):
+        roofline.check(from_file=str(VLLM), cpu="spr", precision="bf16", instance_cores=4)
+
+
+def test_a_pooling_run_is_refused_by_name(tmp_path):
+    def pooling(d):
+        for key in ("total_output_tokens", "output_throughput"):
+            d.pop(key)
+    path = _mutated(tmp_path, VLLM, pooling)
+    with pytest.raises(UserError, match="a pooling"):
+        roofline.check(from_file=path, cpu="spr", precision="bf16")

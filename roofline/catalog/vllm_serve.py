@@ -20,7 +20,7 @@ from roofline.files.reading import utf8_text
 
 TOOL = "vllm bench serve"
 #: the keys that tell a vllm bench serve result from other JSON
-SIGNATURE = ("completed", "output_throughput", "total_token_throughput")
+SIGNATURE = ("completed", "request_throughput", "total_token_throughput")
 _LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
 
 
@@ -47,7 +47,7 @@ def parse_vllm_serve(raw: bytes, path: str) -> ServingFile:
 
 
 def _run(path: str, where: str, d: dict) -> ServingRun:
-    if d.get("total_output_tokens") is None:
+    if d.get("total_output_tokens") is None or "output_throughput" not in d:
         raise SpecError(path, f"{where}: total_output_tokens", "missing: a pooling (embedding) run generates no "
                         "tokens; check --from reads generation runs")
     n = lambda key, **kw: number(path, f"{where}: {key}", d.get(key), **kw)  # noqa: E731

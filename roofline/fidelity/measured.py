@@ -223,6 +223,8 @@ def _serving_model(file: ServingFile, given: Given, inputs: _Inputs) -> tuple[Mo
     for name in named[:1]:
         base = name.rstrip("/").rsplit("/", 1)[-1].lower()
         for candidate in (base, re.sub(r"-(instruct|chat|hf|it)$", "", base)):
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", candidate) or candidate.endswith((".gguf", ".json", ".toml")):
+                continue  # a catalog name only, never a file of this machine
             try:
                 spec = resolve.model(candidate)
             except UserError:
@@ -295,6 +297,8 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
                "default: the model's dtype)")
     inputs.add("lm_head", "unquantized", "assumed", "the output matrix in the model's dtype (the default of the "
                "engines' quantization recipes)", "quantize_lm_head")
+    if given.instance_cores is not None:
+        raise UserError(f"--instance-cores: {file.tool} measures one server process; --cores gives its threads")
     inputs.add("decode context", "input + output / 2", "assumed", "each request's prompt, then half its generated "
                "tokens (the mean of its decode steps), from the file's token totals over its completed requests")
     inputs.add("prefill batch", "the decode batch", "assumed", "prompts arrive while the others decode and are "
@@ -306,12 +310,15 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
     for k, run in enumerate(file.runs):
         b, source, detail = _serving_batch(run, given, path)
         inputs.add(f"batch ({run.where})", b, source, detail)  # type: ignore[arg-type]
-        seq = max(1, round(run.mean_input_len))
-        context = round(run.mean_input_len + run.mean_output_len / 2)
+        prompt = float(given.seq_len) if given.seq_len is not None else run.mean_input_len
+        seq = max(1, round(prompt))
+        context = round(prompt + run.mean_output_len / 2)
         lengths = (f"{run.input_tokens:,} input and {run.output_tokens:,} output tokens over {run.completed:,} "
                    f"requests ({run.keys['input_tokens']}, {run.keys['output_tokens']}, {run.keys['completed']})")
         inputs.add(f"lengths ({run.where})", f"{run.mean_input_len:.4g} in, {run.mean_output_len:.4g} out", "file",
                    lengths)
+        if given.seq_len is not None:
+            inputs.add(f"prompt ({run.where})", given.seq_len, "flag", "--seq-len, over the file's mean prompt")
         tag = f" #{k + 1}" if len(file.runs) > 1 else ""  # the file's k-th run (its where is in the note)
         figures = [("output", "decode", run.output_throughput, f"{run.keys['output_throughput']} ({run.where})")]
         if run.input_throughput:
@@ -325,7 +332,7 @@ def _from_serving(file: ServingFile, given: Given) -> Measured:
             inputs.comments[f"{key}.value"] = note
             decode = phase == "decode"
             if decode:
-                inputs.comments[f"{key}.context"] = (f"assumed: the mean input {run.mean_input_len:.4g} + half "
+                inputs.comments[f"{key}.context"] = (f"assumed: the prompt {prompt:.4g} + half "
                                                      f"the mean output {run.mean_output_len:.4g} tokens ({run.where})")
             measurements.append(Measurement(
                 kind="tokens_per_s", precision=given.precision, value=value, phase=phase, batch=b,
