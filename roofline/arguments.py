@@ -545,9 +545,12 @@ PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, SO
 
 _DECODE = "decode (--phase decode: tokens/s of an LLM engine)"
 _RATES = "measured rates (--tokens-per-s, --samples-per-s, --from FILE)"
-FROM_FILE = Arg("from_file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
-                "mlperf_log_summary.txt: its measured rates against the ceiling and the realistic estimate; what the "
-                "file does not state is asked for by flag", flags=("--from",), metavar="FILE", group=_RATES)
+FROM_FILE = Arg("from_file", "a llama-bench result (-o json, jsonl, csv, or its markdown table), a "
+                "llama-batched-bench table or jsonl, an MLPerf mlperf_log_summary.txt, a vllm bench serve "
+                "--save-result JSON, an SGLang bench_serving --output-file JSONL, a GuideLLM JSON report, or an "
+                "OpenVINO benchmark_app report (benchmark_report.json or its logged summary): its measured rates "
+                "against the ceiling and the realistic estimate; what the file does not state is asked for by flag",
+                flags=("--from",), metavar="FILE", group=_RATES)
 SYSTEM = Arg("system", "an MLPerf system description (systems/<system>.json; default: the results tree's, beside the "
              "summary)", metavar="FILE", group=_RATES)
 RATE_PRECISION = Arg("precision", "the precision the run used, when the file's type or system name does not say (a "
@@ -609,8 +612,9 @@ CHECK = Command("check", (
 
 RECORDS = Command("records", (
     Arg("action", "add: write a measurement file as a record", Choice(("add",)), positional=True),
-    Arg("file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
-        "mlperf_log_summary.txt", positional=True, metavar="FILE"),
+    Arg("file", "a llama-bench result (-o json, jsonl, csv, or its markdown table), a llama-batched-bench table or "
+        "jsonl, an MLPerf mlperf_log_summary.txt, a vllm bench serve JSON, an SGLang bench_serving JSONL, a GuideLLM "
+        "JSON report or an OpenVINO benchmark_app report", positional=True, metavar="FILE"),
     CPU.but(required=False, help="the platform the run was on (catalog name or a platform .toml), when the file "
             "does not name it"),
     MODEL.but(required=False, help="the model, when the file names it only by a path (catalog name, config.json, "
