@@ -721,4 +721,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     from roofline.fidelity.profile_values import mark_bounds
 
     return mark_bounds(profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
-                                    len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else ""))
+                                    len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "",
+                                    i.profile.mla if i.profile else None))

@@ -61,6 +61,14 @@ ROW_ROLES: dict[str, tuple[str, ...]] = {
     "q": ("attn_q",),
     "k/v": ("attn_k", "attn_v"),
     "attn_out": ("attn_output",),
+    # multi-head latent attention (llama.cpp's deepseek2 tensors; attn_k_b / attn_v_b since ggml-org/llama.cpp#12801,
+    # attn_kv_b in files converted before it)
+    "q_a": ("attn_q_a",),
+    "q_b": ("attn_q_b",),
+    "kv_a": ("attn_kv_a_mqa",),
+    "kv_b": ("attn_k_b", "attn_v_b", "attn_kv_b"),
+    "k_absorb": ("attn_k_b", "attn_kv_b"),
+    "v_absorb": ("attn_v_b", "attn_kv_b"),
     "ffn_up": ("ffn_gate", "ffn_up"),
     "ffn_down": ("ffn_down",),
     "router": ("ffn_gate_inp",),
@@ -186,10 +194,13 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     for i in range(model.num_hidden_layers):
         def add(role: str, rows: int, cols: int, copies: int = 1) -> None:
             out.append((f"blk.{i}.{role}.weight", role, i, rows * cols * copies, cols))
-        add("attn_q", q_out, h)
-        add("attn_k", kv_out, h)
-        add("attn_v", kv_out, h)
-        add("attn_output", h, q_out)
+        if model.is_mla:
+            _add_mla(add, model)
+        else:
+            add("attn_q", q_out, h)
+            add("attn_k", kv_out, h)
+            add("attn_v", kv_out, h)
+            add("attn_output", h, q_out)
         if i in dense:
             if model.gated_mlp:
                 add("ffn_gate", model.intermediate_size, h)
@@ -211,6 +222,25 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     if not model.tie_word_embeddings:
         out.append(("output.weight", "output", None, model.vocab_size * h, h))
     return out
+
+
+def _add_mla(add, model: ModelSpec) -> None:
+    """Multi-head latent attention's tensors as llama.cpp's deepseek2 converter writes them since
+    ggml-org/llama.cpp#12801: ``attn_q_a`` and ``attn_q_b`` (or ``attn_q``), ``attn_kv_a_mqa``, ``attn_k_b``
+    (per head ``W_UK``, rows of ``qk_nope``: its K), ``attn_v_b`` (per head ``W_UV``, rows of ``kv_lora_rank``),
+    ``attn_output``. A mix gives them its default type (then the fallback of a row length the block does not
+    divide: ``attn_k_b``'s 128); llama.cpp's own branches for these tensors, if any, are not modelled (assumed)."""
+    h, heads, c, r = model.hidden_size, model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim
+    n, v = model.qk_nope_head_dim, model.v_head_dim
+    if model.q_lora_rank:
+        add("attn_q_a", model.q_lora_rank, h)
+        add("attn_q_b", heads * (n + r), model.q_lora_rank)
+    else:
+        add("attn_q", heads * (n + r), h)
+    add("attn_kv_a_mqa", c + r, h)
+    add("attn_k_b", c, n, heads)
+    add("attn_v_b", v, c, heads)
+    add("attn_output", h, heads * v)
 
 
 def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:

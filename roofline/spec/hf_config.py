@@ -2,7 +2,7 @@
 
 Only architecture hyper-parameters are read; nothing in the file is executed.
 BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral / Gemma / StarCoder2 style
-decoders are understood.
+decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`).
 
 Every key read here has a JSON type (:data:`KEY_TYPES`) and, when it is a number, a range
 (:mod:`roofline.spec.limits`); both are checked before anything uses the value, so that a layer count
@@ -21,6 +21,8 @@ from roofline.spec import limits
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
 MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"}
+#: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
 ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert", "ernie", "mpnet"}
 
@@ -29,7 +31,7 @@ ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "cam
 #: activation, down: StarCoder2's c_fc/c_proj). The activation alone does not tell: Gemma's
 #: gelu_pytorch_tanh is gated, StarCoder2's is not.
 GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2",
-                  "deepseek", *MOE_TYPES}
+                  "deepseek", *MOE_TYPES, *MLA_TYPES}
 PLAIN_DECODERS = {"starcoder2"}
 DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
@@ -57,6 +59,9 @@ KEY_TYPES: dict[str, Any] = {
     "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
     "moe_intermediate_size": INT, "shared_expert_intermediate_size": INT, "n_shared_experts": INT,
     "decoder_sparse_step": INT, "mlp_only_layers": LIST_INT, "first_k_dense_replace": INT, "moe_layer_freq": INT,
+    # multi-head latent attention and multi-token prediction
+    "kv_lora_rank": INT, "q_lora_rank": INT, "qk_nope_head_dim": INT, "qk_rope_head_dim": INT, "v_head_dim": INT,
+    "num_nextn_predict_layers": INT,
     # sliding-window attention
     "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
@@ -67,12 +72,11 @@ _TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or fa
 _LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "model.num_experts",
                "decoder_sparse_step": "config.decoder_sparse_step", "first_k_dense_replace":
                "config.first_k_dense_replace", "moe_layer_freq": "config.moe_layer_freq",
-               "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers"}
+               "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers",
+               "num_nextn_predict_layers": "model.nextn_predict_layers"}
 
 #: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
 _UNMODELLED_KEYS = {
-    "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed KV projections and cache)",
-    "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed query projections)",
     "hybrid_override_pattern": "hybrid Mamba/SSM layers (Nemotron-H)",
     "attn_layer_period": "hybrid Mamba/SSM layers (Jamba)",
     "attn_layer_offset": "hybrid Mamba/SSM layers (Jamba)",
@@ -176,6 +180,10 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         if cfg.get(key) is not None:
             fields[key] = cfg[key]
     if family == "encoder":
+        latent = next((k for k in ("kv_lora_rank", "q_lora_rank") if cfg.get(k)), None)
+        if latent:
+            raise ConfigError(latent, "multi-head latent attention in an encoder: not modelled (it is priced for "
+                                      "decoders: DeepSeek-V2/V3, Kimi-K2)")
         return fields
     layers = cfg.get("num_hidden_layers") or 0
     moe = moe_fields(cfg, model_type)  # an expert key this tool does not read is the more telling refusal
@@ -197,8 +205,38 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     if model_type == "gemma2":  # a norm after attention and after the MLP as well as before each
         fields["norms_per_layer"] = 4
     fields.update(moe)
+    fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
     return fields
+
+
+# ------------------------------------------------------------------ multi-head latent attention
+
+_MLA_DIMS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def mla_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Multi-head latent attention's ModelSpec fields (DeepSeek-V2/V3, Kimi-K2): ``kv_lora_rank``, ``q_lora_rank``
+    (null in DeepSeek-V2-Lite: one ``q_proj``), ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``; and
+    ``num_nextn_predict_layers`` (multi-token prediction: in the footprint, not in a step). {} without
+    ``kv_lora_rank``; a latent without its head dimensions is refused naming the first missing key."""
+    out: dict[str, Any] = {}
+    if cfg.get("num_nextn_predict_layers"):
+        out["nextn_predict_layers"] = cfg["num_nextn_predict_layers"]
+    if not cfg.get("kv_lora_rank"):
+        if cfg.get("q_lora_rank"):
+            raise ConfigError("q_lora_rank", "a compressed query without kv_lora_rank: not a latent attention this "
+                                             "tool knows")
+        return out
+    missing = [k for k in _MLA_DIMS if not cfg.get(k)]
+    if missing:
+        raise ConfigError(missing[0], f"multi-head latent attention (kv_lora_rank {cfg['kv_lora_rank']}) needs "
+                                      f"{', '.join(_MLA_DIMS)}")
+    out.update({k: cfg[k] for k in ("kv_lora_rank", *_MLA_DIMS)})
+    if cfg.get("q_lora_rank"):
+        out["q_lora_rank"] = cfg["q_lora_rank"]
+    out["attention_bias"] = bool(cfg.get("attention_bias"))
+    return out
 
 
 def _first(*values: Any) -> Any:

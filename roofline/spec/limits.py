@@ -91,6 +91,12 @@ LIMITS: dict[str, Limit] = {
     "model.shared_expert_intermediate_size": Limit(0, 1 << 22, "", "beyond any transformer's MLP",
                                                    low_open=False),
     "model.sliding_window": Limit(1, 1 << 27, "tokens", "the longest sequence a model may have", low_open=False),
+    "model.kv_lora_rank": Limit(1, 1 << 20, "", "beyond any transformer", low_open=False),
+    "model.q_lora_rank": Limit(1, 1 << 20, "", "beyond any transformer", low_open=False),
+    "model.qk_nope_head_dim": Limit(1, 65536, "", "beyond any transformer", low_open=False),
+    "model.qk_rope_head_dim": Limit(1, 65536, "", "beyond any transformer", low_open=False),
+    "model.v_head_dim": Limit(1, 65536, "", "beyond any transformer", low_open=False),
+    "model.nextn_predict_layers": Limit(0, 64, "layers", "a few prediction layers at most", low_open=False),
     "model.norms_per_layer": Limit(1, 8, "norms", "a transformer block has 2 to 4 norms", low_open=False),
     # config.json keys that shape the layers without being a ModelSpec field: checked before any loop uses them
     "config.decoder_sparse_step": Limit(1, 10_000, "layers", "at most one MoE layer in every layer",

@@ -134,6 +134,21 @@ class ModelSpec:
     dense_layers: tuple[int, ...] = ()
     """mixture of experts: indices of the layers that keep a dense MLP of intermediate_size instead of
     experts (config.json ``decoder_sparse_step``, ``mlp_only_layers``, ``first_k_dense_replace``)"""
+    kv_lora_rank: int | None = None
+    """multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): width of the compressed KV latent ``c_kv``; None:
+    standard attention. With it: ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim`` (and ``q_lora_rank``)"""
+    q_lora_rank: int | None = None
+    """multi-head latent attention: width of the compressed query (``q_a_proj``, ``q_b_proj``); None: one ``q_proj``
+    (DeepSeek-V2-Lite)"""
+    qk_nope_head_dim: int | None = None
+    """multi-head latent attention: the part of each head's query and key without rotary embedding"""
+    qk_rope_head_dim: int | None = None
+    """multi-head latent attention: the rotary part of each head's query, and of the key all heads share"""
+    v_head_dim: int | None = None
+    """multi-head latent attention: each head's value width"""
+    nextn_predict_layers: int = 0
+    """multi-token prediction layers (DeepSeek-V3 ``num_nextn_predict_layers``): counted in the footprint, left out
+    of a step (they serve speculative decoding only)"""
     gguf_tensors: tuple[StoredTensor, ...] = ()
     """a model read from a .gguf file: every tensor with the type it is stored in (precision ``gguf``)"""
     measured: tuple[MeasuredBaseline, ...] = ()
@@ -165,6 +180,31 @@ class ModelSpec:
                 f"num_key_value_heads: {self.kv_heads} must divide num_attention_heads {self.num_attention_heads}"
             )
         self._check_moe()
+        self._check_mla()
+
+    def _check_mla(self) -> None:
+        dims = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+        if self.kv_lora_rank is None:
+            given = [f for f in ("q_lora_rank", *dims) if getattr(self, f) is not None]
+            if given:
+                raise ValueError(f"{given[0]}: only with multi-head latent attention (give kv_lora_rank)")
+            return
+        missing = [f for f in dims if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"{missing[0]}: multi-head latent attention needs kv_lora_rank, {', '.join(dims)}")
+        for f in ("kv_lora_rank", "q_lora_rank", *dims):
+            v = getattr(self, f)
+            if v is not None and v < 1:
+                raise ValueError(f"{f}: must be a positive whole number, got {v}")
+        if self.sliding_window is not None:
+            raise ValueError("sliding_window: with multi-head latent attention not modelled")
+        if self.attention_bias:
+            raise ValueError("attention_bias: biases on multi-head latent attention's projections are not modelled "
+                             "(DeepSeek's have none: set attention_bias = false)")
+        if self.family != "decoder":
+            raise ValueError("kv_lora_rank: multi-head latent attention is modelled for decoders only")
+        if self.nextn_predict_layers < 0:
+            raise ValueError(f"nextn_predict_layers: must be 0 or more, got {self.nextn_predict_layers}")
 
     def _check_window(self) -> None:
         if self.sliding_window is None:
@@ -231,6 +271,19 @@ class ModelSpec:
         if windowed:
             out = out + windowed * np.minimum(c, float(self.sliding_window))
         return out
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (:mod:`roofline.calc.mla`)."""
+        return self.kv_lora_rank is not None
+
+    @property
+    def kv_width(self) -> int:
+        """Cached elements per token per layer: ``2 kv_heads head_dim`` (K and V), or with multi-head latent
+        attention the latent and the shared rotary key, ``kv_lora_rank + qk_rope_head_dim``."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_heads * self.head_size
 
     @property
     def all_names(self) -> tuple[str, ...]:

@@ -1,0 +1,216 @@
+"""The model families CPU users run now (issue 47): multi-head latent attention and DeepSeekMoE (DeepSeek-V2/V3/R1,
+Kimi-K2), gpt-oss and MXFP4, Gemma 3, Llama 4. Parameter counts against the published totals, KV-cache bytes by
+hand, and each attention form's work and bytes by hand derivation on a small config."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roofline.calc.mla import mla_attention_absorbed, mla_attention_naive, mla_gemms
+from roofline.catalog import load_model, load_model_file
+from roofline.errors import SpecError, UserError
+from roofline.model.footprint import MTP_GROUP, active_params, footprint
+from roofline.model.workload import make_workload
+from roofline.spec.hf_config import ConfigError, hf_config_to_fields
+from roofline.spec.mla import DEFAULT_MLA, MlaForm, mla_rule
+from roofline.spec.model import ModelSpec
+from roofline.spec.vocab import Phase
+from clitools import run_json
+
+CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
+
+
+def config_model(folder: str) -> ModelSpec:
+    return load_model_file((CONFIGS / folder / "config.json").resolve())
+
+
+def groups(m: ModelSpec) -> dict[str, int]:
+    return {g.name: g.params for g in footprint(m, "bf16").groups}
+
+
+# ------------------------------------------------------------------ multi-head latent attention: parameter counts
+
+
+def test_deepseek_v3_main_model_is_671b_and_37b_active():
+    """DeepSeek-V3 (README_WEIGHTS.md of deepseek-ai/DeepSeek-V3): the main model 671B, 36.6B activated *including
+    the 0.9B output head* and so without the input embedding; the MTP module 11.5B unique (beside the shared
+    embedding and head). Tolerance 0.1% on the total (published to 3 digits), and on the activated count half its
+    last digit (36.55B to 36.65B); the MTP module within 1.5% (its "11.5B" is truncated: the layer shapes give
+    11.61B, a 0.9% gap that 3 digits cannot tell)."""
+    m = load_model("deepseek-v3")
+    g = groups(m)
+    mtp = g[MTP_GROUP]
+    total = sum(g.values())
+    assert abs((total - mtp) / 671e9 - 1) < 1e-3
+    activated_without_embedding = active_params(m) - g["embeddings"]
+    assert 36.55e9 <= activated_without_embedding < 36.65e9
+    assert abs(mtp / 11.5e9 - 1) < 0.015
+    # 685B on the Hub: the checkpoint holds the MTP module's own copies of the embedding and the head too
+    assert abs((total + g["embeddings"] + g["lm_head"]) / 685e9 - 1) < 0.005
+
+
+def test_deepseek_v3_toml_is_the_published_config():
+    """The catalog entry and the published config.json (R1's, the same architecture) give the same model."""
+    toml, cfg = load_model("deepseek-v3"), config_model("deepseek-r1")
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            assert getattr(toml, f.name) == getattr(cfg, f.name), f.name
+
+
+def test_deepseek_v2_lite_15_7b_and_2_4b_active():
+    """DeepSeek-V2-Lite: 15.7B in total, 2.4B activated (the model card; DeepSeek counts the activated parameters
+    without the input embedding, as for V3). Total within half its last digit; activated truncated to "2.4B"
+    (2.4B to 2.5B), as V3's 36.63B is published as "37B" rounded and 36.6B truncated."""
+    m = config_model("deepseek-v2-lite")
+    assert m.q_lora_rank is None and m.dense_layers == (0,) and m.shared_expert_intermediate_size == 2 * 1408
+    g = groups(m)
+    assert MTP_GROUP not in g
+    assert 15.65e9 <= sum(g.values()) < 15.75e9
+    assert 2.4e9 <= active_params(m) - g["embeddings"] < 2.5e9
+
+
+def test_kimi_k2_1t_and_32b_active():
+    """Kimi-K2: 1T in total, 32B activated (the model card, to one and two digits): the layer shapes give 1.026T
+    (within 5% of "1T", what its one digit allows upward) and 31.7B activated without the input embedding (as
+    DeepSeek counts), which rounds to 32B."""
+    m = load_model("kimi-k2")
+    g = groups(m)
+    assert MTP_GROUP not in g and m.nextn_predict_layers == 0
+    assert 1.0e12 <= sum(g.values()) < 1.05e12
+    assert 31.5e9 <= active_params(m) - g["embeddings"] < 32.5e9
+
+
+@pytest.mark.parametrize("name, folder", [("deepseek-v2-lite", "deepseek-v2-lite")])
+def test_catalog_entries_are_their_configs(name, folder):
+    toml, cfg = load_model(name), config_model(folder)
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            assert getattr(toml, f.name) == getattr(cfg, f.name), f.name
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v2-lite", "kimi-k2"])
+def test_estimate_runs_for_the_mla_models(name):
+    out = run_json("estimate", "--model", name, "--cpu", "genoa", "--phase", "decode", "--precision", "q4_k_m")
+    q = out["precisions"]["q4_k_m"]
+    assert q["decode"]["tokens_per_s"] > 0 and q["decode"]["kv_cache_bytes"] > 0
+
+
+def test_mla_projections_by_hand():
+    """Per layer: q_a 7168 x 1536, q_b 1536 x 128 (128 + 64), kv_a 7168 x (512 + 64), kv_b 512 x 128 (128 + 128),
+    o 128 x 128 x 7168; and the two latent norms (512 + 1536)."""
+    m = load_model("deepseek-v3")
+    per_layer = 7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 128 * 128 * 7168
+    assert groups(m)["attention projections"] == 61 * per_layer
+    lite = config_model("deepseek-v2-lite")  # no q latent: one q_proj 2048 x 16 x 192
+    assert groups(lite)["attention projections"] == 27 * (2048 * 16 * 192 + 2048 * 576 + 512 * 16 * 256
+                                                          + 16 * 128 * 2048)
+
+
+# ------------------------------------------------------------------ the KV cache
+
+
+def test_kv_cache_is_the_latent_and_the_rotary_key():
+    """DeepSeek-V3 caches 512 + 64 elements per token per layer: 61 x 576 = 35,136 per token (70,272 bytes in
+    F16), against 61 x 2 x 128 x (128 + 64) = 2,998,272 if K and V were cached per head."""
+    m = load_model("deepseek-v3")
+    assert m.kv_width == 576
+    work = make_workload(m, Phase.DECODE, 3, 1, 1000)
+    assert work.kv_cache_elements() == 3 * 1000 * 61 * 576
+    out = run_json("estimate", "--model", "deepseek-v3", "--cpu", "genoa", "--phase", "decode", "--batch", "3",
+                   "--context", "1000", "--precision", "q4_k_m")
+    assert out["precisions"]["q4_k_m"]["decode"]["kv_cache_bytes"] == 3 * 1000 * 61 * 576 * 2  # llama.cpp: F16
+    assert any("absorbed form" in n and "12801" in n for n in out["notes"])
+
+
+# ------------------------------------------------------------------ the two forms, by hand on a small config
+
+SMALL = dict(heads=2, qk_nope=4, qk_rope=2, v_head=3, kv_lora=8)
+
+
+def _small_model(**kw) -> ModelSpec:
+    return ModelSpec(name="tiny-mla", source="test", family="decoder", hidden_size=16, intermediate_size=32,
+                     num_hidden_layers=1, num_attention_heads=2, vocab_size=64, max_position_embeddings=4096,
+                     gated_mlp=True, attention_bias=False, mlp_bias=False, kv_lora_rank=8, q_lora_rank=None,
+                     qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, **kw)
+
+
+def test_naive_form_by_hand():
+    """Decode, one sequence, context 10, h 2, n 4, r 2, v 3, one layer: 20 query-key pairs; flops
+    2 x 20 x (4 + 2 + 3) = 360; softmax 20 scores; activations: q and context 1 x 2 x 9 = 18, the decompressed
+    K_nope and V 10 x 2 x (4 + 3) = 140; cache: the rotary keys 10 x 2 = 20."""
+    o = mla_attention_naive(batch=1, q_len=1, k_len=10, heads=2, qk_nope=4, qk_rope=2, v_head=3, layers=1,
+                            causal=False, cached=True, softmax_ops=11.0)
+    assert float(o.flops) == 360 and float(o.vector_flops) == 11 * 20
+    assert float(o.act_elements) == 18 + 140 and float(o.kv_elements) == 20
+
+
+def test_absorbed_form_by_hand():
+    """The same step absorbed: every head scores the 10 latent rows of 8 + 2 and sums 8-wide values: flops
+    2 x 20 x (10 + 8) = 720; activations: the absorbed queries 2 x 10 and the latent context 2 x 8 = 36; the cache
+    read once for both heads, 10 x 10 = 100."""
+    o = mla_attention_absorbed(batch=1, q_len=1, k_len=10, heads=2, kv_lora_rank=8, qk_rope=2, layers=1,
+                               causal=False, cached=True, softmax_ops=11.0)
+    assert float(o.flops) == 720 and float(o.vector_flops) == 11 * 20
+    assert float(o.act_elements) == 36 and float(o.kv_elements) == 100
+
+
+def test_forms_gemm_rows_by_hand():
+    """Naive: kv_b decompresses the 10 cached tokens and the new one, M 11, N 2 x (4 + 3), K 8: 2 x 11 x 14 x 8 =
+    2,464 flops. Absorbed: q_nope W_UK (1 x 8 x 4) and ctx W_UV^T (1 x 3 x 8) per head, 2 heads: 2 x 2 x (32 + 24)
+    = 224 flops, from the same 112 weights."""
+    common = dict(batch=1.0, q_len=1.0, k_len=11.0, hidden=16, layers=1, heads=2, q_lora_rank=None, kv_lora_rank=8,
+                  qk_nope=4, qk_rope=2, v_head=3)
+    naive = {r[0]: r[1:] for r in mla_gemms(**common, absorbed=False)}
+    absorbed = {r[0]: r[1:] for r in mla_gemms(**common, absorbed=True)}
+    assert naive["kv_b"] == (11.0, 14, 8, 1)
+    assert "kv_b" not in absorbed and absorbed["k_absorb"] == (1.0, 8, 4, 2) and absorbed["v_absorb"] == (1.0, 3, 8, 2)
+    flops = lambda rows, names: sum(2 * rows[n][0] * rows[n][1] * rows[n][2] * rows[n][3] for n in names)  # noqa
+    assert flops(naive, ["kv_b"]) == 2464 and flops(absorbed, ["k_absorb", "v_absorb"]) == 224
+    weights = lambda rows, names: sum(rows[n][1] * rows[n][2] * rows[n][3] for n in names)  # noqa
+    assert weights(naive, ["kv_b"]) == weights(absorbed, ["k_absorb", "v_absorb"]) == 112
+    for rows in (naive, absorbed):
+        assert rows["q"] == (1.0, 12, 16, 1) and rows["kv_a"] == (1.0, 10, 16, 1) and rows["attn_out"] == (1.0, 16, 6, 1)
+
+
+def test_workload_takes_the_form():
+    """The workload prices the form it is given: at a long context the naive form decompresses the whole cache each
+    step (its GEMM M grows with the context), the absorbed one does not."""
+    m = _small_model()
+    naive = dataclasses.replace(make_workload(m, Phase.DECODE, 1, 1, 3000), mla_form=MlaForm.NAIVE)
+    absorbed = make_workload(m, Phase.DECODE, 1, 1, 3000)
+    assert absorbed.mla_form is MlaForm.ABSORBED
+    g_naive, _ = naive.gemms()
+    assert dict(zip(g_naive.names, g_naive.m))["kv_b"] == 3001
+    g_abs, _ = absorbed.gemms()
+    assert "kv_b" not in g_abs.names and "qkv" not in g_abs.names
+    assert naive.ops()[0].kv_elements == 3000 * 2 and absorbed.ops()[0].kv_elements == 3000 * 10
+
+
+# ------------------------------------------------------------------ which form a stack runs
+
+
+def test_llama_cpp_profile_states_the_absorbed_form_with_its_source():
+    from roofline.catalog.stacks import load_stack
+
+    rule = mla_rule(load_stack("llama.cpp"))
+    assert rule.form is MlaForm.ABSORBED and rule.kind == "documented"
+    assert "llama.cpp/pull/12801" in rule.source
+    assert mla_rule(None) is DEFAULT_MLA and DEFAULT_MLA.kind == "assumed"
+    assert mla_rule(load_stack("torch-inductor")) is DEFAULT_MLA
+
+
+# ------------------------------------------------------------------ refusals
+
+
+def test_latent_without_its_dimensions_is_refused_by_name():
+    cfg = json.loads((CONFIGS / "deepseek-v2-lite" / "config.json").read_text())
+    del cfg["qk_rope_head_dim"]
+    with pytest.raises(ConfigError, match="qk_rope_head_dim: multi-head latent attention"):
+        hf_config_to_fields(cfg, "x", "test")
+    with pytest.raises(ValueError, match="attention_bias"):
+        _small_model().__class__(**{**dataclasses.asdict(_small_model()), "attention_bias": True})
