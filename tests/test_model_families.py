@@ -67,7 +67,7 @@ def test_deepseek_v2_lite_15_7b_and_2_4b_active():
     without the input embedding, as for V3). Total within half its last digit; activated truncated to "2.4B"
     (2.4B to 2.5B), as V3's 36.63B is published as "37B" rounded and 36.6B truncated."""
     m = config_model("deepseek-v2-lite")
-    assert m.q_lora_rank is None and m.dense_layers == (0,) and m.shared_expert_intermediate_size == 2 * 1408
+    assert m.q_lora_rank is None and tuple(m.dense_layers) == (0,) and m.shared_expert_intermediate_size == 2 * 1408
     g = groups(m)
     assert MTP_GROUP not in g
     assert 15.65e9 <= sum(g.values()) < 15.75e9
@@ -214,3 +214,81 @@ def test_latent_without_its_dimensions_is_refused_by_name():
         hf_config_to_fields(cfg, "x", "test")
     with pytest.raises(ValueError, match="attention_bias"):
         _small_model().__class__(**{**dataclasses.asdict(_small_model()), "attention_bias": True})
+
+
+# ------------------------------------------------------------------ gpt-oss and MXFP4
+
+
+@pytest.mark.parametrize("name, total, active", [("gpt-oss-20b", 20.91e9, 3.61e9), ("gpt-oss-120b", 116.83e9, 5.13e9)])
+def test_gpt_oss_counts_match_the_model_card(name, total, active):
+    """The gpt-oss model card (arXiv:2508.10925, table 1) gives the totals and the active counts to two decimals of
+    a billion (20.91B / 3.61B, 116.83B / 5.13B; its active count takes the unembedding, not the embedding): within
+    half the last digit, 0.005e9. The 21B / 3.6B and 117B / 5.1B of the model pages are these, rounded."""
+    m = load_model(name)
+    g = groups(m)
+    assert abs(sum(g.values()) - total) < 0.005e9
+    assert abs(active_params(m) - g["embeddings"] - active) < 0.005e9
+
+
+def test_gpt_oss_biases_and_sinks_by_hand():
+    """gpt-oss-20b per layer: attention biases q 4096 + k 512 + v 512 + o 2880 = 8,000; 32 experts' biases
+    32 x (2 x 2880 + 2880) = 276,480; the router's 32; the sinks, one per head, 64: 284,576, times 24 layers."""
+    g = groups(load_model("gpt-oss-20b"))
+    assert g["biases"] == 24 * (8000 + 276_480 + 32 + 64)
+
+
+def test_gpt_oss_config_as_shipped():
+    """config.json as shipped: num_experts_per_tok and experts_per_token both 4 (no duplicate-key refusal), the
+    alternating layer_types read as a 128-token window on the even layers, and the catalog entry equal to it."""
+    m = config_model("gpt-oss-20b")
+    assert m.num_experts == 32 and m.num_experts_per_tok == 4 and m.expert_bias and m.attention_sinks
+    assert m.sliding_window == 128 and tuple(m.sliding_window_layers) == tuple(range(0, 24, 2))
+    toml = load_model("gpt-oss-20b")
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            assert getattr(toml, f.name) == getattr(m, f.name), f.name
+    cfg = json.loads((CONFIGS / "gpt-oss-20b" / "config.json").read_text())
+    only_alias = {k: v for k, v in cfg.items() if k != "num_experts_per_tok"}
+    assert hf_config_to_fields(only_alias, "x", "t")["num_experts_per_tok"] == 4
+    with pytest.raises(ConfigError, match="experts_per_token: 2 differs from num_experts_per_tok 4"):
+        hf_config_to_fields({**cfg, "experts_per_token": 2}, "x", "t")
+
+
+def test_gpt_oss_kv_cache_by_hand():
+    """gpt-oss-120b at context 4,096: 18 windowed layers hold 128 tokens, 18 full ones 4,096; 2 x 8 x 64 = 1,024
+    elements per token per layer: 1,024 x (18 x 128 + 18 x 4,096) = 77,856,768 per sequence."""
+    work = make_workload(load_model("gpt-oss-120b"), Phase.DECODE, 1, 1, 4096)
+    assert work.kv_cache_elements() == 1024 * (18 * 128 + 18 * 4096)
+
+
+def test_mxfp4_block_layout():
+    """block_mxfp4 (ggml-common.h): one E8M0 byte and 16 bytes of 4-bit E2M1 values per 32 weights: 17 bytes, 4.25
+    bits per weight; GGML type 39; activations quantized to q8_0 (ggml_vec_dot_mxfp4_q8_0)."""
+    from roofline.spec.gguf_types import BLOCKS, VEC_DOT_TYPE
+
+    b = BLOCKS["mxfp4"]
+    assert (b.ggml_type, b.weights_per_block, b.bytes_per_block, b.quant_bytes_per_block) == (39, 32, 17, 16)
+    assert b.bits_per_weight == 4.25 and b.meta_bytes_per_group == 1.0 and VEC_DOT_TYPE["mxfp4"] == "q8_0"
+
+
+def test_mxfp4_mix_is_the_experts_only():
+    """--precision mxfp4: the routed experts at 17 bytes per 32 weights, everything else BF16. gpt-oss-20b's
+    expert matrices, 24 x 32 x 3 x 2880 x 2880 = 19,110,297,600 weights, take 19,110,297,600 x 17 / 32 bytes."""
+    from roofline.spec.gguf_mix import tensor_types
+
+    m = load_model("gpt-oss-20b")
+    ts = tensor_types("mxfp4", m)
+    experts = [t for t in ts if t.role.endswith("_exps")]
+    assert {t.type for t in experts} == {"mxfp4"} and {t.type for t in ts if t not in experts} == {"bf16"}
+    assert sum(t.elements for t in experts) == 19_110_297_600
+    assert sum(t.bytes for t in experts) == 19_110_297_600 * 17 / 32
+    with pytest.raises(UserError, match="no experts"):
+        tensor_types("mxfp4", load_model("llama-3.1-8b"))
+
+
+@pytest.mark.parametrize("precision", ["q4_k_m", "mxfp4"])
+def test_estimate_runs_for_gpt_oss(precision):
+    out = run_json("estimate", "--model", "gpt-oss-20b", "--cpu", "genoa", "--phase", "decode", "--precision", precision)
+    d = out["precisions"][precision]["decode"]
+    # one sequence at the default context 1,024, F16 cache: 12 windowed layers x 128 + 12 full x 1,024 tokens
+    assert d["kv_cache_bytes"] == 1024 * (12 * 128 + 12 * 1024) * 2

@@ -131,7 +131,13 @@ def active_params(m: ModelSpec) -> int:
     if not m.is_moe:
         return total
     idle, _, _ = _moe_tensors(m, m.num_experts - m.num_experts_per_tok)
-    return total - sum(t.rows * t.cols * t.count for t in idle)
+    idle_bias = (m.num_experts - m.num_experts_per_tok) * _expert_bias_width(m) * m.moe_layers
+    return total - sum(t.rows * t.cols * t.count for t in idle) - idle_bias
+
+
+def _expert_bias_width(m: ModelSpec) -> int:
+    """Bias parameters of one expert (``expert_bias``): its up (and gate) and down projections' outputs."""
+    return ((2 if m.gated_mlp else 1) * m.expert_intermediate + m.hidden_size) if m.expert_bias else 0
 
 
 def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -154,6 +160,12 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
         bias_tensors += layers * (3 + int(o_bias))
         bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
+    if m.expert_bias:  # every expert's projections, and the router (gpt-oss)
+        bias_tensors += m.moe_layers * (2 + int(m.gated_mlp) + 1)
+        bias_params += m.moe_layers * (m.num_experts * _expert_bias_width(m) + m.num_experts)
+    if m.attention_sinks:  # one logit per head and layer (gpt-oss), counted with the biases
+        bias_tensors += layers
+        bias_params += layers * m.num_attention_heads
     if m.mlp_bias:  # on the dense MLPs (no MoE model in the catalog has MLP biases)
         up, dense = 2 if m.gated_mlp else 1, m.dense_mlp_layers
         bias_tensors += dense * (up + 1)
@@ -313,14 +325,19 @@ def _mix_footprint(model: ModelSpec, precision: str, base_dtype: str) -> Footpri
         types[t.type] = types.get(t.type, 0) + t.elements
     total_el = sum(types.values())
     mix = ", ".join(f"{k} {v / total_el:.0%}" for k, v in sorted(types.items(), key=lambda kv: -kv[1]))
-    what = ("as stored in the file (types: " if precision == "gguf" else "llama.cpp's Q4_K_M rule (types: ") + mix + ")"
+    what = {"gguf": "as stored in the file (types: ", "mxfp4": "MXFP4 experts, the rest BF16, as gpt-oss ships (types: "
+            }.get(precision, f"llama.cpp's {precision.upper()} rule (types: ") + mix + ")"
     q = [g for g in out if g.quantized]
     q_base, q_after = sum(g.bytes_base for g in q), sum(g.bytes for g in q)
     total_base, total = sum(g.bytes_base for g in out), sum(g.bytes for g in out)
     return FootprintResult(
         model=model.name, precision=precision, base_dtype=base_dtype,
         policy=f"every weight matrix in its GGUF type, {what}; block scales and mins are inside each type's bytes; "
-               "router, norms and biases in F32",
+               + ("the router BF16, norms and biases F32" if precision == "mxfp4" else "router, norms and biases in F32")
+               + (
+                   "; the multi-token prediction layers left out, as llama.cpp's converter leaves them out of the file "
+                   "(convert_hf_to_gguf.py skips the layers past num_hidden_layers)" if model.nextn_predict_layers
+                   else ""),
         groups=out, params=sum(g.params for g in out), total_bytes_base=total_base, total_bytes=total,
         quantized_bytes_base=q_base, quantized_bytes=q_after, quantized_ratio=q_base / q_after if q_after else 1.0,
         total_ratio=total_base / total, active_params=active_params(model),

@@ -247,6 +247,8 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
     """Every weight matrix with its type under ``precision``: a mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``) by
     llama.cpp's rule, ``gguf`` as stored in the file the model was read from, or a single-type precision
     (``q4_k``) for all."""
+    if precision == "mxfp4":
+        return mxfp4_tensor_types(model)
     if precision == "gguf":
         if not model.gguf_tensors:
             raise UserError(f"--precision gguf: the weight types stored in a .gguf file; {model.name} was not read "
@@ -267,6 +269,25 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
     return out
 
 
+#: the MXFP4 mix: the type of the routed experts, and of every other weight matrix (as gpt-oss ships: its
+#: config.json's quantization_config ``quant_method: mxfp4`` leaves attention, router, embeddings and lm_head out)
+MXFP4_EXPERTS, MXFP4_REST = "mxfp4", "bf16"
+
+
+def mxfp4_tensor_types(model: ModelSpec) -> list[TensorType]:
+    """Every weight matrix under the ``mxfp4`` mix: the routed experts (``*_exps``) in MXFP4 (``block_mxfp4``: 32
+    E2M1 values and one E8M0 scale byte, 4.25 bits per weight), everything else in BF16; refused for a model without
+    routed experts (nothing would be MXFP4)."""
+    if not model.is_moe:
+        raise UserError(f"--precision mxfp4: MXFP4 routed experts, the rest BF16 (as gpt-oss ships); {model.name} has "
+                        "no experts (give a GGUF type, e.g. q4_k_m, or bf16)")
+    out = []
+    for name, role, layer, elements, cols in model_tensors(model):
+        t = MXFP4_EXPERTS if role.endswith("_exps") else MXFP4_REST
+        out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
+    return out
+
+
 def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
                  quantize_lm_head: bool = True) -> list[PrecisionRecipe] | None:
     """One recipe per GEMM row (``gemm_names`` as the workload lists them) for a per-tensor mix.
@@ -281,7 +302,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
     lm_head in F16 (llama-quantize ``--leave-output-tensor`` on an F16 source); for ``gguf`` the file
     decides.
     """
-    if precision not in MIXES and precision != "gguf":
+    if precision not in MIXES and precision not in ("gguf", "mxfp4"):
         return None
     tensors = tensor_types(precision, model)
     by_role: dict[str, list[TensorType]] = {}
@@ -297,7 +318,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
         members = [t for r in roles for t in by_role.get(r, [])]
         if not members:
             raise UserError(f"{model.name}: no GGUF tensor for the {name} GEMM (looked for {', '.join(roles)})")
-        if name == "lm_head" and not quantize_lm_head and precision != "gguf":
+        if name == "lm_head" and not quantize_lm_head and precision not in ("gguf", "mxfp4"):
             members = [dataclasses.replace(t, type="f16", bytes=t.elements * 2.0) for t in members]
         out.append(average_recipe(f"{precision}:{name}", members))
     return out

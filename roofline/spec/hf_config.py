@@ -20,7 +20,7 @@ from typing import Any
 from roofline.spec import limits
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
-MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"}
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"}
 #: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
@@ -57,6 +57,7 @@ KEY_TYPES: dict[str, Any] = {
     "use_bias": bool,
     # mixture of experts
     "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
+    "experts_per_token": INT,
     "moe_intermediate_size": INT, "shared_expert_intermediate_size": INT, "n_shared_experts": INT,
     "decoder_sparse_step": INT, "mlp_only_layers": LIST_INT, "first_k_dense_replace": INT, "moe_layer_freq": INT,
     # multi-head latent attention and multi-token prediction
@@ -70,6 +71,7 @@ _TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or fa
 
 #: the range of a config.json key that is not a ModelSpec field of the same name
 _LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "model.num_experts",
+               "experts_per_token": "model.num_experts_per_tok",
                "decoder_sparse_step": "config.decoder_sparse_step", "first_k_dense_replace":
                "config.first_k_dense_replace", "moe_layer_freq": "config.moe_layer_freq",
                "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers",
@@ -204,6 +206,9 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         fields["norm"] = "layer"
     if model_type == "gemma2":  # a norm after attention and after the MLP as well as before each
         fields["norms_per_layer"] = 4
+    if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too; GptOssAttention a sink
+        fields["expert_bias"] = True  # per head (one learned logit per head and layer)
+        fields["attention_sinks"] = True
     fields.update(moe)
     fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
@@ -315,7 +320,8 @@ def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> 
 #: config.json keys of a mixture of experts that :func:`moe_fields` reads, or that do not change
 #: the shapes (router losses and options, top-k normalisation, grouped routing of DeepSeek)
 MOE_KEYS = {
-    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token",
+    "moe_intermediate_size",
     "shared_expert_intermediate_size", "n_shared_experts", "decoder_sparse_step", "mlp_only_layers",
     "first_k_dense_replace", "moe_layer_freq",
     "output_router_logits", "router_aux_loss_coef", "norm_topk_prob", "router_jitter_noise", "routed_scaling_factor",
@@ -326,8 +332,9 @@ MOE_KEYS = {
 def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """The mixture-of-experts fields of ModelSpec from a decoder's config.json; {} for a dense model.
 
-    - routed experts ``E``: ``num_local_experts`` (Mixtral), ``num_experts`` (Qwen2/3-MoE, OLMoE),
-      ``n_routed_experts`` (DeepSeek); top-k: ``num_experts_per_tok``
+    - routed experts ``E``: ``num_local_experts`` (Mixtral, gpt-oss), ``num_experts`` (Qwen2/3-MoE, OLMoE),
+      ``n_routed_experts`` (DeepSeek); top-k: ``num_experts_per_tok`` (gpt-oss also ships it as
+      ``experts_per_token``, read when it is the only one and refused when the two differ)
     - one expert's width: ``moe_intermediate_size``, else ``intermediate_size`` (Mixtral, OLMoE)
     - shared experts: ``shared_expert_intermediate_size`` (Qwen2-MoE, with its sigmoid gate), or
       ``n_shared_experts x moe_intermediate_size`` (DeepSeek)
@@ -343,6 +350,11 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     if not experts:
         return {}
     top_k = cfg.get("num_experts_per_tok")
+    alias = cfg.get("experts_per_token")  # gpt-oss ships both, equal
+    if top_k is not None and alias is not None and alias != top_k:
+        raise ConfigError("experts_per_token", f"{alias} differs from num_experts_per_tok {top_k}: which top-k the "
+                                               "model routes to is not clear")
+    top_k = alias if top_k is None else top_k
     if top_k is None:
         raise ConfigError("num_experts_per_tok", "a mixture of experts needs its top-k (num_experts_per_tok)")
     layers = int(cfg.get("num_hidden_layers") or 0)

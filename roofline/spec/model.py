@@ -129,6 +129,11 @@ class ModelSpec:
     """mixture of experts: intermediate size of the always-active shared expert(s), all together
     (Qwen2-MoE ``shared_expert_intermediate_size``; DeepSeek ``n_shared_experts x moe_intermediate_size``);
     0: none"""
+    expert_bias: bool = False
+    """mixture of experts: every expert's projections and the router carry a bias (gpt-oss)"""
+    attention_sinks: bool = False
+    """one learned logit per head and layer joins each softmax (gpt-oss): its work, one score more per query and
+    head next to the ``context`` the query reads, is not counted; its parameters are (with the biases)"""
     shared_expert_gate: bool = False
     """mixture of experts: a sigmoid gate (hidden -> 1) scales the shared expert's output (Qwen2-MoE)"""
     dense_layers: tuple[int, ...] = ()
@@ -240,6 +245,8 @@ class ModelSpec:
         if self.shared_expert_intermediate_size < 0:
             raise ValueError(f"shared_expert_intermediate_size: must be 0 or more, got "
                              f"{self.shared_expert_intermediate_size}")
+        if self.expert_bias and not self.is_moe:
+            raise ValueError("expert_bias: only for a mixture of experts (give num_experts)")
         if self.shared_expert_gate and not self.shared_expert_intermediate_size:
             raise ValueError("shared_expert_gate: needs a shared expert (shared_expert_intermediate_size)")
         layers = self.num_hidden_layers
