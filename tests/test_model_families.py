@@ -292,3 +292,124 @@ def test_estimate_runs_for_gpt_oss(precision):
     d = out["precisions"][precision]["decode"]
     # one sequence at the default context 1,024, F16 cache: 12 windowed layers x 128 + 12 full x 1,024 tokens
     assert d["kv_cache_bytes"] == 1024 * (12 * 128 + 12 * 1024) * 2
+
+
+# ------------------------------------------------------------------ Gemma 3
+
+
+def test_gemma3_27b_matches_the_technical_report():
+    """Gemma 3 technical report (arXiv:2503.19786, table 1), 27B: 25,600M non-embedding parameters and 1,416M
+    embedding parameters, to the million. The layer shapes give 25,599.7M non-embedding (within 0.05%: the table's
+    four digits) and a 262,208 x 5,376 table of 1,409.6M, which with the image projector the table counts among the
+    embedding parameters (mm_input_projection 1,152 x 5,376 and its 1,152-wide norm) is 1,415.8M. The 417M vision
+    encoder is not counted."""
+    m = config_model("gemma-3-27b-it")
+    g = groups(m)
+    non_embedding = sum(g.values()) - g["embeddings"]
+    assert abs(non_embedding / 25_600e6 - 1) < 5e-4
+    assert g["embeddings"] == 262_208 * 5376
+    assert abs((g["embeddings"] + 1152 * 5376 + 1152) / 1_416e6 - 1) < 5e-4
+    assert "lm_head" not in g  # tied
+
+
+def test_gemma3_text_config_and_its_defaults():
+    """The multimodal config nests the text model in text_config; the keys it leaves out take transformers'
+    Gemma3TextConfig defaults (vocab 262,208, 131,072 positions, a global layer every 6th); 62 layers give 10 global
+    (5, 11, ..., 59) and 52 with the 1,024-token window."""
+    m = config_model("gemma-3-27b-it")
+    assert m.vocab_size == 262_208 and m.max_position_embeddings == 131_072 and m.tie_word_embeddings
+    assert m.norms_per_layer == 4 and m.qk_norm and m.head_size == 128
+    assert set(range(62)) - set(m.sliding_window_layers) == set(range(5, 62, 6)) and m.sliding_window == 1024
+    assert "vision tower not counted" in m.description
+    toml = load_model("gemma-3-27b")
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            a, b = getattr(toml, f.name), getattr(m, f.name)
+            assert (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b), f.name
+    text = json.loads((CONFIGS / "gemma-3-27b-it" / "config.json").read_text())["text_config"]
+    alone = hf_config_to_fields(text, "x", "t")  # a gemma3_text checkpoint reads the same
+    assert alone["sliding_window_layers"] == tuple(i for i in range(62) if (i + 1) % 6)
+
+
+def test_gemma3_kv_cache_by_hand():
+    """Gemma-3-27B at context 32,768: 52 windowed layers hold 1,024 tokens, 10 global ones 32,768; 2 x 16 x 128 =
+    4,096 elements per token per layer: 4,096 x (52 x 1,024 + 10 x 32,768) per sequence."""
+    work = make_workload(load_model("gemma-3-27b"), Phase.DECODE, 1, 1, 32768)
+    assert work.kv_cache_elements() == 4096 * (52 * 1024 + 10 * 32768)
+
+
+def test_gemma3_wrapper_without_text_config_is_refused():
+    with pytest.raises(ConfigError, match="text_config"):
+        hf_config_to_fields({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}, "x", "t")
+
+
+# ------------------------------------------------------------------ Llama 4
+
+
+def test_llama4_scout_by_hand_and_published():
+    """Llama-4-Scout's text model, per layer: attention 2 x 40 x 128 x 5,120 + 2 x 8 x 128 x 5,120 = 62,914,560;
+    16 experts and a shared one of 3 x 5,120 x 8,192 = 125,829,120 each; a router of 16 x 5,120; 48 layers, the
+    202,048 x 5,120 embedding and lm_head, 97 norms of 5,120. Published: 109B in total (the vision encoder, about
+    0.9B, counted there, not here: the text model's 107.77B is within 1.5% below it) and 17B active (17.17B)."""
+    m = config_model("llama-4-scout-17b-16e-instruct")
+    per_layer = 62_914_560 + 17 * 125_829_120 + 16 * 5120
+    total = 48 * per_layer + 2 * 202_048 * 5120 + 97 * 5120
+    g = groups(m)
+    assert sum(g.values()) == total
+    assert 109e9 * 0.985 <= total < 109e9
+    assert 17e9 <= active_params(m) < 17.5e9
+
+
+def test_llama4_maverick_400b_17b_active():
+    """Maverick: 128 experts on every second layer (24 MoE, 24 dense of 3 x 5,120 x 16,384), published 400B total
+    and 17B active; the text model gives 400.7B (the vision encoder is not counted, so the gap is under 0.2%) and
+    17.18B."""
+    m = load_model("llama-4-maverick")
+    assert m.moe_layers == 24 and m.dense_mlp_layers == 24
+    assert abs(sum(groups(m).values()) / 400e9 - 1) < 2e-3
+    assert 17e9 <= active_params(m) < 17.5e9
+
+
+def test_llama4_config_reading():
+    """text_config nesting, the dense/expert widths (intermediate_size_mlp / intermediate_size), the shared expert,
+    chunked attention on the RoPE layers (no_rope_layers 1) and global attention on the NoPE ones; the catalog
+    entry equal to the published config."""
+    m = config_model("llama-4-scout-17b-16e-instruct")
+    assert m.intermediate_size == 16384 and m.expert_intermediate == 8192 and m.shared_expert_intermediate_size == 8192
+    assert m.chunked_attention and m.sliding_window == 8192
+    assert set(range(48)) - set(m.sliding_window_layers) == set(range(3, 48, 4))
+    assert not m.tie_word_embeddings and tuple(m.dense_layers) == ()
+    toml = load_model("llama-4-scout")
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            a, b = getattr(toml, f.name), getattr(m, f.name)
+            assert (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b), f.name
+    text = json.loads((CONFIGS / "llama-4-scout-17b-16e-instruct" / "config.json").read_text())["text_config"]
+    text = {k: v for k, v in text.items() if k not in ("moe_layers", "no_rope_layers")}
+    step2 = hf_config_to_fields({**text, "interleave_moe_layer_step": 2}, "x", "t")
+    assert step2["dense_layers"] == tuple(range(0, 48, 2))  # transformers: moe_layers = range(step - 1, L, step)
+    defaults = hf_config_to_fields(text, "x", "t")  # no no_rope_layers: every 4th layer without RoPE
+    assert defaults["sliding_window_layers"] == tuple(i for i in range(48) if (i + 1) % 4)
+
+
+def test_chunked_attention_is_full_below_the_chunk_and_a_window_above():
+    """Decode at a context shorter than the chunk reads every cached token in every layer; longer, the 36 chunked
+    layers read 8,192 and the 12 global ones the whole context: 2 x 8 x 128 = 2,048 elements per token per layer."""
+    m = load_model("llama-4-scout")
+    short = make_workload(m, Phase.DECODE, 1, 1, 4096)
+    long = make_workload(m, Phase.DECODE, 1, 1, 100_000)
+    assert short.kv_cache_elements() == 2048 * 48 * 4096
+    assert long.kv_cache_elements() == 2048 * (36 * 8192 + 12 * 100_000)
+
+
+def test_chunked_layer_types_outside_llama4_are_refused():
+    cfg = json.loads((CONFIGS / "gpt-oss-20b" / "config.json").read_text())
+    cfg["layer_types"] = ["chunked_attention", "full_attention"] * 12
+    with pytest.raises(ConfigError, match="layer_types: 'chunked_attention'"):
+        hf_config_to_fields(cfg, "x", "t")
+
+
+@pytest.mark.parametrize("name", ["gemma-3-27b", "llama-4-scout", "llama-4-maverick", "gpt-oss-120b"])
+def test_estimate_runs_for_the_families(name):
+    out = run_json("estimate", "--model", name, "--cpu", "genoa", "--phase", "decode", "--precision", "q4_k_m")
+    assert out["precisions"]["q4_k_m"]["decode"]["tokens_per_s"] > 0

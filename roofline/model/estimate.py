@@ -131,7 +131,9 @@ def model_notes(model: ModelSpec, work: Workload) -> list[str]:
         binding = f": at context {work.context:,} they read {w:,} cached tokens each, not {work.context:,}"
     elif work.phase is Phase.PREFILL and work.seq_len > w:
         binding = f": a prompt of {work.seq_len:,} tokens scores each query against at most {w:,} keys there"
-    return [f"sliding-window attention in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
+    kind = ("chunked local attention (Llama 4), priced as a sliding window of its chunk" if model.chunked_attention
+            else "sliding-window attention")
+    return [f"{kind} in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
 
 
 def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:

@@ -104,6 +104,7 @@ LIMITS: dict[str, Limit] = {
     "config.first_k_dense_replace": Limit(0, 10_000, "layers", "beyond any transformer", low_open=False),
     "config.moe_layer_freq": Limit(1, 10_000, "layers", "beyond any transformer", low_open=False),
     "config.n_shared_experts": Limit(0, 65536, "experts", "a few shared experts at most", low_open=False),
+    "config.sliding_window_pattern": Limit(1, 10_000, "layers", "beyond any transformer", low_open=False),
     "config.max_window_layers": Limit(0, 10_000, "layers", "beyond any transformer", low_open=False),
     "model.measured.*.batch": Limit(1, 1_000_000, "sequences", "the largest batch a flag accepts",
                                     low_open=False),

@@ -115,6 +115,10 @@ class ModelSpec:
     sliding_window: int | None = None
     """sliding-window attention: a windowed layer attends to at most this many past tokens, so its KV cache
     holds and a decode step reads at most this many (Mistral-7B-v0.1 and StarCoder2: 4096); None: none"""
+    chunked_attention: bool = False
+    """the window is Llama 4's chunked local attention (``attention_chunk_size``): a token attends to the tokens of
+    its own chunk only; priced as a sliding window of the chunk size (full attention below it), which bounds it: a
+    chunk's last token sees the whole chunk, its first one itself"""
     sliding_window_layers: tuple[int, ...] | None = None
     """the layers with the window; None: every layer (Mistral); Gemma 2: the even layers, the odd ones attend
     over the whole context"""
