@@ -116,7 +116,7 @@ def test_mla_projections_by_hand():
 
 def test_kv_cache_is_the_latent_and_the_rotary_key():
     """DeepSeek-V3 caches 512 + 64 elements per token per layer: 61 x 576 = 35,136 per token (70,272 bytes in
-    F16), against 61 x 2 x 128 x (128 + 64) = 2,998,272 if K and V were cached per head."""
+    F16), against 61 x 128 x (192 + 128) = 2,498,560 if K (128 + 64) and V (128) were cached per head."""
     m = load_model("deepseek-v3")
     assert m.kv_width == 576
     work = make_workload(m, Phase.DECODE, 3, 1, 1000)
@@ -161,14 +161,14 @@ def test_absorbed_form_by_hand():
 
 def test_forms_gemm_rows_by_hand():
     """Naive: kv_b decompresses the 10 cached tokens and the new one, M 11, N 2 x (4 + 3), K 8: 2 x 11 x 14 x 8 =
-    2,464 flops. Absorbed: q_nope W_UK (1 x 8 x 4) and ctx W_UV^T (1 x 3 x 8) per head, 2 heads: 2 x 2 x (32 + 24)
-    = 224 flops, from the same 112 weights."""
+    2,464 flops. Absorbed: q_nope W_UK (1 x 8 x 4) and ctx W_UV^T (1 x 3 x 8) per head, each one batched launch over
+    the 2 heads (N 2 x 8 and 2 x 3): 2 x 2 x (32 + 24) = 224 flops, from the same 112 weights."""
     common = dict(batch=1.0, q_len=1.0, k_len=11.0, hidden=16, layers=1, heads=2, q_lora_rank=None, kv_lora_rank=8,
                   qk_nope=4, qk_rope=2, v_head=3)
     naive = {r[0]: r[1:] for r in mla_gemms(**common, absorbed=False)}
     absorbed = {r[0]: r[1:] for r in mla_gemms(**common, absorbed=True)}
     assert naive["kv_b"] == (11.0, 14, 8, 1)
-    assert "kv_b" not in absorbed and absorbed["k_absorb"] == (1.0, 8, 4, 2) and absorbed["v_absorb"] == (1.0, 3, 8, 2)
+    assert "kv_b" not in absorbed and absorbed["k_absorb"] == (1.0, 16, 4, 1) and absorbed["v_absorb"] == (1.0, 6, 8, 1)
     flops = lambda rows, names: sum(2 * rows[n][0] * rows[n][1] * rows[n][2] * rows[n][3] for n in names)  # noqa
     assert flops(naive, ["kv_b"]) == 2464 and flops(absorbed, ["k_absorb", "v_absorb"]) == 224
     weights = lambda rows, names: sum(rows[n][1] * rows[n][2] * rows[n][3] for n in names)  # noqa

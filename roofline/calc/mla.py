@@ -12,8 +12,11 @@ Projections per layer (rows ``(name, M, N, K, count)``, ``T = B q`` tokens):
 - ``kv_a``: ``T, c + r, H`` (``kv_a_proj_with_mqa``: the latent and ``k_pe``)
 - naive: ``kv_b``: ``B (p + k'), h (n + v), c`` over every cached and new token (decode: the context and the
   new token, ``k' = k + q``; prefill: the prompt and its prefix ``p``);
-  absorbed: ``k_absorb``: ``T, c, n`` per head (``q_nope W_UK``) and ``v_absorb``: ``T, v, c`` per head
-  (``ctx W_UV^T``), ``h L`` calls each: the same weights as ``kv_b``, applied to the queries only
+  absorbed: ``k_absorb`` (``q_nope W_UK``, per head ``T x c x n``) and ``v_absorb`` (``ctx W_UV^T``, per head
+  ``T x v x c``), each one batched launch per layer over the heads, as llama.cpp's ``ggml_mul_mat`` of the 3-D
+  ``attn_k_b`` / ``attn_v_b``: rows ``T, h c, n`` and ``T, h v, c``, ``L`` calls each. The same weights as ``kv_b``
+  applied to the queries only; flops, weights and outputs exact, the X of one head counted (``T n``, ``T c``; the
+  heads' own queries are ``h`` times that, small beside the weights)
 - ``attn_out``: ``T, H, h v``
 """
 
@@ -51,8 +54,8 @@ def mla_gemms(*, batch: float, q_len: float, k_len: float, hidden: int, layers: 
     if not absorbed:
         rows.append((DECOMPRESS_ROW, batch * k_len, heads * (qk_nope + v_head), kv_lora_rank, layers))
     else:
-        rows += [("k_absorb", t, kv_lora_rank, qk_nope, heads * layers),
-                 ("v_absorb", t, v_head, kv_lora_rank, heads * layers)]
+        rows += [("k_absorb", t, heads * kv_lora_rank, qk_nope, layers),
+                 ("v_absorb", t, heads * v_head, kv_lora_rank, layers)]
     rows.append(("attn_out", t, hidden, heads * v_head, layers))
     return rows
 
