@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from roofline.calc.mla import mla_attention_absorbed, mla_attention_naive, mla_gemms
-from roofline.catalog import load_model, load_model_file
+from roofline.catalog import load_model, load_model_file, load_platform
 from roofline.errors import SpecError, UserError
 from roofline.model.footprint import MTP_GROUP, active_params, footprint
 from roofline.model.workload import make_workload
@@ -413,3 +413,30 @@ def test_chunked_layer_types_outside_llama4_are_refused():
 def test_estimate_runs_for_the_families(name):
     out = run_json("estimate", "--model", name, "--cpu", "genoa", "--phase", "decode", "--precision", "q4_k_m")
     assert out["precisions"]["q4_k_m"]["decode"]["tokens_per_s"] > 0
+
+
+def test_the_stack_rule_decides_the_form_an_estimate_prices():
+    """A stack whose profile states the naive form gets the decompression GEMM (M: the context and the new token,
+    per sequence) and the naive attention; llama.cpp's profile, the absorbed ones; the estimate's notes name the
+    rule and its source."""
+    from roofline.catalog.stacks import load_stack
+    from roofline.model.efficiency import EfficiencySource
+    from roofline.model.estimate import EstimateQuery, evaluate
+    from roofline.model.workload import WorkloadSpec
+    from roofline.spec.mla import MlaRule
+
+    genoa, m = load_platform("genoa"), load_model("deepseek-v2-lite")
+    llama = load_stack("llama.cpp")
+    naive = dataclasses.replace(llama, mla=MlaRule(form="naive", source="a test stack that decompresses"))
+    work = WorkloadSpec(phase=Phase.DECODE, batch=2, context=500)
+    results = {}
+    for stack in (llama, naive):
+        ev = evaluate(genoa, m, EstimateQuery(precisions=["q4_k_m"], workload=work, source=EfficiencySource(stack=stack)))
+        results[stack.mla.form] = ev
+    absorbed, decompressing = results[MlaForm.ABSORBED], results[MlaForm.NAIVE]
+    assert decompressing.work.mla_form is MlaForm.NAIVE and absorbed.work.mla_form is MlaForm.ABSORBED
+    rows = dict(zip(decompressing.gemms.names, decompressing.gemms.m))
+    assert rows["kv_b"] == 2 * 501 and "k_absorb" not in rows
+    assert {"k_absorb", "v_absorb"} <= set(absorbed.gemms.names) and "kv_b" not in absorbed.gemms.names
+    assert any("naive form" in n and "decompresses" in n for n in decompressing.source_notes)
+    assert any("absorbed form" in n and "12801" in n for n in absorbed.source_notes)
