@@ -33,6 +33,17 @@ def groups(m: ModelSpec) -> dict[str, int]:
     return {g.name: g.params for g in footprint(m, "bf16").groups}
 
 
+def _plain(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else v
+
+
+def assert_same_model(a: ModelSpec, b: ModelSpec) -> None:
+    """Every architecture field equal (a cached spec may hold a list where a fresh one holds a tuple)."""
+    for f in dataclasses.fields(ModelSpec):
+        if f.name not in ("name", "source", "description", "aliases"):
+            assert _plain(getattr(a, f.name)) == _plain(getattr(b, f.name)), f.name
+
+
 # ------------------------------------------------------------------ multi-head latent attention: parameter counts
 
 
@@ -57,9 +68,7 @@ def test_deepseek_v3_main_model_is_671b_and_37b_active():
 def test_deepseek_v3_toml_is_the_published_config():
     """The catalog entry and the published config.json (R1's, the same architecture) give the same model."""
     toml, cfg = load_model("deepseek-v3"), config_model("deepseek-r1")
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            assert getattr(toml, f.name) == getattr(cfg, f.name), f.name
+    assert_same_model(toml, cfg)
 
 
 def test_deepseek_v2_lite_15_7b_and_2_4b_active():
@@ -88,9 +97,7 @@ def test_kimi_k2_1t_and_32b_active():
 @pytest.mark.parametrize("name, folder", [("deepseek-v2-lite", "deepseek-v2-lite")])
 def test_catalog_entries_are_their_configs(name, folder):
     toml, cfg = load_model(name), config_model(folder)
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            assert getattr(toml, f.name) == getattr(cfg, f.name), f.name
+    assert_same_model(toml, cfg)
 
 
 @pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v2-lite", "kimi-k2"])
@@ -244,9 +251,7 @@ def test_gpt_oss_config_as_shipped():
     assert m.num_experts == 32 and m.num_experts_per_tok == 4 and m.expert_bias and m.attention_sinks
     assert m.sliding_window == 128 and tuple(m.sliding_window_layers) == tuple(range(0, 24, 2))
     toml = load_model("gpt-oss-20b")
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            assert getattr(toml, f.name) == getattr(m, f.name), f.name
+    assert_same_model(toml, m)
     cfg = json.loads((CONFIGS / "gpt-oss-20b" / "config.json").read_text())
     only_alias = {k: v for k, v in cfg.items() if k != "num_experts_per_tok"}
     assert hf_config_to_fields(only_alias, "x", "t")["num_experts_per_tok"] == 4
@@ -322,10 +327,7 @@ def test_gemma3_text_config_and_its_defaults():
     assert set(range(62)) - set(m.sliding_window_layers) == set(range(5, 62, 6)) and m.sliding_window == 1024
     assert "vision tower not counted" in m.description
     toml = load_model("gemma-3-27b")
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            a, b = getattr(toml, f.name), getattr(m, f.name)
-            assert (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b), f.name
+    assert_same_model(toml, m)
     text = json.loads((CONFIGS / "gemma-3-27b-it" / "config.json").read_text())["text_config"]
     alone = hf_config_to_fields(text, "x", "t")  # a gemma3_text checkpoint reads the same
     assert alone["sliding_window_layers"] == tuple(i for i in range(62) if (i + 1) % 6)
@@ -380,10 +382,7 @@ def test_llama4_config_reading():
     assert set(range(48)) - set(m.sliding_window_layers) == set(range(3, 48, 4))
     assert not m.tie_word_embeddings and tuple(m.dense_layers) == ()
     toml = load_model("llama-4-scout")
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            a, b = getattr(toml, f.name), getattr(m, f.name)
-            assert (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b), f.name
+    assert_same_model(toml, m)
     text = json.loads((CONFIGS / "llama-4-scout-17b-16e-instruct" / "config.json").read_text())["text_config"]
     text = {k: v for k, v in text.items() if k not in ("moe_layers", "no_rope_layers")}
     step2 = hf_config_to_fields({**text, "interleave_moe_layer_step": 2}, "x", "t")
@@ -440,3 +439,31 @@ def test_the_stack_rule_decides_the_form_an_estimate_prices():
     assert {"k_absorb", "v_absorb"} <= set(absorbed.gemms.names) and "kv_b" not in absorbed.gemms.names
     assert any("naive form" in n and "decompresses" in n for n in decompressing.source_notes)
     assert any("absorbed form" in n and "12801" in n for n in absorbed.source_notes)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_dims = st.integers(1, 512)
+
+
+@given(heads=st.integers(1, 128), n=_dims, r=_dims, v=_dims, c=_dims, batch=st.integers(1, 64),
+       context=st.integers(1, 100_000))
+@settings(max_examples=60, deadline=None)
+def test_both_forms_hold_the_same_weights_and_score_the_same_pairs(heads, n, r, v, c, batch, context):
+    """Whatever the shapes: the absorbed form's two batched GEMMs hold exactly kv_b's weights, h (n + v) c; both
+    forms score the same query-key pairs (equal softmax work); the naive form reads only the rotary keys from the
+    cache, the absorbed one the whole latent row; and the absorbed attention's flops are the naive's times
+    (2c + r) / (n + r + v)."""
+    common = dict(batch=float(batch), q_len=1.0, k_len=float(context + 1), hidden=64, layers=1, heads=heads,
+                  q_lora_rank=None, kv_lora_rank=c, qk_nope=n, qk_rope=r, v_head=v)
+    weights = lambda rows, names: sum(N * K * cnt for name, _, N, K, cnt in rows if name in names)  # noqa: E731
+    assert weights(mla_gemms(**common, absorbed=False), {"kv_b"}) == heads * (n + v) * c
+    assert weights(mla_gemms(**common, absorbed=True), {"k_absorb", "v_absorb"}) == heads * (n + v) * c
+    kw = dict(batch=batch, q_len=1, k_len=context, heads=heads, qk_rope=r, layers=1, causal=False, cached=True,
+              softmax_ops=11.0)
+    naive = mla_attention_naive(qk_nope=n, v_head=v, **kw)
+    absorbed = mla_attention_absorbed(kv_lora_rank=c, **kw)
+    assert float(naive.vector_flops) == float(absorbed.vector_flops)
+    assert float(naive.kv_elements) == batch * context * r and float(absorbed.kv_elements) == batch * context * (c + r)
+    assert float(absorbed.flops) * (n + r + v) == pytest.approx(float(naive.flops) * (2 * c + r), rel=1e-12)

@@ -372,6 +372,8 @@ def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> 
     if model_type == "gemma2":
         return {"sliding_window": window, "sliding_window_layers": tuple(range(0, layers, 2))}
     if model_type == "gemma3_text":
+        if window is None:
+            return {}
         pattern = cfg.get("sliding_window_pattern") or GEMMA3_TEXT_DEFAULTS["sliding_window_pattern"]
         sliding = tuple(i for i in range(layers) if (i + 1) % pattern)
         if not sliding:
