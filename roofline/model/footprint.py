@@ -84,7 +84,8 @@ def _mtp_tensors(m: ModelSpec) -> list[_Tensor]:
     """The multi-token prediction layers' parameters: per layer ``eh_proj`` ``(H, 2H)``, the attention of a layer,
     an MoE MLP (every expert, the shared ones and the router; a dense MLP without experts), and its norms (enorm,
     hnorm, the two of the block, the final ``shared_head.norm``, and multi-head latent attention's two) as
-    ``(width, 1)`` vectors; the embeddings and the lm_head are the main model's."""
+    ``(width, 1)`` vectors, priced with the group's matrices (a few thousand parameters); the embeddings and the
+    lm_head are the main model's."""
     k = m.nextn_predict_layers
     if not k:
         return []

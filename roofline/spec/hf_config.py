@@ -236,9 +236,9 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     if model_type == "llama4_text":  # dense layers use intermediate_size_mlp; experts and the shared one intermediate_size
         if cfg.get("intermediate_size_mlp") is not None:
             fields["intermediate_size"] = cfg["intermediate_size_mlp"]
-    if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too; GptOssAttention a sink
-        fields["expert_bias"] = True  # per head (one learned logit per head and layer)
-        fields["attention_sinks"] = True
+    if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too
+        fields["expert_bias"] = True
+        fields["attention_sinks"] = True  # GptOssAttention's sinks: one learned logit per head and layer
     fields.update(moe)
     fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
