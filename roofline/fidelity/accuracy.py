@@ -634,4 +634,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
 
     return mark_bounds(profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
                                     len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "",
-                                    forms, i.profile.shared_kv if i.profile else None))
+                                    forms, i.profile.shared_kv if i.profile else None,
+                                    i.profile.mla if i.profile else None))

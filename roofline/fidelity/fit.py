@@ -42,6 +42,7 @@ from roofline.errors import UserError
 from roofline.fidelity.figures import Figure
 from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
+from roofline.spec.mla import MlaRule
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import (
     KERNEL_MAX,
@@ -610,7 +611,8 @@ def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced 
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
                  cross: dict[str, Sourced] | None = None, kernels: str = "",
-                 forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None) -> StackProfile:
+                 forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
+                 mla: MlaRule | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -654,8 +656,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, records=ids, accuracy=accuracy, forms=forms,
-        max_batch_tokens=cap,
+        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, records=ids, accuracy=accuracy,
+        forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else
         ("the activation quantization passes run at the 'other' efficiency of their non-GEMM mode",),

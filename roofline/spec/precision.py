@@ -191,7 +191,8 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
 
 #: precisions that are per-tensor mixes of recipes (roofline.spec.gguf_mix), not one recipe
 MIX_NAMES: dict[str, str] = {"q4_k_m": "llama.cpp Q4_K_M", "q4_k_s": "llama.cpp Q4_K_S", "q2_k_s": "llama.cpp Q2_K_S",
-                            "gguf": "the weight types stored in a .gguf file"}
+                            "gguf": "the weight types stored in a .gguf file",
+                            "mxfp4": "MXFP4 experts (4.25 bits per weight), everything else BF16, as gpt-oss ships"}
 
 RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
 

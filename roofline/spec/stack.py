@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_sourced
+from roofline.spec.mla import MlaRule
 from roofline.spec.sourced import Sourced
 from roofline.spec.vocab import ShapeForm
 
@@ -308,6 +309,9 @@ class StackProfile:
     (a plan with this profile batches so unless told otherwise)"""
     batch_watermark_tokens: Sourced | None = None
     """the same harness closes a batch once it holds this many tokens"""
+    mla: MlaRule | None = None
+    """the form the stack runs multi-head latent attention in (naive or absorbed), with its source; None: not
+    stated (:data:`roofline.spec.mla.DEFAULT_MLA`, absorbed, assumed). Kept as it is by ``calibrate``"""
     records: tuple[str, ...] = ()
     """the records the values were fitted from"""
     accuracy: Accuracy | None = None
