@@ -602,10 +602,11 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
     return result, founded, fits
 
 
-def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "") -> StackProfile:
+def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, description: str = "",
+                rechoose: bool = True) -> StackProfile:
     """The stack's profile fitted on every scored record of the stack (suspect figures left out), with its
     leave-one-platform-out accuracy; fitted on fewer than :data:`MIN_PLATFORMS` platforms, with the cross-stack
-    values (:func:`cross_stack`) and error band too."""
+    values (:func:`cross_stack`) and error band too; ``rechoose``: its forms chosen anew (else the stored ones)."""
     recs = [r for r in records if r.record.stack == stack and r.record.excluded is None]
     if not recs:
         known = sorted({r.record.stack for r in records if r.record.excluded is None})
@@ -614,10 +615,10 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     cross: dict[str, Sourced] = {}
     band = None
     if i.founded:
-        scored, full, per, forms = i.fit(stack, command, rechoose=True)
+        scored, full, per, forms = i.fit(stack, command, rechoose=rechoose)
     else:  # the well-founded stacks' fits give its cross-stack values, and every stack's figures its band
         result, founded, fits = _evaluate(records, command)
-        scored, full, per, forms = i.fit(stack, command, founded, rechoose=True)
+        scored, full, per, forms = i.fit(stack, command, founded, rechoose=rechoose)
         every = cross_stack(founded, None, i.phases)
         every_value = bare_values(every)
         cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, every_value)}  # those it can use
