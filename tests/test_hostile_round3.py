@@ -120,3 +120,94 @@ def test_results_cache_keys_never_read_a_large_file_or_open_a_fifo(tmp_path, mon
     (models / "small.toml").write_text("a = 2\n")
     os.utime(models / "small.toml", ns=((models / "small.toml").stat().st_atime_ns, 0))
     assert results_cache.inputs_key("t", [models]) != key
+
+
+# ------------------------------------------------------------------ 2. outputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBE = str(FIXTURES / "llama-bench" / "zen5-2vcpu-probe.toml")
+ESTIMATE = ["estimate", "--model", "bert-base", "--cpu", "icx"]
+
+
+def test_check_from_never_replaces_its_measurement(tmp_path):
+    m = tmp_path / "m.jsonl"
+    m.write_bytes((FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl").read_bytes())
+    before = m.read_bytes()
+    proc = run_cli("check", "--from", "m.jsonl", "--cpu", PROBE, "--model", "llama-3.2-1b", "--brief",
+                   "--json", "m.jsonl", cwd=tmp_path)
+    one_line_refusal(proc, "is also an input of this command", "--from m.jsonl")
+    assert m.read_bytes() == before
+
+
+def test_the_mlperf_system_json_beside_a_summary_is_an_input(tmp_path):
+    import shutil
+
+    shutil.copytree(FIXTURES / "mlperf-v3.1", tmp_path / "tree")
+    [summary] = [p for p in (tmp_path / "tree").rglob("mlperf_log_summary.txt") if "Offline" in p.parts]
+    [system] = (tmp_path / "tree").rglob("systems/*.json")
+    before = system.read_bytes()
+    proc = run_cli("check", "--from", str(summary), "--brief", "--json", str(system), cwd=tmp_path)
+    one_line_refusal(proc, "is also an input of this command", "the system description beside the summary")
+    assert system.read_bytes() == before
+
+
+def test_a_record_nested_under_records_dir_is_an_input(tmp_path):
+    nested = tmp_path / "recs" / "sub" / "r.toml"
+    nested.parent.mkdir(parents=True)
+    record = Path(__file__).parents[1] / "validation" / "records" / "emr-16vcpu-bert-large-4layer-16t.toml"
+    nested.write_bytes(record.read_bytes())
+    for out in ("recs/sub/r.toml", "recs/sub/link.json"):
+        if out.endswith(".json"):
+            (tmp_path / out).symlink_to("r.toml")
+        proc = run_cli("accuracy", "--records", "recs", "--brief", "--json", out, cwd=tmp_path, timeout=60)
+        one_line_refusal(proc, "is also an input of this command", "--records recs")
+    assert nested.read_bytes() == record.read_bytes()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    ([*ESTIMATE, "--json", "out.png"], "--json out.png: the result is written as JSON, not .png"),
+    ([*ESTIMATE, "--json", "out.toml"], "name the file .json"),
+    (["calibrate", "--records", "-o", "cal.json"], "-o cal.json: written as TOML; name the file .toml"),
+    (["accuracy", "--write-gate", "gate.json", "--reason", "r"], "--write-gate gate.json: written as TOML"),
+])
+def test_an_output_named_for_another_format_is_refused(tmp_path, argv, fragment):
+    proc = run_cli(*argv, cwd=tmp_path, timeout=60)
+    one_line_refusal(proc, fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_name_without_a_format_suffix_is_written_as_json(tmp_path):
+    proc = run_cli(*ESTIMATE, "--json", "result", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "result").read_text())["platform"]["name"] == "icx"
+
+
+def test_a_device_is_refused_as_an_output_even_as_root(tmp_path):
+    import stat
+
+    disk = tmp_path / "disk"
+    try:  # a loop device's node (7, 200): a disk to the kernel; none is attached there, so nothing could be hurt
+        os.mknod(disk, 0o660 | stat.S_IFBLK, os.makedev(7, 200))
+    except (PermissionError, OSError):
+        pytest.skip("creating a device node needs root")
+    proc = run_cli(*ESTIMATE, "--json", str(disk), timeout=60)
+    one_line_refusal(proc, "is a device, not a file")
+    mem = tmp_path / "mem"  # /dev/mem's numbers: the same major as /dev/null, refused by its minor
+    os.mknod(mem, 0o660 | stat.S_IFCHR, os.makedev(1, 1))
+    one_line_refusal(run_cli(*ESTIMATE, "--json", str(mem), timeout=60), "is a device")
+
+
+def test_a_fifo_output_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    for argv in ([*ESTIMATE, "--json", str(fifo)], ["records", "add", str(FIXTURES / "llama-bench" /
+                                                     "zen5-2vcpu-q4_0-small.jsonl"), "-o", str(fifo)]):
+        one_line_refusal(run_cli(*argv, timeout=60), "a FIFO")
+    assert time.monotonic() - start < 30
+
+
+def test_standard_output_by_its_device_name_is_still_written(tmp_path):
+    proc = run_cli(*ESTIMATE, "--json", "/dev/stdout")  # a pipe here: /proc/self/fd/1 -> pipe:[...]
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout[:proc.stdout.rindex("}") + 1])["platform"]["name"] == "icx"

@@ -356,7 +356,7 @@ def _input_paths(kind: str, ref: str) -> list[Path]:
         if path.is_dir():
             if kind == "models":
                 return [path / "config.json"]
-            return sorted(path.glob("*.toml")) if kind == "records" else []
+            return sorted(path.rglob("*.toml")) if kind == "records" else []  # as load_records reads
         if regular_file_problem(path) is None:
             return [path]
         if kind in ("models", "platforms"):
