@@ -247,12 +247,16 @@ def _check_rates(a: Values, given: list[str]):
 
 def read_measured_args(path: str, a: Values):
     """A measurement file read with the flags that complete it."""
+    from roofline.errors import SpecError
     from roofline.fidelity.measured import Given, read_measured
 
-    return read_measured(path, Given(cpu=a.get("cpu"), model=a.get("model"), precision=a.get("precision"),
-                                     cores=a.get("cores"), batch=a.get("batch"), seq_len=a.get("seq_len"),
-                                     instance_cores=a.get("instance_cores"), stack=a.get("stack"),
-                                     system=a.get("system")))
+    try:
+        return read_measured(path, Given(cpu=a.get("cpu"), model=a.get("model"), precision=a.get("precision"),
+                                         cores=a.get("cores"), batch=a.get("batch"), seq_len=a.get("seq_len"),
+                                         instance_cores=a.get("instance_cores"), stack=a.get("stack"),
+                                         system=a.get("system")))
+    except ValueError as e:  # a value of the file or a flag outside a record's range (the record's own checks)
+        raise SpecError(str(path), "", f"the record it makes is refused: {e}") from None
 
 
 def typed_rate_record(a: Values):

@@ -324,8 +324,10 @@ class Arg:
 
 
 def _is_object(v: Any) -> bool:
-    """A loaded spec object (not a name, a number, a list or a path)."""
-    return not isinstance(v, (str, bytes, int, float, list, tuple, dict, set)) and not hasattr(v, "__fspath__")
+    """A loaded spec object (not a name, a number, a list, an array, an iterator or a path): an object of another
+    class is named by the loader it goes to; a value (a numpy array, a generator) is checked as a value."""
+    return not isinstance(v, (str, bytes, int, float, list, tuple, dict, set)) and not hasattr(v, "__fspath__") \
+        and not hasattr(v, "__array__") and not hasattr(v, "__iter__")
 
 
 class Command:

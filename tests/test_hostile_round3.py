@@ -211,3 +211,317 @@ def test_standard_output_by_its_device_name_is_still_written(tmp_path):
     proc = run_cli(*ESTIMATE, "--json", "/dev/stdout")  # a pipe here: /proc/self/fd/1 -> pipe:[...]
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout[:proc.stdout.rindex("}") + 1])["platform"]["name"] == "icx"
+
+
+# ------------------------------------------------------------------ 3. tracebacks: the measurement readers
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from roofline.catalog.batched_bench import parse_batched_bench  # noqa: E402
+from roofline.catalog.llama_bench import MAX_TOKENS, parse_llama_bench  # noqa: E402
+
+LB_JSONL = (FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl").read_text()
+LB_TEST = json.loads(LB_JSONL.splitlines()[0])
+LB_CSV = (FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.csv").read_text()
+LB_MD = (FIXTURES / "llama-bench" / "zen5-2vcpu-llama-3.2-1b.md").read_text()
+BB_JSONL = (FIXTURES / "llama-batched-bench" / "zen5-2vcpu-r3-llama-3.2-1b-q4_0.jsonl").read_text()
+BB_MD = (FIXTURES / "llama-batched-bench" / "zen5-2vcpu-r3-llama-3.2-1b-q4_0.md").read_text()
+
+
+def _jsonl_with(key: str, literal: str) -> bytes:
+    """The fixture's first test with ``key`` set to the JSON text ``literal`` (written as is: 1e400 stays 1e400)."""
+    d = dict(LB_TEST)
+    d[key] = "@@"
+    return (json.dumps(d).replace('"@@"', literal) + "\n").encode()
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    (_jsonl_with("n_prompt", "1e400"), "line 1: n_prompt: inf is not a whole number"),
+    (_jsonl_with("avg_ts", "9" * 400), "line 1: avg_ts: 99999"),
+    (_jsonl_with("n_prompt", "true"), "n_prompt: True is not a whole number"),
+    (_jsonl_with("n_prompt", '"64"'), "n_prompt: '64' is not a whole number"),
+    (_jsonl_with("n_prompt", str(MAX_TOKENS + 1)), "a number from 0 to 134,217,728"),
+    (_jsonl_with("n_threads", "0"), "n_threads: 0: a number from 1"),
+    (_jsonl_with("model_type", "5"), "model_type: 5 is not a string"),
+    (_jsonl_with("samples_ts", "[true]"), "samples_ts: a list of rates"),
+    (_jsonl_with("samples_ts", "[1e308, 1e308]"), "samples_ts: a list of rates"),
+    (("[" * 100_000 + "]" * 100_000 + "\n").encode(), "nested deeper than any real file"),
+    (("{" + '"a":' + "[" * 100_000 + "\n").encode(), "line 1: not usable JSON: nested deeper"),
+    (("[" + _jsonl_with("n_gen", "1e400").decode().strip() + "]").encode(), "test 1: n_gen: inf is not a whole"),
+    (LB_MD.replace("99.74 ± 9.68", "9.9.74 ± 9.68").encode(), "line 3: t/s: '9.9.74 ± 9.68' is not a rate"),
+    (LB_MD.replace("99.74 ± 9.68", "9" * 400).encode(), "is not a rate"),
+    (LB_MD.replace("|                  t/s |", "|              avg t/s |", 1).encode(), "0 columns named 't/s'"),
+    (LB_MD.replace("| backend    |", "| test       |", 1).encode(), "2 columns named 'test'"),
+    (LB_MD.replace("| backend    |", "| size       |", 1).encode(), "the column 'size' is there twice"),
+    (LB_MD.replace("pp512", "pp" + "9" * 30, 1).encode(), "is not a llama-bench test"),
+    (LB_CSV.replace('"AMD EPYC"', '"' + "A" * 140_000 + '"', 1).encode(), "field larger than field limit"),
+    (LB_CSV.replace(",n_threads,", ",n_batch,", 1).encode(), "the column 'n_batch' is there twice"),
+])
+def test_llama_bench_hostile_numbers_and_shapes_are_one_line(raw, fragment):
+    with pytest.raises(UserError) as e:
+        parse_llama_bench(raw, "f")
+    assert fragment in str(e.value) and "\n" not in str(e.value) and len(str(e.value)) < 400
+
+
+def test_the_fixtures_still_read():
+    assert [t.test for t in parse_llama_bench(LB_JSONL.encode(), "f").tests] == ["pp64", "tg16"]
+    assert [t.n_prompt for t in parse_llama_bench(LB_CSV.encode(), "f").tests] == [64, 0]
+    assert parse_llama_bench(LB_MD.encode(), "f").tests[0].avg_ts == 99.74
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    (BB_JSONL.splitlines()[0].replace('"pl": 1', '"pl": ' + "9" * 5000) + "\n", "line 1: not a JSON object"),
+    ('{"speed_tg": 1, "pl": ' + "[" * 100_000 + "\n", "line 1: not usable JSON: nested deeper"),
+])
+def test_batched_bench_hostile_lines_are_one_line(raw, fragment):
+    assert '"pl": 1' in BB_JSONL.splitlines()[0]
+    with pytest.raises(UserError) as e:
+        parse_batched_bench(raw.encode(), "f")
+    assert fragment in str(e.value)
+
+
+HOSTILE_NUMBERS = st.sampled_from([float("inf"), float("-inf"), float("nan"), 10 ** 400, -(10 ** 400), 1e300, -1.0, 0,
+                                   True, False, "9" * 400, "1e400", "", "0x10", 2 ** 63, 0.5, 1 << 27, (1 << 27) + 1])
+JSON_VALUES = HOSTILE_NUMBERS | st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12)
+NUMERIC_LB_KEYS = ["n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "n_threads", "samples_ts", "n_batch",
+                   "n_ubatch", "model_size", "model_n_params", "model_type"]
+LB_KEYS = sorted(LB_TEST)
+BB_TEST = json.loads(BB_JSONL.splitlines()[0])
+BB_KEYS = sorted(BB_TEST)
+
+
+def _mutated(base: dict, keys, data) -> dict:
+    d = dict(base)
+    for _ in range(data.draw(st.integers(1, 3), label="changes")):
+        d[data.draw(st.sampled_from(keys) | st.text(max_size=8), label="key")] = data.draw(JSON_VALUES, label="value")
+    return d
+
+
+def _in_range(x, whole: bool, high: float) -> bool:
+    return (type(x) is int if whole else type(x) in (int, float)) and 0 <= x <= high
+
+
+def _result_or_user_error(parse, raw: bytes) -> None:
+    """A result whose numbers are numbers of the right type and range (never ``True`` read as 1, never inf), or
+    a one-line UserError."""
+    try:
+        got = parse(raw, "f")
+    except UserError as e:
+        assert "\n" not in str(e)
+        return
+    for t in getattr(got, "tests", ()):
+        assert all(_in_range(v, True, MAX_TOKENS) for v in (t.n_prompt, t.n_gen, t.n_depth)), t
+        assert _in_range(t.avg_ts, False, 1e9) and t.avg_ts > 0, t
+        assert t.n_threads is None or _in_range(t.n_threads, True, 1 << 20), t
+    for r in getattr(got, "rows", ()):
+        assert all(_in_range(v, True, 1e12) for v in (r.pp, r.tg, r.b, r.n_kv)), r
+
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(raw=st.binary(max_size=300) | st.sampled_from([LB_JSONL, LB_CSV, LB_MD]).flatmap(
+    lambda t: st.integers(0, len(t)).map(lambda i: t[:i].encode())))
+def test_property_llama_bench_bytes(raw):
+    _result_or_user_error(parse_llama_bench, raw)
+
+
+@FUZZ
+@given(data=st.data(), form=st.sampled_from(["json", "jsonl", "csv"]))
+def test_property_llama_bench_json_values(data, form):
+    d = _mutated(LB_TEST, NUMERIC_LB_KEYS + LB_KEYS, data)
+    if form == "json":
+        raw = json.dumps([d])
+    elif form == "jsonl":
+        raw = json.dumps(d) + "\n"
+    else:
+        import csv
+        import io
+
+        out = io.StringIO()
+        w = csv.DictWriter(out, fieldnames=list(d))
+        w.writeheader()
+        w.writerow({k: json.dumps(v) if not isinstance(v, str) else v for k, v in d.items()})
+        raw = out.getvalue()
+    _result_or_user_error(parse_llama_bench, raw.encode("utf-8", "surrogatepass"))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=300) | st.sampled_from([BB_JSONL, BB_MD]).flatmap(
+    lambda t: st.integers(0, len(t)).map(lambda i: t[:i].encode())))
+def test_property_batched_bench_bytes(raw):
+    _result_or_user_error(parse_batched_bench, raw)
+
+
+@FUZZ
+@given(data=st.data())
+def test_property_batched_bench_json_values(data):
+    raw = json.dumps(_mutated(BB_TEST, BB_KEYS, data)) + "\n"
+    _result_or_user_error(parse_batched_bench, raw.encode("utf-8", "surrogatepass"))
+
+
+# ------------------------------------------------------------------ 3. tracebacks: MLPerf, records, pages, charts, API
+
+MLPERF = FIXTURES / "mlperf-v3.1"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    import shutil
+
+    shutil.copytree(MLPERF, tmp_path / "tree")
+    [summary] = [p for p in (tmp_path / "tree").rglob("mlperf_log_summary.txt") if "Offline" in p.parts]
+    [system] = (tmp_path / "tree").rglob("systems/*.json")
+    return summary, system
+
+
+@pytest.mark.parametrize("rate", ["nan", "0", "-5", "1e300", "inf"])
+def test_an_mlperf_rate_out_of_range_is_one_line(tree, rate):
+    import re
+
+    summary, _ = tree
+    summary.write_text(re.sub(r"(?m)^Samples per second: .*$", f"Samples per second: {rate}", summary.read_text()))
+    proc = run_cli("records", "add", str(summary), timeout=60)
+    one_line_refusal(proc, "line 7: Samples per second", "a rate is a positive number")
+
+
+@pytest.mark.parametrize("count", ["-4", '"-4"', "0", "1e3", "true", '"9999999"'])
+def test_an_mlperf_system_count_out_of_range_is_one_line(tree, count):
+    import re
+
+    summary, system = tree
+    system.write_text(re.sub(r'"host_processor_core_count": *"?\d+"?', f'"host_processor_core_count": {count}',
+                             system.read_text()))
+    proc = run_cli("records", "add", str(summary), timeout=60)
+    one_line_refusal(proc, "host_processor_core_count")
+
+
+def test_a_flag_inside_its_range_but_outside_a_records_is_one_line(tree):
+    summary, _ = tree
+    for command in ("records", "check"):
+        argv = ["records", "add", str(summary)] if command == "records" else ["check", "--from", str(summary)]
+        proc = run_cli(*argv, "--seq-len", str(1 << 27), timeout=60)  # --seq-len's own limit: a record's is 1e6
+        one_line_refusal(proc, "the record it makes is refused", "seq_len")
+
+
+def _bench_named(folder: Path, name: str, model_type: str = "llama 1B Q4_0") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(LB_JSONL.replace("llama 1B Q4_0", model_type))
+    return path
+
+
+def test_records_add_writes_what_its_readers_accept(tmp_path):
+    """A lone surrogate (an undecodable byte of a file name), control characters and a non-BMP character reach
+    the record as text its TOML reader loads back, and the loader reads the file ``records add`` wrote."""
+    import tomllib
+
+    from roofline.catalog.records import load_record
+
+    bench = _bench_named(tmp_path, "m\udcff\x1b[31m😀.jsonl")
+    out = tmp_path / "r.toml"
+    proc = run_cli("records", "add", str(bench), "--cpu", PROBE, "--model", "llama-3.2-1b", "-o", str(out),
+                   timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    text = out.read_text(encoding="utf-8")  # strict UTF-8: no surrogate reached the file
+    data = tomllib.loads(text)
+    assert "m\\udcff" in data["source"] and "\x1b[31m😀" in data["source"]  # the control char as a TOML escape
+    assert "\x1b" not in text
+    assert load_record(out).record.model == "llama-3.2-1b"
+    printed = run_cli("records", "add", str(bench), "--cpu", PROBE, "--model", "llama-3.2-1b", timeout=60)
+    assert printed.returncode == 0 and "\x1b" not in printed.stdout and tomllib.loads(printed.stdout) == data
+
+
+def test_toml_strings_and_comments_round_trip():
+    import tomllib
+
+    from roofline.catalog.write import toml_comment, toml_string
+
+    for text in ['a"b\\c', "x\x1b[31m\x00\x7f\t\n\r", "emoji 😀 é \u2028", "\x85 C1"]:
+        assert tomllib.loads(f"a = {toml_string(text)}  # {toml_comment(text)}\n")["a"] == text
+    lone = toml_string("bad \udcff end")
+    assert tomllib.loads(f"a = {lone}")["a"] == "bad \\udcff end"
+
+
+def test_html_with_a_surrogate_and_a_script_in_names(tmp_path):
+    bench = _bench_named(tmp_path, "m\udcff<!--<script>.jsonl")
+    page = tmp_path / "p.html"
+    proc = run_cli("check", "--from", str(bench), "--cpu", PROBE, "--model", "llama-3.2-1b", "--brief",
+                   "--html", str(page), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text(encoding="utf-8")
+    embedded = html.split('<script type="application/json" id="result-json">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in embedded  # no "<!--" or "</script" of a name can reach the element's text
+    assert "m\udcff<!--<script>.jsonl" in json.loads(embedded)["source"]  # the same text, read back
+    assert html.count("<script") == 2  # the data and the sorting script, nothing from the name
+
+
+def test_a_mathtext_name_reaches_the_chart_as_text(tmp_path):
+    pytest.importorskip("matplotlib")
+    platform = tmp_path / "p.toml"
+    platform.write_text((builtin_dir("platforms") / "icx.toml").read_text().replace(
+        'name = "icx"', 'name = "x$\\\\frac{$y"', 1))
+    proc = run_cli("plot", "--model", "bert-base", "--cpu", str(platform), "-o", str(tmp_path / "c.svg"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "frac" in (tmp_path / "c.svg").read_text()
+
+
+def test_a_name_too_long_for_the_file_system_is_an_unknown_name():
+    import roofline.api as api
+
+    long = "z" * 300
+    for kwargs, fragment in ((dict(model=long, cpu="icx"), "unknown model"),
+                             (dict(model="bert-base", cpu=long), "unknown CPU"),
+                             (dict(model="bert-base", cpu="icx", stack=long), "unknown stack")):
+        with pytest.raises(UserError, match=fragment):
+            api.estimate(**kwargs)
+    with pytest.raises(UserError):
+        api.accuracy(records=[long])
+    proc = run_cli("estimate", "--model", "bert-base", "--cpu", "icx", "--calibration", long)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "cannot write" not in proc.stderr
+
+
+def _api_values():
+    import decimal
+    import fractions
+
+    import numpy as np
+
+    return {"np.int64": np.int64(8), "np.float32": np.float32(0.5), "np.bool_": np.bool_(True),
+            "Decimal": decimal.Decimal("2.5"), "Fraction": fractions.Fraction(1, 2), "generator": (x for x in [1]),
+            "array": np.array([1.0, 2.0]), "array0": np.array(3.0), "object": object(), "long": "q" * 300}
+
+
+@pytest.mark.parametrize("command", ["estimate", "check"])
+def test_the_api_gives_a_result_or_a_user_error_for_any_python_value(command):
+    import roofline.api as api
+    from roofline import arguments as A
+
+    for arg in getattr(A, command.upper()).args:
+        for name, value in _api_values().items():
+            kwargs = dict(model="bert-base", cpu="icx")
+            if command == "check":
+                kwargs.update(precision="int8-static", throughput_speedup=2.0)
+            kwargs[arg.name] = value
+            try:
+                getattr(api, command)(**kwargs)
+            except UserError as e:
+                assert "\n" not in str(e)
+            except Exception as e:  # noqa: BLE001
+                pytest.fail(f"{command}({arg.name}={name}): {type(e).__name__}: {e}")
+
+
+def test_numpy_scalars_are_numbers():
+    import numpy as np
+
+    import roofline.api as api
+
+    plain = api.estimate(model="bert-base", cpu="icx", batch=4, seq_len=128)
+    numpy = api.estimate(model="bert-base", cpu="icx", batch=np.int64(4), seq_len=np.int32(128))
+    assert numpy.to_json() == plain.to_json()

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import parse_json, parse_toml, regular_file_problem, resolved
+from roofline.files.reading import is_dir, is_file, parse_json, parse_toml, regular_file_problem, resolved
 from roofline.errors import SpecError, UnknownNameError, UserError, printable
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
@@ -46,7 +46,7 @@ def search_dirs(kind: str) -> list[Path]:
 
 
 def _looks_like_path(ref: str) -> bool:
-    return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or Path(ref).is_file()
+    return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or is_file(ref)
 
 
 def _catalog_files(kind: str) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -114,7 +114,7 @@ def find_file(kind: str, ref: str) -> Path:
     known: dict[str, Path] = {}
     for d in search_dirs(kind):
         direct = d / f"{ref}.toml"
-        if "/" not in ref and os.sep not in ref and direct.is_file():  # fast path: the file is named after the entry
+        if "/" not in ref and os.sep not in ref and is_file(direct):  # fast path: the file is named after the entry
             return resolved(direct)
         index, _ = _folder_index(kind, d)
         for name, path in index.items():
@@ -123,9 +123,9 @@ def find_file(kind: str, ref: str) -> Path:
         for name, path in index.items():
             known.setdefault(name, path)
     path = Path(ref).expanduser()
-    if path.is_file():
+    if is_file(path):
         return resolved(path)
-    if kind == "models" and path.is_dir():
+    if kind == "models" and is_dir(path):
         config = resolved(path) / "config.json"  # the folder resolved, not the file: a cache snapshot's
         problem = regular_file_problem(config)    # config.json links to a blob, and the name is the folder's
         if problem is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import load_json, parse_toml, read_bytes, regular_file_problem, resolved
+from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
 from roofline.errors import SpecError
 from roofline.spec.record import Measurement, Record
 
@@ -37,7 +37,7 @@ def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
     files: list[Path] = []
     for p in [str(records_dir())] if not paths else paths:
         path = Path(p).expanduser()
-        if path.is_dir():
+        if is_dir(path):
             for f in sorted(path.rglob("*.toml")):
                 problem = regular_file_problem(f)
                 if problem is None:

@@ -235,7 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as e:  # the standard output cannot take the answer: /dev/full, an I/O error
         _quiet_stdout()
+        import errno
+
         what = f"{e.filename}: cannot write" if e.filename else "cannot write the standard output"
+        if e.errno == errno.ENAMETOOLONG:  # a name looked up, not a write: say so
+            what = f"{e.filename or 'a name'}: too long a name for the file system (at most 255 bytes a part)"
         sys.stderr.write(printable(f"roofline {name}: error: {what} ({e.strerror or e})", keep_newlines=False) + "\n")
         return EXIT_USER_ERROR
     finally:

@@ -76,6 +76,23 @@ def regular_file_problem(path: Path | str) -> str | None:
     return None
 
 
+def is_file(path: Path | str) -> bool:
+    """``Path.is_file()``, False for a name the system cannot look up (a component over 255 bytes, a NUL byte)
+    instead of an OSError: a name given is then looked up as a catalog name, or named as unknown."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path | str) -> bool:
+    """``Path.is_dir()``, False where the name cannot be looked up (see :func:`is_file`)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 @contextmanager
 def open_regular(path: Path | str, label: str | None = None) -> Iterator[IO[bytes]]:
     """``path`` opened for reading in binary, when it is a regular file; else a one-line SpecError naming

@@ -207,10 +207,13 @@ def _take_over_metadata(tmp: Path, existing: os.stat_result | None) -> None:
 
 @contextlib.contextmanager
 def open_text(given: str | os.PathLike, *, force: bool = False, newline: str | None = None) -> Iterator[IO[str]]:
-    """A text file to stream into (UTF-8); the target is replaced only when the block completes."""
+    """A text file to stream into (UTF-8, a lone surrogate written as ``\\udcff``); the target is replaced only
+    when the block completes."""
     with replacing(given, force=force) as path:
         try:
-            f = open(path, "w", encoding="utf-8", newline=newline)
+            # a lone surrogate (a file name's undecodable byte, carried in a name or a source) is written as the
+            # text of its escape, as printable() shows it: never a UnicodeEncodeError after the work is done
+            f = open(path, "w", encoding="utf-8", errors="backslashreplace", newline=newline)
         except OSError as e:
             raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
         try:
