@@ -525,3 +525,122 @@ def test_numpy_scalars_are_numbers():
     plain = api.estimate(model="bert-base", cpu="icx", batch=4, seq_len=128)
     numpy = api.estimate(model="bert-base", cpu="icx", batch=np.int64(4), seq_len=np.int32(128))
     assert numpy.to_json() == plain.to_json()
+
+
+# ------------------------------------------------------------------ 4. records
+
+RECORD = Path(__file__).parents[1] / "validation" / "records" / "emr-16vcpu-bert-large-4layer-16t.toml"
+
+
+def test_one_bad_record_in_a_folder_is_reported_and_skipped(tmp_path):
+    folder = tmp_path / "recs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "good.toml").write_bytes(RECORD.read_bytes())
+    (folder / "bad.toml").write_bytes(b'description = "x\x01"\n')  # a control character: not TOML
+    (folder / "sub" / "us-date.toml").write_text(RECORD.read_text().replace('date = "2026-11-30"', 'date = "11/30/2026"'))
+    proc = run_cli("accuracy", "--records", "recs", "--brief", "--json", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2 and all(w.startswith("roofline: warning: skipped recs/") for w in warnings), warnings
+    assert "bad.toml: not valid TOML" in warnings[0]
+    assert "us-date.toml: date: a date as YYYY-MM-DD" in warnings[1]
+    data = json.loads(proc.stdout)
+    assert (data["records"], data["figures"]) == (1, 4)  # the good record's four latencies
+    # named on its own, a bad record is refused
+    one_line_refusal(run_cli("accuracy", "--records", "recs/sub/us-date.toml", cwd=tmp_path), "got '11/30/2026'")
+    (folder / "good.toml").unlink()
+    one_line_refusal(run_cli("accuracy", "--records", "recs", cwd=tmp_path), "not valid TOML", "(and 1 more record")
+
+
+@pytest.mark.parametrize("date, ok", [("2026-11-30", True), ("", True), ("11/30/2026", False), ("2026-02-30", False),
+                                      ("2026-11-30T10:00:00Z", False), ("30.11.2026", False)])
+def test_a_records_date_is_a_date(date, ok):
+    from roofline.catalog.validate import validate
+
+    data = parse_toml(RECORD.read_bytes(), "r.toml")
+    data["date"] = date
+    from roofline.spec.record import Record
+
+    if ok:
+        assert validate(Record, data, "r.toml").date == date
+    else:
+        with pytest.raises(UserError, match="date: a date as YYYY-MM-DD"):
+            validate(Record, data, "r.toml")
+
+
+def test_a_llama_bench_test_time_that_is_not_iso_is_refused():
+    raw = _jsonl_with("test_time", '"12/01/2026 23:28:59"')
+    with pytest.raises(UserError, match="test_time: '12/01/2026 23:28:59': llama-bench writes an ISO 8601 time"):
+        parse_llama_bench(raw, "f")
+
+
+def _toml_literal(v) -> str | None:
+    """A JSON value as a TOML value (None where TOML has none: null)."""
+    import math
+
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        from roofline.catalog.write import toml_string
+
+        return toml_string(v)
+    if isinstance(v, list):
+        items = [_toml_literal(x) for x in v]
+        return "[" + ", ".join(x for x in items if x is not None) + "]"
+    items = [(k, _toml_literal(x)) for k, x in v.items()]
+    from roofline.catalog.write import toml_string
+
+    return "{ " + ", ".join(f"{toml_string(k)} = {x}" for k, x in items if x is not None) + " }"
+
+
+RECORD_TEXT = RECORD.read_text()
+RECORD_KEYS = ["description", "date", "model", "batch", "seq_len", "layers", "embeddings", "stack", "schema_version",
+               "threads", "scenario", "latency_bound_s", "report", "context", "phase"]
+
+
+def _load_record_bytes(raw: bytes) -> None:
+    import tempfile
+
+    from roofline.catalog.records import load_records
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "r.toml"
+        path.write_bytes(raw)
+        old = os.environ.get("ROOFLINE_NO_CACHE")
+        os.environ["ROOFLINE_NO_CACHE"] = "1"
+        try:
+            [loaded] = load_records([str(path)])
+            assert loaded.record.date == "" or loaded.record.date[4] == "-"
+        except UserError as e:
+            assert "\n" not in str(e)
+        finally:
+            if old is None:
+                del os.environ["ROOFLINE_NO_CACHE"]
+            else:
+                os.environ["ROOFLINE_NO_CACHE"] = old
+
+
+@FUZZ
+@given(raw=st.binary(max_size=300) | st.integers(0, len(RECORD_TEXT)).map(lambda i: RECORD_TEXT[:i].encode()))
+def test_property_record_loader_bytes(raw):
+    _load_record_bytes(raw)
+
+
+@FUZZ
+@given(key=st.sampled_from(RECORD_KEYS) | st.text(st.characters(codec="ascii", categories=["L"]), min_size=1,
+                                                   max_size=8),
+       value=JSON_VALUES, where=st.sampled_from(["top", "platform", "measurement"]))
+def test_property_record_loader_values(key, value, where):
+    literal = _toml_literal(value)
+    if literal is None:
+        return
+    lines = [line for line in RECORD_TEXT.splitlines() if not line.startswith(f"{key} =")]
+    at = {"top": 0, "platform": lines.index("[platform]") + 1, "measurement": lines.index("[[measurements]]") + 1}[where]
+    lines.insert(at, f"{key} = {literal}")
+    _load_record_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from roofline.errors import SpecError
 from roofline.files.reading import read_bytes, utf8_text
+from roofline.spec.record import is_iso_date
 
 Format = Literal["json", "jsonl", "csv", "md"]
 FORMAT_NAMES = {"json": "-o json", "jsonl": "-o jsonl", "csv": "-o csv", "md": "-o md (its markdown table)"}
@@ -220,6 +221,9 @@ def _test(path: str, where: str, d: Any, typed: bool = True) -> BenchTest:
         n_ubatch=f("n_ubatch", int), type_k=f("type_k", str), type_v=f("type_v", str),
         flash_attn=None if flash is None else str(flash)[:40], build_commit=f("build_commit", str),
         cpu_info=f("cpu_info", str), test_time=f("test_time", str))
+    if test.test_time is not None and not is_iso_date(test.test_time[:10]):
+        raise SpecError(path, f"{where}: test_time", f"{test.test_time[:40]!r}: llama-bench writes an ISO 8601 time "
+                        "(2026-12-01T23:28:59Z); a record's date is YYYY-MM-DD")
     return _checked(path, test)
 
 
