@@ -644,3 +644,59 @@ def test_property_record_loader_values(key, value, where):
     at = {"top": 0, "platform": lines.index("[platform]") + 1, "measurement": lines.index("[[measurements]]") + 1}[where]
     lines.insert(at, f"{key} = {literal}")
     _load_record_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+
+
+# ------------------------------------------------------------------ 5. models: config.json
+
+#: meta-llama/Llama-3.1-8B's config.json shape (https://huggingface.co/meta-llama/Llama-3.1-8B, config.json), without
+#: its model_type
+LLAMA_31_8B = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+               "max_position_embeddings": 131072, "hidden_act": "silu", "tie_word_embeddings": False}
+
+
+def _config(tmp_path: Path, name: str, cfg: dict) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_a_config_without_model_type_is_typed_from_its_architectures(tmp_path, monkeypatch):
+    from roofline.catalog import load_model, load_model_file
+    from roofline.model.footprint import active_params, weight_params
+
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    load_model_file.cache_clear()
+    m = load_model(str(_config(tmp_path, "l", LLAMA_31_8B)))
+    assert (m.family, m.gated_mlp) == ("decoder", True)
+    # per layer: q, o 4096^2; k, v 4096 x 1024; gate, up, down 4096 x 14336; embeddings and lm_head 128256 x 4096
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    assert weight_params(m) == 32 * layer + 2 * 128256 * 4096 == 8_029_995_008
+    assert active_params(m) == 8_029_995_008 + (2 * 32 + 1) * 4096  # and the RMSNorm weights: 8.03e9, not 6.16e9
+
+
+@pytest.mark.parametrize("architectures, fragment", [
+    ([], "model_type: missing (no architectures either)"),
+    (["LlamaForCausalLM", "BertModel"], "name no single known type"),
+    (["SomethingNewForCausalLM"], "name no single known type"),
+])
+def test_a_config_without_model_type_and_no_single_architecture_is_refused(tmp_path, architectures, fragment):
+    folder = _config(tmp_path, "m", {**LLAMA_31_8B, "architectures": architectures})
+    proc = run_cli("models", "show", str(folder), env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    one_line_refusal(proc, fragment)
+
+
+def test_electra_small_embedding_size_is_refused_naming_the_key(tmp_path):
+    #: google/electra-small-discriminator's config.json (https://huggingface.co/google/electra-small-discriminator)
+    electra = {"architectures": ["ElectraForPreTraining"], "model_type": "electra", "embedding_size": 128,
+               "hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 4,
+               "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2, "hidden_act": "gelu"}
+    proc = run_cli("models", "show", str(_config(tmp_path, "small", electra)), env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    one_line_refusal(proc, "embedding_size: 128, not hidden_size 256")
+    base = {**electra, "embedding_size": 768, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12}
+    ok = run_cli("models", "show", str(_config(tmp_path, "base", base)), env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    assert ok.returncode == 0, ok.stderr
+    bad_type = run_cli("models", "show", str(_config(tmp_path, "t", {**electra, "embedding_size": 128.0})),
+                       env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    one_line_refusal(bad_type, "embedding_size")
