@@ -700,3 +700,13 @@ def test_electra_small_embedding_size_is_refused_naming_the_key(tmp_path):
     bad_type = run_cli("models", "show", str(_config(tmp_path, "t", {**electra, "embedding_size": 128.0})),
                        env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
     one_line_refusal(bad_type, "embedding_size")
+
+
+def test_an_mlperf_summary_stating_its_rate_twice_is_refused(tree):
+    summary, _ = tree
+    text = summary.read_text()
+    summary.write_text(text.replace("Samples per second: 1357.33\n", "Samples per second: 1357.33\n"
+                                    "Samples per second: 2714.66\n", 1))
+    one_line_refusal(run_cli("records", "add", str(summary), timeout=60), "line 8: Samples per second: stated twice")
+    summary.write_text(text.replace("Samples per second: 1357.33\n", "Samples per second: 1357.33\n" * 2, 1))
+    assert run_cli("records", "add", str(summary), timeout=60).returncode == 0  # the same line again says nothing new

@@ -118,6 +118,9 @@ def parse_summary(text: str, path: str) -> MlperfSummary:
                     from None
             if not 0 <= latency[name] <= 10 ** 15:
                 raise SpecError(path, f"line {n}", f"{key}: {value[:40]}: nanoseconds from 0 to 1e15 (11 days)")
+        elif key in values and values[key][0] != value:  # which of two rates is the run's? neither is taken
+            raise SpecError(path, f"line {n}", f"{key[:60]}: stated twice, {values[key][0][:40]!r} (line "
+                            f"{values[key][1]}) and {value[:40]!r}: not one loadgen summary; give the run's own file")
         else:
             values.setdefault(key, (value, n))
 
