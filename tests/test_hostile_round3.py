@@ -710,3 +710,19 @@ def test_an_mlperf_summary_stating_its_rate_twice_is_refused(tree):
     one_line_refusal(run_cli("records", "add", str(summary), timeout=60), "line 8: Samples per second: stated twice")
     summary.write_text(text.replace("Samples per second: 1357.33\n", "Samples per second: 1357.33\n" * 2, 1))
     assert run_cli("records", "add", str(summary), timeout=60).returncode == 0  # the same line again says nothing new
+
+
+def test_spec_files_with_a_byte_order_mark_are_read(tmp_path):
+    """A UTF-8 BOM (Windows editors write one) was refused as 'not valid TOML: Invalid statement'."""
+    bom = b"\xef\xbb\xbf"
+    platform = tmp_path / "p.toml"
+    platform.write_bytes(bom + GNR.encode())
+    record = tmp_path / "r.toml"
+    record.write_bytes(bom + RECORD.read_bytes())
+    config = _config(tmp_path, "cfg", {**LLAMA_31_8B, "model_type": "llama"}) / "config.json"
+    config.write_bytes(bom + config.read_bytes())
+    env = {"ROOFLINE_CACHE_DIR": str(tmp_path / "c")}
+    for argv in (["platforms", "show", str(platform)], ["models", "show", str(config.parent)],
+                 ["accuracy", "--records", str(record), "--brief"]):
+        proc = run_cli(*argv, env=env, timeout=120)
+        assert proc.returncode == 0, (argv, proc.stderr)

@@ -141,7 +141,7 @@ def read_bytes(path: Path | str, label: str | None = None, max_bytes: int = MAX_
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
     tomllib = _tomllib()
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8-sig"))  # a byte-order mark (Windows editors write one) is dropped
     except UnicodeDecodeError as e:
         raise SpecError(str(path), "", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
@@ -162,7 +162,7 @@ def parse_json(raw: bytes, path: Path | str) -> dict[str, Any]:
 def load_json(raw: bytes, path: Path | str) -> Any:
     """Any JSON value from ``raw``; text that is not JSON is a one-line SpecError."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8-sig"))  # a byte-order mark is dropped, as for TOML
     except UnicodeDecodeError:
         raise SpecError(str(path), "", "not JSON: not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:
