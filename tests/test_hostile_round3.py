@@ -726,3 +726,26 @@ def test_spec_files_with_a_byte_order_mark_are_read(tmp_path):
                  ["accuracy", "--records", str(record), "--brief"]):
         proc = run_cli(*argv, env=env, timeout=120)
         assert proc.returncode == 0, (argv, proc.stderr)
+
+
+def test_n_ubatch_splits_a_long_prompt_into_the_micro_batches_llama_cpp_runs(tmp_path):
+    """pp2048 with -ub 512 runs four micro-batches of 512 tokens at contexts 0, 512, 1024, 1536: priced as one of
+    512 at their mean, 768 (+ the depth); with -ub 2048, one of 2048 as before."""
+    import roofline.api as api
+
+    def first_measurement(n_prompt: int, n_ubatch, n_depth: int = 0):
+        d = {**LB_TEST, "n_prompt": n_prompt, "n_gen": 0, "n_depth": n_depth, "n_ubatch": n_ubatch}
+        if n_ubatch is None:
+            del d["n_ubatch"]
+        path = tmp_path / f"b{n_prompt}-{n_ubatch}-{n_depth}.jsonl"
+        path.write_text(json.dumps(d) + "\n")
+        measured, text = api.records_add(file=str(path), cpu=PROBE, model="llama-3.2-1b")
+        m = measured.record.measurements[0]
+        return m.seq_len, m.context, text
+
+    seq, ctx, text = first_measurement(2048, 512)
+    assert (seq, ctx) == (512, (2048 - 512) // 2) and "micro-batches of 512" in text
+    assert first_measurement(2048, 512, n_depth=100)[:2] == (512, 100 + 768)
+    assert first_measurement(2048, 2048)[:2] == (2048, None)
+    assert first_measurement(64, 512)[:2] == (64, None)
+    assert first_measurement(2048, None)[:2] == (2048, None)  # a table without n_ubatch: the prompt whole
