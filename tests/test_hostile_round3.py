@@ -749,3 +749,26 @@ def test_n_ubatch_splits_a_long_prompt_into_the_micro_batches_llama_cpp_runs(tmp
     assert first_measurement(2048, 2048)[:2] == (2048, None)
     assert first_measurement(64, 512)[:2] == (64, None)
     assert first_measurement(2048, None)[:2] == (2048, None)  # a table without n_ubatch: the prompt whole
+
+
+def test_a_file_of_more_tests_than_are_priced_in_seconds_is_refused():
+    from roofline.catalog.batched_bench import MAX_ROWS
+    from roofline.catalog.llama_bench import MAX_TESTS
+
+    line = LB_JSONL.splitlines()[0] + "\n"
+    assert len(parse_llama_bench((line * MAX_TESTS).encode(), "f").tests) == MAX_TESTS
+    with pytest.raises(UserError, match=f"{MAX_TESTS + 1:,} tests, more than the {MAX_TESTS:,}"):
+        parse_llama_bench((line * (MAX_TESTS + 1)).encode(), "f")
+    row = BB_JSONL.splitlines()[0] + "\n"
+    with pytest.raises(UserError, match=f"{MAX_ROWS + 1:,} tests, more than the {MAX_ROWS:,}"):
+        parse_batched_bench((row * (MAX_ROWS + 1)).encode(), "f")
+
+
+def test_records_add_prints_no_escape_sequence_from_a_platform_file(tmp_path):
+    probe = tmp_path / "p.toml"
+    probe.write_text(Path(PROBE).read_text().replace('name = "host"', 'name = "host\\u001b]0;owned\\u0007"', 1))
+    assert "\\u001b" in probe.read_text()
+    proc = run_cli("records", "add", str(FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl"), "--cpu",
+                   str(probe), "--model", "llama-3.2-1b", "-o", str(tmp_path / "r.toml"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr and "\\x1b]0;owned\\x07" in proc.stdout

@@ -29,6 +29,8 @@ COLUMNS = {"PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_PP s": "t_pp", 
 #: the settings its header line and each jsonl line state
 SETTINGS = ("n_kv_max", "n_batch", "n_ubatch", "flash_attn", "is_pp_shared", "n_gpu_layers", "n_threads",
             "n_threads_batch")
+#: the most tests a file may hold: each is priced; a real run's -npp/-ntg/-npl grid writes tens to hundreds
+MAX_ROWS = 2000
 _HEADER = re.compile(r"^\s*\|\s*PP\s*\|\s*TG\s*\|\s*B\s*\|\s*N_KV\s*\|")
 _SETTINGS = re.compile(r"(\w+)\s*=\s*(-?\d{1,12})\b")
 
@@ -93,7 +95,11 @@ def parse_batched_bench(raw: bytes, path: str) -> BatchedFile:
     if fmt is None:
         raise SpecError(path, "", "not a llama-batched-bench result: neither its markdown table (a line "
                         "'|    PP |     TG |    B |   N_KV | ...') nor --output-format jsonl")
-    return _markdown(text, path) if fmt == "md" else _jsonl(text, path)
+    bench = _markdown(text, path) if fmt == "md" else _jsonl(text, path)
+    if len(bench.rows) > MAX_ROWS:
+        raise SpecError(path, "", f"{len(bench.rows):,} tests, more than the {MAX_ROWS:,} a file may hold here (each "
+                        "is priced): split the file")
+    return bench
 
 
 def _number(path: str, where: str, name: str, v: object, whole: bool, low: float = 0.0) -> float:

@@ -113,7 +113,20 @@ def detect(text: str) -> Format | None:
     return None
 
 
+#: the most tests a file may hold: each is priced (a check of 100,000 rows ran past a minute; 2,000 take a few
+#: seconds); a real run's parameter sweep writes tens to hundreds
+MAX_TESTS = 2000
+
+
 def parse_llama_bench(raw: bytes, path: str) -> BenchFile:
+    bench = _parse(raw, path)
+    if len(bench.tests) > MAX_TESTS:
+        raise SpecError(path, "", f"{len(bench.tests):,} tests, more than the {MAX_TESTS:,} a file may hold here "
+                        "(each is priced): split the file")
+    return bench
+
+
+def _parse(raw: bytes, path: str) -> BenchFile:
     text = utf8_text(raw, path, "a llama-bench result")
     fmt = detect(text)
     if fmt is None:
