@@ -772,3 +772,77 @@ def test_records_add_prints_no_escape_sequence_from_a_platform_file(tmp_path):
                    str(probe), "--model", "llama-3.2-1b", "-o", str(tmp_path / "r.toml"), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout + proc.stderr and "\\x1b]0;owned\\x07" in proc.stdout
+
+
+# ------------------------------------------------------------------ GGUF: every matrix against the header
+
+
+def _gguf(path: Path, arch: str, tensors: dict[str, tuple[int, ...]], hidden=64, layers=2, heads=4, kv=4, ffn=128):
+    """A GGUF file of F32 zeros: ``tensors`` as numpy shapes (rows, cols), GGUF stores them reversed."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    w = gguf.GGUFWriter(str(path), arch)
+    for key, value in {"block_count": layers, "context_length": 512, "embedding_length": hidden,
+                       "feed_forward_length": ffn, "attention.head_count": heads,
+                       "attention.head_count_kv": kv}.items():
+        w.add_uint32(f"{arch}.{key}", value)
+    w.add_string("general.name", "tiny")
+    w.add_token_list([f"t{i}" for i in range(300)])
+    for name, shape in tensors.items():
+        w.add_tensor_info(name, shape, np.dtype(np.float32), int(np.prod(shape)) * 4)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    for shape in tensors.values():
+        w.write_tensor_data(np.zeros(shape, dtype=np.float32))
+    w.close()
+    return path
+
+
+def _phi3_tensors(hidden=64, layers=2, ffn=128, fused=True) -> dict[str, tuple[int, ...]]:
+    """Phi-3 as llama.cpp's convert_hf_to_gguf.py writes it: qkv_proj as attn_qkv, gate_up_proj as ffn_up."""
+    out = {"token_embd.weight": (300, hidden), "output_norm.weight": (hidden,), "output.weight": (300, hidden)}
+    for i in range(layers):
+        out.update({f"blk.{i}.attn_norm.weight": (hidden,), f"blk.{i}.attn_qkv.weight": (3 * hidden, hidden),
+                    f"blk.{i}.attn_output.weight": (hidden, hidden), f"blk.{i}.ffn_norm.weight": (hidden,),
+                    f"blk.{i}.ffn_down.weight": (hidden, ffn)})
+        if fused:
+            out[f"blk.{i}.ffn_up.weight"] = (2 * ffn, hidden)
+        else:
+            out.update({f"blk.{i}.ffn_gate.weight": (ffn, hidden), f"blk.{i}.ffn_up.weight": (ffn, hidden)})
+    return out
+
+
+def test_a_phi3_gguf_with_fused_gate_and_up_is_read(tmp_path):
+    from roofline.catalog.gguf_file import read_gguf_fields
+
+    fields = read_gguf_fields(_gguf(tmp_path / "phi3.gguf", "phi3", _phi3_tensors()))
+    assert (fields["gated_mlp"], fields["intermediate_size"], fields["hidden_size"]) == (True, 128, 64)
+    split = read_gguf_fields(_gguf(tmp_path / "split.gguf", "phi3", _phi3_tensors(fused=False)))
+    assert split["gated_mlp"] and split["intermediate_size"] == 128
+    # the same fused layout under an architecture llama.cpp does not split is what it is: a header that disagrees
+    llama = {k.replace("attn_qkv", "attn_q"): ((64, 64) if "attn_qkv" in k else v) for k, v in _phi3_tensors().items()}
+    with pytest.raises(UserError, match="llama.feed_forward_length: 128, but the file's blk.0.ffn_up.weight stores 256"):
+        read_gguf_fields(_gguf(tmp_path / "llama.gguf", "llama", llama))
+
+
+@pytest.mark.parametrize("tensor, shape, fragment", [
+    ("blk.1.ffn_down.weight", (64, 96), "feed_forward_length: 128, but the file's blk.1.ffn_down.weight stores 96"),
+    ("blk.1.ffn_down.weight", (48, 128), "embedding_length: 64, but the file's blk.1.ffn_down.weight stores 48"),
+    ("blk.1.attn_output.weight", (64, 32), "head_count: 64, but the file's blk.1.attn_output.weight stores 32"),
+    ("blk.1.ffn_gate.weight", (128, 32), "embedding_length: 64, but the file's blk.1.ffn_gate.weight stores 32"),
+    ("blk.1.attn_v.weight", (16, 64), "head_count_kv: 32, but the file's blk.1.attn_v.weight stores 16"),
+])
+def test_every_matrix_of_every_layer_agrees_with_the_header(tmp_path, tensor, shape, fragment):
+    from gguf_files import tiny_tensors, write_gguf
+
+    from roofline.catalog.gguf_file import read_gguf_fields
+
+    pytest.importorskip("gguf")
+    tensors = tiny_tensors()
+    assert tensor in tensors
+    read_gguf_fields(write_gguf(tmp_path / "ok.gguf", tensors=tensors))
+    tensors[tensor] = shape
+    with pytest.raises(UserError, match=fragment.replace("(", r"\(")):
+        read_gguf_fields(write_gguf(tmp_path / "bad.gguf", tensors=tensors))
