@@ -376,6 +376,24 @@ def calibrate(report: Any = None, **flags: Any):
     return fit_calibration([(r, report_spec(r, a.model, path), path) for r, path in loaded], platform)
 
 
+def _refuse_server_summary(path: str) -> None:
+    """An MLPerf Server summary is refused by ``records add``: its rate is the highest meeting a p99 latency bound
+    under Poisson arrivals, a figure of ``roofline plan``'s simulation, not the throughput figure the record would
+    hold (it was written as one and scored as an Offline run)."""
+    from roofline.catalog.mlperf_log import is_summary, parse_summary
+    from roofline.files.reading import read_bytes
+
+    text = read_bytes(path).decode("utf-8-sig", "replace")
+    if not is_summary(text):
+        return
+    summary = parse_summary(text, path)
+    if summary.scenario == "Server":
+        raise UserError(f"{path}: a Server run: its scheduled rate is the highest meeting the latency bound "
+                        f"({summary.parameters.get('target_latency (ns)', '?')} ns), a figure of roofline plan, not a "
+                        "throughput; records add writes Offline runs (a Server record also needs scenario, "
+                        "latency_bound_s and server_latencies: see validation/records/corpus/*-server.toml)")
+
+
 def records_add(file: Any = None, **flags: Any):
     """``roofline records add FILE``: a llama-bench result or an MLPerf summary as a measurement record; returns the
     :class:`~roofline.fidelity.measured.Measured` (its ``record``, and what each field rests on) and the record's
@@ -384,6 +402,7 @@ def records_add(file: Any = None, **flags: Any):
 
     a = checked(A.RECORDS, {"action": "add", "file": file, **flags})
     _require("records add", a, "file")
+    _refuse_server_summary(a.file)
     measured = read_measured_args(a.file, a)
     header = (f"{measured.record.description}\nwritten by roofline records add from {a.file} "
               f"({measured.origin.format}); every field's source is in its comment, 'assumed' where the file does "

@@ -846,3 +846,14 @@ def test_every_matrix_of_every_layer_agrees_with_the_header(tmp_path, tensor, sh
     tensors[tensor] = shape
     with pytest.raises(UserError, match=fragment.replace("(", r"\(")):
         read_gguf_fields(write_gguf(tmp_path / "bad.gguf", tensors=tensors))
+
+
+def test_records_add_refuses_an_mlperf_server_run_it_would_score_as_offline(tmp_path):
+    import shutil
+
+    shutil.copytree(MLPERF, tmp_path / "tree")
+    [server] = [p for p in (tmp_path / "tree").rglob("mlperf_log_summary.txt") if "Server" in p.parts]
+    proc = run_cli("records", "add", str(server), "-o", str(tmp_path / "r.toml"), timeout=60)
+    one_line_refusal(proc, "a Server run", "130000000 ns", "records add writes Offline runs")
+    assert not (tmp_path / "r.toml").exists()
+    assert run_cli("check", "--from", str(server), "--brief", timeout=60).returncode == 0  # its rate is still checked
