@@ -857,3 +857,31 @@ def test_records_add_refuses_an_mlperf_server_run_it_would_score_as_offline(tmp_
     one_line_refusal(proc, "a Server run", "130000000 ns", "records add writes Offline runs")
     assert not (tmp_path / "r.toml").exists()
     assert run_cli("check", "--from", str(server), "--brief", timeout=60).returncode == 0  # its rate is still checked
+
+
+def _unscored_stack(tmp_path: Path) -> Path:
+    """torch-inductor's profile with an accuracy over no scored figure (what a fit whose figures all stayed on one
+    platform, or were all set aside, leaves): its median and worst are 0, which is no band."""
+    import re
+
+    text = (builtin_dir("platforms") / "stacks" / "torch-inductor.toml").read_text()
+    text = re.sub(r"\n\[accuracy\.classes\.[^\]]+\]\n(?:[^\[\n][^\n]*\n)*", "\n", text)
+    head, accuracy = text.split("\n[accuracy]\n", 1)
+    for key, value in (("median_abs_error", "0.0"), ("worst_abs_error", "0.0"), ("figures", "0"), ("records", "0"),
+                       ("platforms", "0")):
+        accuracy, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", accuracy, count=1)
+        assert n == 1, key
+    text = head + "\n[accuracy]\n" + accuracy
+    path = tmp_path / "unscored.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_stack_with_no_scored_figure_quotes_no_band(tmp_path):
+    stack = str(_unscored_stack(tmp_path))
+    shown = run_cli("stacks", "show", stack)
+    assert shown.returncode == 0, shown.stderr
+    assert "no measured accuracy (no figure scored leave-one-platform-out)" in shown.stdout
+    assert "median 0%" not in shown.stdout
+    est = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", "--stack", stack, "--brief")
+    assert est.returncode == 0 and "no measured error band" in est.stdout and "+/-" not in est.stdout, est.stdout
