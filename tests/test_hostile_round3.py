@@ -885,3 +885,17 @@ def test_a_stack_with_no_scored_figure_quotes_no_band(tmp_path):
     assert "median 0%" not in shown.stdout
     est = run_cli("estimate", "--model", "bert-large", "--cpu", "icx", "--stack", stack, "--brief")
     assert est.returncode == 0 and "no measured error band" in est.stdout and "+/-" not in est.stdout, est.stdout
+
+
+def test_the_accuracy_page_and_json_name_no_absolute_path(tmp_path):
+    (tmp_path / "recs").mkdir()
+    (tmp_path / "recs" / "good.toml").write_bytes(RECORD.read_bytes())
+    proc = run_cli("accuracy", "--records", "recs", "--brief", "--json", "a.json", "--html", "a.html",
+                   cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page, data = (tmp_path / "a.html").read_text(), (tmp_path / "a.json").read_text()
+    root = str(Path(__file__).resolve().parents[1])
+    for text in (page, data):
+        assert str(tmp_path) not in text and root not in text
+    assert "<td>recs/good.toml</td>" in page  # relative to the working directory
+    assert {s["profile"] for s in json.loads(data)["stacks"]} == {"platforms/stacks/torch-inductor.toml"}

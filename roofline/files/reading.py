@@ -209,6 +209,17 @@ def portable_path(path: str | Path, base: str | Path | None = None) -> str:
     return p.name
 
 
+def shown_path(path: str | Path) -> str:
+    """How a page or a result names a file of the catalog or any other: relative to the checkout or the installed
+    package that holds roofline's own files (``validation/records/corpus/x.toml``, ``platforms/stacks/y.toml``) when
+    it is under it, else as :func:`portable_path` does; never the absolute path of the machine that made it."""
+    root = Path(__file__).resolve().parents[2]  # the checkout (roofline/files/reading.py -> its root)
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except (ValueError, OSError, RuntimeError):
+        return portable_path(path)
+
+
 def utf8_text(raw: bytes, path: str, what: str) -> str:
     """A measurement file's bytes as text (a leading byte-order mark dropped), or a one-line SpecError saying it
     is not ``what`` (``a llama-bench result``) as UTF-8 text."""
