@@ -10,7 +10,7 @@ from pathlib import Path
 from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
 from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
-from roofline.errors import SpecError
+from roofline.errors import SpecError, UserError
 from roofline.spec.record import Measurement, Record
 
 
@@ -56,16 +56,18 @@ def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
     for f, in_folder in files:
         try:
             loaded.append(load_record(resolved(f)))
-        except SpecError as e:
+        except UserError as e:
             if not in_folder:  # a file named on its own is the user's: refused
                 raise
             bad.append((f, e))  # one bad record in a folder is not fatal to the rest
     if not loaded:
         f, e = bad[0]
         more = f" (and {len(bad) - 1} more record{'s' if len(bad) > 2 else ''} that cannot be used)" if len(bad) > 1 else ""
-        raise SpecError(e.path, e.field, e.reason + more)
+        if isinstance(e, SpecError):
+            raise SpecError(e.path, e.field, e.reason + more)
+        raise UserError(f"{f}: {e}{more}")
     for f, e in bad:
-        own = e.path == str(resolved(f))  # the record's own problem: its path is in the warning already
+        own = isinstance(e, SpecError) and e.path == str(resolved(f))  # its path is in the warning already
         warn_skipped(f, (f"{e.field}: {e.reason}" if e.field else e.reason) if own else str(e))
     return loaded
 
