@@ -71,6 +71,19 @@ def _gguf(a: Values) -> bool:
         str(p).lower() in RECIPE_TYPES or str(p).lower() in MIX_NAMES for p in precisions)
 
 
+def with_sockets(platform, a: Values):
+    """The platform as a server of ``--sockets`` of its sockets, when given."""
+    from roofline.spec.platform import with_sockets as used
+
+    n = a.get("sockets")
+    if n is None:
+        return platform
+    try:
+        return used(platform, n)
+    except ValueError as e:
+        raise UserError(f"--sockets {n}: {str(e).removeprefix('sockets: ')}") from None
+
+
 def with_channels(platform, a: Values):
     """The platform on ``--memory-channels`` channels per socket (its bandwidths scaled), when given."""
     from roofline.spec.platform import with_memory_channels
@@ -279,23 +292,34 @@ def typed_rate_record(a: Values):
         m = Measurement(kind="tokens_per_s", precision=a.precision, value=a.tokens_per_s, name=f"{a.phase} rate",
                         phase=a.phase, seq_len=None if decode else (a.seq_len or DEFAULT_SEQ_LEN),
                         context=a.context, kv_dtype=a.kv_dtype)
-        cores = a.cores or platform.cores_per_socket.value  # one engine process on one socket
-        record_platform = RecordPlatform(name=name, cores=cores, sockets=1, instance_cores=a.instance_cores or cores)
+        cores = a.cores or platform.cores_per_socket.value  # one engine process per socket
+        record_platform = RecordPlatform(name=name, cores=cores, sockets=a.get("sockets") or 1,
+                                         instance_cores=a.instance_cores or cores)
         batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
     else:
         if a.phase not in (None, "forward") or a.context is not None or a.kv_dtype is not None or a.quantize_lm_head:
             raise UserError("--samples-per-s: an encoder's rate; --phase, --context, --kv-dtype and "
                             "--quantize-lm-head apply to --tokens-per-s")
         m = Measurement(kind="throughput", precision=a.precision, value=a.samples_per_s, name="samples rate")
-        record_platform = RecordPlatform(name=name, cores=a.cores, instance_cores=a.instance_cores or 4)
+        record_platform = RecordPlatform(name=name, cores=a.cores, sockets=a.get("sockets"),
+                                         instance_cores=a.instance_cores or 4)
         batch, seq_len = a.batch or 1, a.seq_len or DEFAULT_SEQ_LEN
     try:
-        record = Record(description="typed", source="typed", stack=a.stack or "torch-inductor",
+        record = Record(description="typed", source="typed", stack=a.stack or _default_stack(a.precision),
                         platform=record_platform, model=spec.name, batch=batch, seq_len=seq_len,
                         quantize_lm_head=bool(a.quantize_lm_head), measurements=(m,))
     except ValueError as e:
         raise UserError(f"{what}: {e}") from None
     return record, platform, spec
+
+
+def _default_stack(precision: str | None) -> str:
+    """The stack a typed rate is priced by: llama.cpp's for a GGUF type, torch-inductor's otherwise."""
+    from roofline.model.efficiency import GGUF_STACK, TORCH_STACK, is_gguf
+    from roofline.spec.precision import RECIPES
+
+    recipe = RECIPES.get(precision or "")
+    return GGUF_STACK if recipe is not None and is_gguf(recipe) else TORCH_STACK
 
 
 def report_platform(report, cpu, path: str):
@@ -449,7 +473,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
 
     a = checked(A.PLAN, {"model": model, "cpu": cpu, **flags})
     _require("plan", a, "model", "cpu")
-    platforms = [with_channels(p, a) for p in resolve.platforms(a.cpu)]
+    platforms = [with_sockets(with_channels(p, a), a) for p in resolve.platforms(a.cpu)]
     spec = resolve.model(a.model)
     ms = lambda v: None if v is None else v / 1e3  # noqa: E731
     options = PlanOptions(
@@ -559,4 +583,4 @@ def sweep(model: Any = None, cpu: Any = None, **flags: Any):
     return sweep_table(platforms, models, precisions, batches, seqs,
                        grid=grid_words(models, platforms, precisions, batches, seqs), phase=a.phase,
                        context=a.context, ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
-                       layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores))
+                       layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores))

@@ -526,6 +526,8 @@ PLAN = Command("plan", (
     CALIBRATION.but(help="a `roofline calibrate` file (or its name in platforms/calibration): the measured host's "
                     "efficiencies for the realistic service times (instead of the stack profile)"),
     ANY_PLATFORM, STACK,
+    SOCKETS.but(help="sockets per server, 1 to 64 (default: all the platform file has); the rate, memory and price "
+                "are a server's of that many"),
     Arg("seed", "the simulation's random seed, 0 to 4,294,967,295 (default 0)", Int(0, 2**32 - 1), default=0),
 ))
 
@@ -537,17 +539,20 @@ SWEEP = Command("sweep", (
         many=True),
     Arg("seq_len", f"e.g. 128,256 or 64:512:64, values 1 to {MAX_TOKENS:,} (default 256)", Axis(1, MAX_TOKENS),
         many=True),
-    PHASE, CONTEXT_ARG.but(help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}"), BANDWIDTH, *LAYOUT,
+    PHASE, CONTEXT_ARG.but(help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}"), BANDWIDTH, *LAYOUT, SOCKETS,
 ))
 
-PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT,
+PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, SOCKETS,
                         Arg("measured", "a `roofline validate --json` report to draw beside", metavar="REPORT.json")))
 
 _DECODE = "decode (--phase decode: tokens/s of an LLM engine)"
 _RATES = "measured rates (--tokens-per-s, --samples-per-s, --from FILE)"
-FROM_FILE = Arg("from_file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
-                "mlperf_log_summary.txt: its measured rates against the ceiling and the realistic estimate; what the "
-                "file does not state is asked for by flag", flags=("--from",), metavar="FILE", group=_RATES)
+FROM_FILE = Arg("from_file", "a llama-bench result (-o json, jsonl, csv, or its markdown table), a "
+                "llama-batched-bench table or jsonl, an MLPerf mlperf_log_summary.txt, a vllm bench serve "
+                "--save-result JSON, an SGLang bench_serving --output-file JSONL, a GuideLLM JSON report, or an "
+                "OpenVINO benchmark_app report (benchmark_report.json or its logged summary): its measured rates "
+                "against the ceiling and the realistic estimate; what the file does not state is asked for by flag",
+                flags=("--from",), metavar="FILE", group=_RATES)
 SYSTEM = Arg("system", "an MLPerf system description (systems/<system>.json; default: the results tree's, beside the "
              "summary)", metavar="FILE", group=_RATES)
 RATE_PRECISION = Arg("precision", "the precision the run used, when the file's type or system name does not say (a "
@@ -603,12 +608,15 @@ CHECK = Command("check", (
     QUANTIZE_LM_HEAD.but(help="--tokens-per-s: the lm_head in the precision too (llama.cpp quantizes it)",
                          group=_RATES),
     SYSTEM,
+    SOCKETS.but(help="--tokens-per-s / --samples-per-s: sockets the run used, 1 to 64 (default 1 for a tokens rate, "
+                "all for a samples rate; one engine process per socket)"),
 ))
 
 RECORDS = Command("records", (
     Arg("action", "add: write a measurement file as a record", Choice(("add",)), positional=True),
-    Arg("file", "a llama-bench result (-o json, jsonl, csv, or its markdown table) or an MLPerf "
-        "mlperf_log_summary.txt", positional=True, metavar="FILE"),
+    Arg("file", "a llama-bench result (-o json, jsonl, csv, or its markdown table), a llama-batched-bench table or "
+        "jsonl, an MLPerf mlperf_log_summary.txt, a vllm bench serve JSON, an SGLang bench_serving JSONL, a GuideLLM "
+        "JSON report or an OpenVINO benchmark_app report", positional=True, metavar="FILE"),
     CPU.but(required=False, help="the platform the run was on (catalog name or a platform .toml), when the file "
             "does not name it"),
     MODEL.but(required=False, help="the model, when the file names it only by a path (catalog name, config.json, "

@@ -15,7 +15,8 @@ from clitools import REPO, run_cli, run_json
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records
 from roofline.catalog.stacks import load_stack
-from roofline.fidelity.accuracy import accuracy, choose_variants, fit_profile
+from roofline.fidelity.accuracy import accuracy, fit_profile
+from roofline.fidelity.forms import FormSearch
 from roofline.fidelity.figures import figures
 from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of, predict
 from roofline.model.build import LayoutSpec
@@ -259,7 +260,7 @@ def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
     """intel-mlperf's figures made with 10 ms per call (each instance's) and known efficiencies fit back to them
     with the per-call cost held there (the per-launch one still fitted), and the profile says the Server runs
     chose it; fitted freely instead, a per-call cost this size is beyond the free fit's 2 ms bound."""
-    from roofline.fidelity.accuracy import CALL_GRID
+    from roofline.fidelity.forms import CALL_GRID
     from roofline.fidelity.fit import profile_from
     recs = [r for r in records if r.record.stack == "intel-mlperf" and r.record.scenario == "offline"
             and r.record.excluded is None]
@@ -280,17 +281,65 @@ def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
     assert shipped.value in CALL_GRID and "Server runs" in shipped.source
 
 
-def test_a_platforms_own_figures_never_choose_its_shape_variant():
-    """Each left-out platform takes the variant that predicted the other platforms better, even when its
-    own figures would have chosen the other one; the full profile takes the better one over all."""
-    with_shape = {"a": [0.1, 0.1], "b": [0.1], "c": [0.9]}
-    without = {"a": [0.2, 0.2], "b": [0.2], "c": [0.1]}
-    chosen, overall = choose_variants([with_shape, without])
-    # a: others (b, c) 0.5 vs 0.15 -> without; b: (a, a, c) 0.367 vs 0.167 -> without;
-    # c: (a, a, b) 0.1 vs 0.2 -> with, though c's own figures favour without
-    assert chosen == {"a": 1, "b": 1, "c": 0}
-    assert overall == 1  # all four: 0.3 vs 0.175
-    assert choose_variants([{"a": [0.1]}, {"a": [0.1]}]) == ({"a": 0}, 0)  # a tie keeps the shape term
+class _TableSearch(FormSearch):
+    """A form search whose leave-one-out errors are a table (per form, each platform's figures' errors, the same
+    whichever platforms a fold trains on): a stand-in for the fits."""
+
+    def __init__(self, table):
+        super().__init__(fitted=[], dispatch={})
+        self.table = table
+
+    def candidates(self, train):
+        return list(self.table)
+
+    def several_classes(self):
+        return False
+
+    @property
+    def platforms(self):
+        return frozenset(next(iter(self.table.values())))
+
+    def errors(self, form, train):
+        return [e for q in sorted(train) for e in self.table[form][q]]
+
+
+def test_a_platforms_own_figures_never_choose_its_form():
+    """Nested: each left-out platform's form is the one the *other* platforms' leave-one-out figures choose, even
+    when its own figures favour another; the full profile takes the better one over all."""
+    from roofline.fidelity.forms import choose_forms
+    from roofline.spec.stack import FitForm
+    from roofline.spec.vocab import ShapeForm
+
+    work, none = FitForm(ShapeForm.WORK), FitForm(ShapeForm.NONE)
+    search = _TableSearch({work: {"a": [0.1, 0.1], "b": [0.1], "c": [0.9]},
+                           none: {"a": [0.2, 0.2], "b": [0.2], "c": [0.1]}})
+    choice = choose_forms(search, "test")
+    # a: (b, c) 0.5 vs 0.15 -> none; b: (a, a, c) 0.367 vs 0.167 -> none;
+    # c: (a, a, b) 0.1 vs 0.2 -> work, though c's own figures favour none
+    assert choice.folds == {"a": none, "b": none, "c": work}
+    assert choice.chosen == none  # all four: 0.3 vs 0.175
+    tie = choose_forms(_TableSearch({work: {"a": [0.1]}, none: {"a": [0.1]}}), "test")
+    assert tie.chosen == work and tie.folds == {"a": work}  # a tie keeps the shape term
+
+
+def test_a_fold_s_form_does_not_move_with_its_own_figures(records):
+    """The form a left-out platform is predicted in is chosen without its figures: moving every figure of that
+    platform threefold changes no fold's form but possibly its own platform's full-profile choice (openvino, fitted
+    on several platforms)."""
+    from roofline.fidelity.accuracy import StackInputs, _fitted, form_search, score
+    from roofline.fidelity.forms import choose_forms
+
+    stack = "inc-onnxrt"
+    recs = [r for r in records if r.record.stack == stack and r.record.excluded is None]
+    i = StackInputs.of(recs, stack)
+    fitted = _fitted(score(i.figs, i.bound, None, None))
+    platforms = sorted({f.platform for f in fitted})
+    assert len(platforms) >= 2
+    target = platforms[0]
+    moved = [dataclasses.replace(f, measured=f.measured * 3) if f.platform == target else f for f in fitted]
+    base = choose_forms(form_search(fitted, recs, stack, i.rules, "test", None), "test")
+    after = choose_forms(form_search(moved, recs, stack, i.rules, "test", None), "test")
+    assert after.folds[target] == base.folds[target]
 
 
 def test_choices_within_the_fits_tolerance_tie_and_the_first_is_taken():
@@ -302,7 +351,6 @@ def test_choices_within_the_fits_tolerance_tie_and_the_first_is_taken():
     assert first_best([0.4, 0.4 * (1 - 2 * TIE)]) == 1
     assert first_best([0.5, 0.3, 0.3 * (1 - TIE / 2)]) == 1
     assert first_best([1.0, 1.0 - 1e-9], START_TIE) == 0 and first_best([1.0, 0.999], START_TIE) == 1
-    assert choose_variants([{"a": [0.395027], "b": [0.9]}, {"a": [0.395030], "b": [0.8]}]) == ({"a": 1, "b": 0}, 1)
 
 
 def test_the_accuracy_of_a_stack_does_not_follow_the_last_digits(records):
@@ -318,7 +366,7 @@ def test_the_accuracy_of_a_stack_does_not_follow_the_last_digits(records):
 
     def errors(eps):
         moved = [dataclasses.replace(f, measured=f.measured * (1 + eps * ((i % 3) - 1))) for i, f in enumerate(figs)]
-        scored, _, _ = _fit_and_score(moved, bound, recs, "test", "inc-pytorch", profile.path_rules)
+        scored, _, _, _ = _fit_and_score(moved, bound, recs, "test", "inc-pytorch", profile.path_rules)
         return [round(s.error, 3) for s in scored]
 
     base = errors(0.0)
@@ -364,11 +412,12 @@ def test_accuracy_cli_and_json(corpus_accuracy):
 
 def test_the_corpus_is_wide_and_its_runs_reach_the_attainable_ceiling():
     """The committed corpus: at least 60 scored records on 12 CPU models and 4 stacks with a profile, every run
-    below its bound, the median run at 40% of its attainable ceiling or more; every excluded record says why."""
+    below its bound, the median run at a third of its attainable ceiling or more (the corpus holds llama.cpp runs
+    of 1B and 3B models on 96 threads, at 2% to 30% of theirs); every excluded record says why."""
     data = run_json("accuracy")
     assert data["records"] >= 60 and data["platforms"] >= 12
     assert sum(1 for s in data["stacks"] if s["accuracy"] is not None) >= 4
-    assert data["violations"] == 0 and data["tightness"]["median"] >= 0.4
+    assert data["violations"] == 0 and data["tightness"]["median"] >= 1 / 3
     assert data["excluded"] and all(len(e["reason"]) > 20 for e in data["excluded"])
 
 

@@ -108,3 +108,54 @@ def test_every_platform_core_has_cycles_or_an_alias():
 
     cores = {p.core for p in all_platforms()} - {""}
     assert {c for c in cores if table.core_cycles(c) is None} == set()
+
+
+def test_f16_gguf_streams_two_bytes_a_weight_on_llama_cpp_s_fp32_path():
+    """llama.cpp's F16 type: priced by the GGUF engine's profile (KV cache f16 by default), each weight two bytes, so
+    at the ceiling a memory-bound decode step takes BF16's time; its multiply-accumulates run on the FP32 path."""
+    r = roofline.estimate("llama-3.1-8b", "genoa", precision="f16,bf16", baseline="bf16", phase="decode", batch=1,
+                          context=512, sockets=1, instance_cores=96)
+    f16, bf16 = r.precisions["f16"], r.precisions["bf16"]
+    assert f16.stack == "llama.cpp" and bf16.stack == "torch-inductor"
+    assert f16.step_time_s == pytest.approx(bf16.step_time_s, rel=0.02)
+    assert f16.compute_dtype == "fp32" and f16.compute_path.startswith("fp32")
+    assert f16.weight_bytes == pytest.approx(bf16.weight_bytes)
+    def f16_step(**kv):
+        return roofline.estimate("llama-3.1-8b", "genoa", precision="f16", baseline="f16", phase="decode", batch=4,
+                                 context=8192, sockets=1, instance_cores=96, **kv).precisions["f16"].step_time_s
+
+    assert f16_step() == f16_step(kv_dtype="fp16") < f16_step(kv_dtype="fp32")
+
+
+def test_a_shared_kv_buffer_scores_every_sequence_s_cells_by_hand():
+    """A decode step of B = 4 sequences at depth 1,000 over one KV buffer (llama.cpp's unified cache): each query
+    scores all 4,000 cells, so 4 times the scores and their flops, the keys and values still read once."""
+    from roofline.calc.ops import attention
+
+    kw = dict(batch=4, q_len=1, k_len=1000, heads=32, kv_heads=8, head_dim=128, layers=2, causal=False, cached=True,
+              softmax_ops=5.0)
+    own, shared = attention(**kw), attention(**kw, shared_kv=4)
+    assert own.flops == 2 * 4.0 * 4 * 32 * 1 * 1000 * 128  # 4 B h q k d per layer
+    assert shared.flops == 4 * own.flops and shared.vector_flops == 4 * own.vector_flops
+    assert shared.kv_elements == own.kv_elements == 2 * 2.0 * 4 * 1000 * 8 * 128
+
+
+def test_the_span_of_a_shared_buffer_by_hand():
+    """``kv_span``: B with a prompt per sequence; with one shared prompt of P = 128 tokens and TG = 128 (mean own
+    depth 64 past it), (128 + B x 64) / (128 + 64); none after the rule's date or at B = 1."""
+    import dataclasses
+
+    from roofline.fidelity.figures import kv_span
+    from roofline.spec.record import Measurement, Record, RecordPlatform
+    from roofline.spec.stack import SharedKvRule
+
+    rule = SharedKvRule(before="2025-07-09")
+    m = Measurement(kind="tokens_per_s", precision="q4_0", value=10.0, phase="decode", batch=8, seq_len=128,
+                    context=192)
+    r = Record(description="d", source="s", stack="llama.cpp", platform=RecordPlatform(name="genoa"),
+               model="llama-3.2-1b", date="2025-01-10", measurements=(m,))
+    assert kv_span(r, m, rule) == 8.0
+    assert kv_span(dataclasses.replace(r, shared_prompt=True), m, rule) == pytest.approx((128 + 8 * 64) / 192)
+    assert kv_span(dataclasses.replace(r, date="2025-08-01"), m, rule) == 1.0
+    assert kv_span(r, dataclasses.replace(m, batch=1), rule) == 1.0 and kv_span(r, m, None) == 1.0
+    assert SharedKvRule().holds(None) and not rule.holds(None)

@@ -220,7 +220,7 @@ def test_records_add_prints_the_record_without_o():
     ([str(JSON), "--cpu", str(HOST), "--model", "llama-3.2-1b", "--cores", "1"], "--cores"),
     ([str(JSON), "--cpu", str(HOST), "--model", "llama-3.2-1b", "--precision", "q8_0"], "--precision"),
     ([str(JSON), "--cpu", str(HOST), "--model", "bert-base"], "--model bert-base"),
-    ([str(HOST)], "neither a llama-bench result"),
+    ([str(HOST)], "not a format roofline reads"),
     ([str(OFFLINE), "--model", "llama-3.2-1b"], "--model llama-3.2-1b"),
 ])
 def test_what_is_missing_names_its_flag(args, fragment):

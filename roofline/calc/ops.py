@@ -55,7 +55,7 @@ def _f(x: ArrayLike) -> np.ndarray:
 
 def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, kv_heads: int, head_dim: int,
               layers: int, causal: bool, cached: bool, softmax_ops: float, window: float | None = None,
-              window_layers: int = 0, prefix: ArrayLike = 0) -> Op:
+              window_layers: int = 0, prefix: ArrayLike = 0, shared_kv: ArrayLike = 1.0) -> Op:
     """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
 
     - flops: ``4 B h q k d`` on the matmul path (scores and context), and ``softmax_ops x B h q k`` on
@@ -74,16 +74,21 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     A causal prefill of ``s`` tokens after ``p`` cached ones (``prefix``: a prompt at a depth) also scores
     ``s p`` pairs against the cache (``s min(p, w)`` in a windowed layer) and reads those cached keys and
     values once, ``2 B p kv d`` per layer.
+
+    A cache all ``B`` sequences share (``shared_kv = B``: llama.cpp's unified KV buffer) is scored whole by each
+    query, the other sequences' cells masked after: ``shared_kv`` times the scores and their flops (a decode step
+    ``B x B k``; ``B`` prompts one after another ``B^2 s^2 / 2``), the keys and values still read once.
     """
     if np.any(_f(prefix) > 0):
         return _with_prefix(attention(batch=batch, q_len=q_len, k_len=k_len, heads=heads, kv_heads=kv_heads,
                                       head_dim=head_dim, layers=layers, causal=causal, cached=cached,
-                                      softmax_ops=softmax_ops, window=window, window_layers=window_layers),
+                                      softmax_ops=softmax_ops, window=window, window_layers=window_layers,
+                                      shared_kv=shared_kv),
                             _f(batch), _f(q_len), _f(prefix), heads, kv_heads, head_dim, layers, softmax_ops, window,
-                            window_layers)
-    b, q, k = _f(batch), _f(q_len), _f(k_len)
+                            window_layers, _f(shared_kv))
+    b, q, k, share = _f(batch), _f(q_len), _f(k_len), _f(shared_kv)
     full = layers - (window_layers if window is not None else 0)
-    scores = b * heads * q * k * (0.5 if causal else 1.0)
+    scores = share * b * heads * q * k * (0.5 if causal else 1.0)
     kv_rows = 2.0 * b * k * kv_heads * head_dim
     flops, vector = full * 4.0 * scores * head_dim, full * softmax_ops * scores
     kv_cached = full * kv_rows
@@ -95,6 +100,7 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
             s_w = b * heads * np.where(k <= w, 0.5 * q * k, q * w - 0.5 * w * w)
         else:
             s_w = b * heads * q * np.minimum(k, w)
+        s_w = share * s_w
         flops, vector = flops + window_layers * 4.0 * s_w * head_dim, vector + window_layers * softmax_ops * s_w
         kv_cached = kv_cached + window_layers * 2.0 * b * np.minimum(k, w) * kv_heads * head_dim
     qo = 2.0 * b * q * heads * head_dim
@@ -104,14 +110,14 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
 
 
 def _with_prefix(fresh: Op, b, q, p, heads: int, kv_heads: int, head_dim: int, layers: int, softmax_ops: float,
-                 window: float | None, window_layers: int) -> Op:
+                 window: float | None, window_layers: int, shared_kv=1.0) -> Op:
     """A prefill's attention over its own tokens (``fresh``) plus its ``q`` queries against ``p`` cached keys:
     ``4 B h q p' d`` flops and ``softmax x B h q p'`` vector flops per layer, ``p' = min(p, w)`` in a windowed
     layer, and the cached keys and values read once, ``2 B p' kv d`` elements per layer, a working set of the
     whole cache."""
     full = layers - (window_layers if window is not None else 0)
     seen = full * p + (window_layers * np.minimum(p, float(window)) if window is not None and window_layers else 0.0)
-    scores = b * heads * q * seen
+    scores = shared_kv * b * heads * q * seen
     cached = 2.0 * b * seen * kv_heads * head_dim
     return Op("attention", fresh.flops + 4.0 * scores * head_dim, True, fresh.act_elements, fresh.act_working_set,
               cached, cached, fresh.vector_flops + softmax_ops * scores)

@@ -92,8 +92,8 @@ class _Decoder:
         self.weights = footprint(model, precision).total_bytes
         self.per_sequence = prompts.mean + out
         # per token of a sequence of per_sequence tokens: a windowed layer holds at most its window
-        self.kv_per_token = (2.0 * float(model.kv_tokens(self.per_sequence)) / self.per_sequence * model.kv_heads
-                             * model.head_size * DTYPE_BYTES[kv_dtype])
+        self.kv_per_token = (float(model.kv_tokens(self.per_sequence)) / self.per_sequence * model.kv_width
+                             * DTYPE_BYTES[kv_dtype])
         self.memory, self.kv_cap, self.k = [], [], []
         for p in platforms:
             d, source = dram_per_socket(p, o.memory_gb)

@@ -1,4 +1,5 @@
-"""``roofline records add FILE``: a llama-bench result or an MLPerf summary as a measurement record."""
+"""``roofline records add FILE``: a benchmark's result (llama-bench, llama-batched-bench, MLPerf, vllm bench serve,
+SGLang bench_serving, GuideLLM, OpenVINO benchmark_app) as a measurement record."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from roofline import arguments as A
 from roofline.cli import flags
 
 DESCRIPTION = ("Write a measurement file as a measurement record (validation/records/*.toml): a llama-bench result "
-               "(-o json, jsonl, csv, or its markdown table) or an MLPerf mlperf_log_summary.txt (with its system "
-               "description). What the file states is taken from it; what it does not is asked for by flag (--cpu; "
+               "(-o json, jsonl, csv, or its markdown table), a llama-batched-bench table or jsonl, an MLPerf "
+               "mlperf_log_summary.txt (with its system description), a vllm bench serve JSON, an SGLang "
+               "bench_serving JSONL, a GuideLLM JSON report or an OpenVINO benchmark_app report. What the file states "
+               "is taken from it; what it does not is asked for by flag (--cpu; "
                "--model when the file names the model only by a path) or written as assumed, each field with a "
                "comment saying which. roofline accuracy --records reads it; roofline calibrate --records fits on it.")
 EXAMPLES = ["roofline records add tests/fixtures/llama-bench/zen5-2vcpu-llama-3.2-1b.json \\",

@@ -16,13 +16,11 @@ band, and a GEMM class its figures never use takes the well-founded stacks' mean
 (:func:`cross_stack`), each left-out platform's from those stacks refitted without it: the well-founded stacks
 are fitted first.
 
-Whether a stack's GEMMs get the shape term is itself decided by prediction (:func:`select_variants`): each
-stack is fitted with and without it, and a left-out platform is predicted by the variant that predicted
-the other platforms better, so its own figures never choose. A stack with MLPerf Server runs is also
-fitted with its per-call dispatch held at each of :data:`CALL_GRID`, and the Server runs' rate, p50 and
-p99 (the plan's predictions) join the choice. All of that is done in both forms of the other non-GEMM
-passes (:data:`PASS_VARIANTS`), and a stack keeps the form its leave-one-platform-out figures are the
-closer in.
+Which terms a stack's model has (its form: the shape term's measure, the non-GEMM passes' form, a factor per
+platform, a per-call dispatch chosen by the Server runs) is chosen by prediction inside each fold
+(:mod:`roofline.fidelity.forms`): a left-out platform's profile is fitted in the form the other platforms' own
+leave-one-out figures chose, so the band printed is a nested, out-of-sample figure. ``roofline calibrate
+--records`` chooses the forms and stores them in the profile; ``roofline accuracy`` fits in the stored forms.
 """
 
 from __future__ import annotations
@@ -41,7 +39,8 @@ from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
-from roofline.fidelity.fit import FitTable, Params, first_best, fit, pooled_dispatch, profile_from
+from roofline.fidelity.fit import FitTable, Params, pooled_dispatch, profile_from
+from roofline.fidelity.forms import CALL_GRID, CrossTable, FormSearch, choose_forms, fit_forms
 from roofline.catalog import load_platform
 from roofline.fidelity.plans import ServerGroup, ServerPrediction, is_server, offline_twin, predict_servers, rate_of
 from roofline.results.accuracy import (
@@ -56,7 +55,7 @@ from roofline.results.accuracy import (
 from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
-from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, StackProfile, typical_factor
+from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, FormChoice, StackProfile, typical_factor
 from roofline.spec.vocab import Ceiling, Phase, Scenario, ShapeForm
 
 #: measured above this many times the attainable ceiling: the inputs are suspect, the figure is not fitted
@@ -155,49 +154,12 @@ class Scored:
 #: a Server figure the plan could not price (no rate meets the bound, no request simulated): as far off as e^3
 MISSED = 3.0
 
-#: the shape term in work per core, fitted (or assumed where the figures cannot tell), then left out (``work_half``
-#: 0), then in time (:data:`~roofline.spec.vocab.ShapeForm.TIME`); in this order, so a later form is taken only where
-#: it predicts better by more than a tie
-SHAPE_VARIANTS = (ShapeForm.WORK, ShapeForm.NONE, ShapeForm.TIME)
-#: the forms a stack fitted on fewer than :data:`~roofline.spec.stack.MIN_PLATFORMS` platforms chooses among: each
-#: left-out platform's choice rests on the others' figures, and on one or two other platforms a third form is chosen
-#: in sample (INC's IPEX stack, fitted on Sapphire Rapids alone for the 8380, took the form in time and predicted
-#: the 8380's INT8 runs 2.3x too fast)
-FEW_PLATFORM_SHAPES = (ShapeForm.WORK, ShapeForm.NONE)
-#: the other non-GEMM passes each at the other efficiency as a whole, then with their memory time at the memory
-#: efficiency (:attr:`~roofline.fidelity.fit.Params.passes`)
-PASS_VARIANTS = (False, True)
-#: the per-call dispatch (seconds) a stack with MLPerf Server runs is also fitted with, held, when no validate
-#: report measured it: its step figures (every call of about one size) cannot tell a cost per call from the
-#: per-token work, and the Server runs' calls of every size can (:func:`select_variants`)
-CALL_GRID = (2.5e-3, 5e-3, 1e-2, 2e-2)
 
 
-#: a stack's cross-stack values of the classes it never fitted, as a profile fitted without a platform (None: on
-#: every platform) may use them: :func:`cross_stack` over the well-founded stacks' profiles fitted alike
-CrossTable = Callable[[str | None], dict[str, Sourced]]
 
-
-Fit = tuple[list[Scored], Params | None, dict[str, Params]]
-"""a stack's figures scored, and its profile fitted on every platform and without each (:meth:`StackInputs.fit`)"""
-
-
-def leave_one_platform_out(figs: list[Figure], dispatch: dict[str, float], shape: ShapeForm = ShapeForm.WORK,
-                           call_s: float | None = None, passes: bool = False,
-                           cross: CrossTable | None = None, factors: bool = False) -> tuple[Params, dict[str, Params]]:
-    """The profile fitted on every figure, and one refitted without each platform (``shape``: the shape term's
-    form, :class:`~roofline.spec.vocab.ShapeForm`; ``call_s``: the per-call dispatch held there; ``passes``: the
-    other non-GEMM passes' memory time at the memory efficiency; ``cross``: the cross-stack values each may fall
-    back on; ``factors``: a factor per platform, the left-out one at the others' geometric mean)."""
-    full = fit(figs, dispatch, shape, call_s, passes, factors)
-    per = {}
-    for platform in sorted({f.platform for f in figs}):
-        train = [f for f in figs if f.platform != platform]
-        per[platform] = fit(train, dispatch, shape, call_s, passes, factors) if train else Params(passes=passes)
-    if cross is not None:
-        for platform, q in [(None, full), *per.items()]:
-            q.cross = bare_values(cross(platform))
-    return full, per
+Fit = tuple[list[Scored], Params | None, dict[str, Params], FormChoice | None]
+"""a stack's figures scored, its profile fitted on every platform and without each, and the form they are fitted
+in (:meth:`StackInputs.fit`)"""
 
 
 #: the GEMM classes a cross-stack value stands for: a platform's compute dtypes (a GGUF type's kernels are
@@ -353,8 +315,9 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     """A stack's figures at the attainable ceiling and, in the same order, at the bound."""
     rules = profile.path_rules if profile else ()
     kernels = profile.kernels if profile else ""
-    att = [f for r in recs for f in figures(r, rules, kernels=kernels)]
-    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels)]
+    shared = profile.shared_kv if profile else None
+    att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared)]
     return att, bound
 
 
@@ -388,101 +351,50 @@ class StackInputs:
     def rules(self):
         return self.profile.path_rules if self.profile else ()
 
-    def fit(self, stack: str, command: str, founded: dict[str, Fitted] | None = None
+    def fit(self, stack: str, command: str, founded: dict[str, Fitted] | None = None, rechoose: bool = False
             ) -> Fit:
-        """:func:`_fit_and_score`, a stack short of platforms with its cross-stack values from ``founded``"""
+        """:func:`_fit_and_score` in the profile's stored form (``rechoose``, or none stored: chosen anew), a stack
+        short of platforms with its cross-stack values from ``founded``"""
         cross = None if self.founded or founded is None else (
             lambda platform: cross_stack(founded, platform, self.phases))
-        return _fit_and_score(self.figs, self.bound, self.recs, command, stack, self.rules, cross)
+        forms = None if rechoose or self.profile is None else self.profile.forms
+        return _fit_and_score(self.figs, self.bound, self.recs, command, stack, self.rules, cross, forms)
 
 
 def _fit_and_score(figs: list[Figure], bound: list[Figure], recs: Sequence[LoadedRecord], command: str,
-                   stack: str = "", rules=(), cross: CrossTable | None = None
+                   stack: str = "", rules=(), cross: CrossTable | None = None, forms: FormChoice | None = None
                    ) -> Fit:
-    """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's);
-    score every figure (``cross``: the cross-stack values of a stack fitted on too few platforms)."""
+    """Fit leave-one-platform-out on the step figures that are not suspect (a server figure is the plan's), in the
+    form ``forms`` states (None: chosen here, :func:`~roofline.fidelity.forms.choose_forms`); score every figure
+    (``cross``: the cross-stack values of a stack fitted on too few platforms)."""
     at_ceiling = score(figs, bound, None, None)
     fitted = _fitted(at_ceiling)
     if not fitted:
-        return at_ceiling, None, {}
-    full, per = select_variants(fitted, figs, bound, pooled_dispatch(recs), recs, stack, rules, command, cross)
-    return score(figs, bound, full, per), full, per
+        return at_ceiling, None, {}, None
+    search = form_search(fitted, recs, stack, rules, command, cross)
+    forms = forms if forms is not None else choose_forms(search, command)
+    full, per = fit_forms(search, forms)
+    return score(figs, bound, full, per), full, per, forms
+
+
+def form_search(fitted: list[Figure], recs: Sequence[LoadedRecord], stack: str, rules, command: str,
+                cross: CrossTable | None) -> FormSearch:
+    """What a stack's fits share: its fitted figures, dispatch, and for a stack with Server runs (and no measured
+    dispatch) the per-call values to hold and the plan's errors on those runs."""
+    dispatch = pooled_dispatch(recs)
+    servers = [r for r in recs if is_server(r) and r.record.server_latencies]
+    calls = CALL_GRID if servers and "call_s" not in dispatch else ()
+
+    def server_errors(per: dict[str, Params]) -> dict[str, list[float]]:
+        (predicted,) = _server_predictions(recs, stack, rules, [per], command, offline=False)
+        return _server_log_errors(recs, predicted)
+
+    return FormSearch(fitted, dispatch, calls, cross, server_errors if calls else None)
 
 
 def _fitted(at_ceiling: list[Scored]) -> list[Figure]:
     """The figures a profile is fitted on: the step figures that are not suspect (a server figure is the plan's)."""
     return [s.figure for s in at_ceiling if s.kept and s.figure.scenario is not Scenario.SERVER]
-
-
-def _log_errors(scored: list[Scored]) -> dict[str, list[float]]:
-    """Each platform's ``|log(predicted / measured)|`` over its kept step figures (Server figures are the plan's)."""
-    out: dict[str, list[float]] = {}
-    for s in scored:
-        if s.error is not None and s.kept and s.figure.scenario is not Scenario.SERVER:
-            out.setdefault(s.figure.platform, []).append(abs(math.log1p(s.error)))
-    return out
-
-
-def select_variants(fitted: list[Figure], figs: list[Figure], bound: list[Figure], dispatch: dict[str, float],
-                    recs: Sequence[LoadedRecord] = (), stack: str = "", rules=(),
-                    command: str = "", cross: CrossTable | None = None) -> tuple[Params, dict[str, Params]]:
-    """Leave-one-platform-out with the shape term and, for a stack with Server runs, the per-call dispatch chosen
-    by prediction, in the form of the non-GEMM passes the stack is predicted better with.
-
-    In each form of the passes (:data:`PASS_VARIANTS`: each whole pass at the other efficiency, or its memory
-    time at the memory efficiency) the stack is fitted with the shape term in work per core, without it, and with it
-    in time (:data:`SHAPE_VARIANTS`; the first two only on fewer than 3 platforms, :data:`FEW_PLATFORM_SHAPES`);
-    where its records hold Server runs with their latencies and no validate report measured the dispatch, also with
-    the shape term and the per-call cost held at each of :data:`CALL_GRID`. A left-out platform's profile is the
-    variant that predicted the *other* platforms better (mean ``|log(predicted / measured)|`` of their leave-one-out
-    figures: the step figures, and the Server runs' rate, p50 and p99 as the plan predicts them), so that choice
-    does not look at the platform's own figures; the full profile takes the variant better over all of them. The
-    forms are the two of the passes, then the closer of them with a factor per platform on its cores' efficiencies
-    (:func:`~roofline.fidelity.fit.fit`'s ``factors``; only for a stack whose figures use two compute path classes
-    or more on :data:`MIN_PLATFORMS` platforms or more: with one class a factor only stands for the class on that
-    CPU, and with two platforms each left-out fit rests on one CPU, whose factor the classes cannot be told from);
-    each time the stack keeps the form whose leave-one-platform-out figures, so chosen, are the closer (the same
-    mean over every platform's): structural choices per stack, made on the figures its band is measured on."""
-    servers = [r for r in recs if is_server(r) and r.record.server_latencies]
-    calls = CALL_GRID if servers and "call_s" not in dispatch else ()
-    many = len({f.platform for f in fitted}) >= MIN_PLATFORMS
-    shapes = SHAPE_VARIANTS if many else FEW_PLATFORM_SHAPES
-    settings = [(shape, None) for shape in shapes] + [(ShapeForm.WORK, c) for c in calls]
-    several = len({c for f in fitted for s in f.steps for c in s.classes}) > 1
-
-    def form(passes: bool, factors: bool) -> tuple[float, Params, dict[str, Params]]:
-        variants = [leave_one_platform_out(fitted, dispatch, shape, c, passes, cross, factors) for shape, c in settings]
-        errors = [_log_errors(score(figs, bound, full, per)) for full, per in variants]
-        if calls:
-            for errs, (_, per) in zip(errors, variants):  # one variant a call: the simulation's memory stays one variant's
-                (predicted,) = _server_predictions(recs, stack, rules, [per], command, offline=False)
-                for p, e in _server_log_errors(recs, predicted).items():
-                    errs.setdefault(p, []).extend(e)
-        chosen, overall = choose_variants(errors)
-        loss = statistics.fmean([e for p, k in chosen.items() for e in errors[k].get(p, [])] or [0.0])
-        return loss, variants[overall][0], {p: variants[chosen.get(p, overall)][1][p] for p in variants[0][1]}
-
-    forms = [form(passes, False) for passes in PASS_VARIANTS]
-    forms = [forms[first_best([f[0] for f in forms])]]
-    if several and many:
-        forms.append(form(forms[0][1].passes, True))
-    _, full, per = forms[first_best([f[0] for f in forms])]
-    return full, per
-
-
-def choose_variants(errors: Sequence[dict[str, list[float]]]) -> tuple[dict[str, int], int]:
-    """``({platform: k}, k_all)``: for each platform the variant ``k`` (an index into ``errors``, each variant's
-    leave-one-out ``|log error|`` per platform) whose mean error over the *other* platforms' figures is
-    lowest, and the variant lowest over all of them; losses within :data:`TIE` of the lowest tie, and ties go to
-    the lower index (:func:`first_best`)."""
-    def loss(k: int, without: str | None) -> float:
-        errs = [e for p, es in errors[k].items() if p != without for e in es]
-        return statistics.fmean(errs) if errs else 0.0
-
-    def best(without: str | None) -> int:
-        return first_best([loss(k, without) for k in range(len(errors))])
-
-    return {p: best(p) for p in sorted({p for e in errors for p in e})}, best(None)
 
 
 def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: Sequence[dict[str, Params]],
@@ -622,8 +534,8 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
     for stack in sorted(inputs, key=lambda k: (not inputs[k].founded, k)):  # the well-founded ones first
         i = inputs[stack]
         if i.profile is not None:
-            scored, full, per = i.fit(stack, command, founded)
-            fits[stack] = (scored, full, per)
+            fits[stack] = i.fit(stack, command, founded)
+            scored, full, per, _ = fits[stack]
             if i.founded and full is not None:
                 founded[stack] = Fitted(full, per, i.phases, _fitted(scored))
     for stack, i in inputs.items():
@@ -632,7 +544,7 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
             tight = spread([s.tightness for s in scored if s.tightness is not None])
             stacks.append(StackAccuracy(stack, None, None, None, tightness=tight))
         else:
-            scored, _, per = fits[stack]
+            scored, _, per, _ = fits[stack]
             scored, checks = _servers(scored, i.recs, stack, i.rules, per, command)
             plans += checks
             ok = [s for s in scored if s.error is not None and s.kept]
@@ -704,10 +616,10 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     cross: dict[str, Sourced] = {}
     band = None
     if i.founded:
-        scored, full, per = i.fit(stack, command)
+        scored, full, per, forms = i.fit(stack, command, rechoose=True)
     else:  # the well-founded stacks' fits give its cross-stack values, and every stack's figures its band
         result, founded, fits = _evaluate(records, command)
-        scored, full, per = fits[stack] if stack in fits else i.fit(stack, command, founded)  # none: no profile yet
+        scored, full, per, forms = i.fit(stack, command, founded, rechoose=True)
         every = cross_stack(founded, None, i.phases)
         every_value = bare_values(every)
         cross = {k: v for k, v in every.items() if takes_cross(full.gemm if full else {}, k, every_value)}  # those it can use
@@ -723,4 +635,6 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     from roofline.fidelity.profile_values import mark_bounds
 
     return mark_bounds(profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
-                                    len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else ""))
+                                    len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "",
+                                    forms, i.profile.shared_kv if i.profile else None,
+                                    i.profile.mla if i.profile else None))

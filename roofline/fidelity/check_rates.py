@@ -14,7 +14,7 @@ from __future__ import annotations
 from roofline.catalog.stacks import load_stack
 from roofline.errors import UnknownNameError
 from roofline.fidelity.measured import ENGINE_STACKS, Measured
-from roofline.model.build import LayoutSpec, StepOptions
+from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
 from roofline.model.efficiency import EfficiencySource
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.realistic import TermName
@@ -24,7 +24,7 @@ from roofline.results.check import CheckResult, CheckTerm, MeasuredFrom, RateRow
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.record import Measurement, Record
-from roofline.spec.vocab import FigureKind, Phase
+from roofline.spec.vocab import Ceiling, FigureKind, Phase
 
 
 def engine_source(stack: str, calibrated: EfficiencySource | None = None,
@@ -48,8 +48,10 @@ def engine_source(stack: str, calibrated: EfficiencySource | None = None,
     return EfficiencySource(stack=profile), []
 
 
-def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Platform) -> EstimateQuery:
-    """The estimate of one rate figure's step: the workload and layout ``roofline accuracy`` prices it at."""
+def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Platform,
+               ceiling: Ceiling = Ceiling.ATTAINABLE) -> EstimateQuery:
+    """The estimate of one rate figure's step: the workload and layout ``roofline accuracy`` prices it at
+    (``ceiling``: the attainable ceiling, or the bound)."""
     kind = FigureKind(m.kind)
     cores = r.platform.cores
     instance_cores = r.figure_instance_cores(kind is FigureKind.TOKENS_PER_S, int(platform.cores_per_socket.value))
@@ -58,8 +60,31 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Pl
         workload=WorkloadSpec(phase=m.phase or r.phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len,
                               context=m.context if m.context is not None else r.context),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
+        ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision), source=source)
+
+
+def above_bound_causes(phase: Phase, kind: FigureKind, sockets: int | None, platform: Platform) -> str:
+    """Why a rate above the bound is first a question about the measurement: what it would take, and the likely
+    slips in its description (sockets, lengths, batch, precision), the ones that fit the figure's phase."""
+    n = int(sockets or platform.sockets.value)
+    whole = int(platform.sockets.value)
+    sockets_cause = (f"a run on {whole} sockets counted as {n}" if n < whole else
+                     f"more than one server's rate counted as one {platform.name} of {n} socket{'s' if n > 1 else ''}")
+    if phase is Phase.DECODE:
+        lengths = "a shorter context than stated (fewer tokens in the KV cache)"
+        batch = "more sequences decoded per step than stated"
+    elif phase is Phase.PREFILL:
+        lengths = "shorter prompts than stated"
+        batch = "prompts batched or cached (a shared prefix served from the cache)"
+    else:
+        lengths = "shorter sequences than stated (padding not counted, or a dataset's mean length)"
+        batch = "a larger batch per call than stated"
+    unit = "tokens" if kind is FigureKind.TOKENS_PER_S else "samples"
+    return (f"no run can go this fast on this description, so suspect the measurement or its description before the "
+            f"model: {sockets_cause}; {lengths}; {batch}; another (narrower) precision than stated; or {unit} "
+            "counted that were not computed")
 
 
 def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, source: EfficiencySource,
@@ -71,6 +96,9 @@ def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, sou
     decode = work.phase is Phase.DECODE
     per_step = work.batch * (1 if decode or kind is FigureKind.THROUGHPUT else work.seq_len)
     ceiling, realistic = per_step / float(real.ceiling_s), per_step / float(real.realistic_s)
+    # the bound: the same step at the highest clock the datasheet allows and the theoretical bandwidth
+    at_bound = evaluate(platform, spec, rate_query(r, m, source, platform, Ceiling.BOUND))
+    bound_rate = per_step / float(at_bound.realistic[0].ceiling_s)
     measured_s = per_step / m.value
     gap = measured_s - real.ceiling_s
     terms = [CheckTerm(t.name.value if isinstance(t.name, TermName) else str(t.name), float(t.seconds),
@@ -87,7 +115,10 @@ def rate_row(platform: Platform, spec: ModelSpec, r: Record, m: Measurement, sou
         bound=BOUNDS[int(built.step.bound)].value, fraction_of_ceiling=m.value / ceiling, realistic=realistic,
         fraction_of_realistic=m.value / realistic, terms=terms,
         unexplained=float(max(measured_s - real.realistic_s, 0.0) / real.ceiling_s), stack=source.stack_name,
-        error_band=source.error_band(ev.res, built.recipe, one_row=work.tokens <= 1))
+        error_band=source.error_band(ev.res, built.recipe, one_row=work.tokens <= 1),
+        upper_bound=bound_rate, fraction_of_upper_bound=m.value / bound_rate,
+        suspect=above_bound_causes(work.phase, kind, r.platform.sockets, platform) if m.value > bound_rate * (1 + 1e-9)
+        else None)
 
 
 def check_record(platform: Platform, spec: ModelSpec, r: Record, source: EfficiencySource, *,
@@ -101,7 +132,10 @@ def check_record(platform: Platform, spec: ModelSpec, r: Record, source: Efficie
              for i, m in enumerate(r.measurements)]
     notes = list(notes or []) + source.notes(platform)
     for x in rates:
-        if x.fraction_of_ceiling > 1 + 1e-9:
+        if x.suspect:
+            notes.append(f"{x.what} {x.precision}: measured at {x.fraction_of_upper_bound:.0%} of the bound: "
+                         f"{x.suspect}")
+        elif x.fraction_of_ceiling > 1 + 1e-9:
             peak = "compute peak" if x.bound == "compute" else "bandwidth"
             notes.append(f"{x.what} {x.precision}: measured at {x.fraction_of_ceiling:.0%} of the ceiling "
                          f"({x.bound}-bound): an input of the ceiling (the {peak} of {platform.name}, the layout, the "

@@ -27,7 +27,7 @@ from roofline.model.workload import WorkloadSpec
 from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
-from roofline.spec.stack import PathRule, StackProfile
+from roofline.spec.stack import PathRule, SharedKvRule, StackProfile
 from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase, Scenario
 
 
@@ -100,9 +100,9 @@ class Figure:
 
 
 def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE,
-            kernels: str = "") -> list[Figure]:
-    """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules`` and
-    ``kernels``: its stack profile's path rules and kernel table)."""
+            kernels: str = "", shared_kv: SharedKvRule | None = None) -> list[Figure]:
+    """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules``,
+    ``kernels`` and ``shared_kv``: its stack profile's path rules, kernel table and KV-cache rule)."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
@@ -119,7 +119,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         raise SpecError(str(rec.path), "model", str(e)) from None
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
     stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
-                         source="-"), path_rules=tuple(rules), kernels=kernels)
+                         source="-"), path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv)
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}
     for m in rec.measurements:
@@ -137,6 +137,22 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
                           cache[key], batch, tokens, phase, r.scenario, reported_violation=m.ceiling_violation,
                           repeat_spread=max((m.value, *m.repeats)) / min((m.value, *m.repeats)) - 1))
     return out
+
+
+def kv_span(r, m, rule: SharedKvRule | None) -> float:
+    """The cells each query scores over its own sequence's, for a figure whose engine's KV buffer all ``B``
+    sequences share (``rule`` holds at the record's date; 1 otherwise): ``B`` with a prompt per sequence; with one
+    prompt of ``P`` tokens all share (``shared_prompt``, llama-batched-bench ``-pps``) and ``t`` tokens of its own on
+    average, ``(P + B t) / (P + t)``."""
+    b = m.batch or r.batch
+    if rule is None or b <= 1 or not rule.holds(r.date or None):
+        return 1.0
+    if not r.shared_prompt:
+        return float(b)
+    prompt = m.seq_len or r.seq_len
+    context = m.context if m.context is not None else r.context
+    own = max((context or prompt) - prompt, 0)
+    return (prompt + b * own) / (prompt + own) if prompt + own else 1.0
 
 
 def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> tuple[FigureStep, ...]:
@@ -161,7 +177,8 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
     instance_cores = r.figure_instance_cores(kind is FigureKind.TOKENS_PER_S, int(platform.cores_per_socket.value))
     ev = evaluate(platform, spec, EstimateQuery(
         precisions=names, baseline=names[0],
-        workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context),
+        workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context,
+                              shared_kv=kv_span(r, m, stack.shared_kv)),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,

@@ -5,7 +5,7 @@ weighted alike, and each record alike within its platform: ``1 / sqrt(its figure
 records)``), with a weak pull of every efficiency towards 1 so that a class no figure constrains stays
 at its ceiling; bounds ``0.001 <= eta <= 1``, ``0 <= work_half <=`` :data:`WORK_HALF_MAX` multiply-accumulates
 per core (and a second fit without the shape term, ``work_half = 0``:
-:func:`roofline.fidelity.accuracy.select_variants`).
+:func:`roofline.fidelity.forms.choose_forms`).
 A class the training records never use takes the profile's fallback at prediction time
 (:func:`roofline.model.efficiency.lookup`; for a stack fitted on too few platforms, the cross-stack value
 :attr:`Params.cross`, which is looked up, never fitted).
@@ -17,7 +17,7 @@ also gets a factor on its cores' efficiencies (its real clock against the platfo
 host): the classes are then told apart by what they reach on the same CPUs, not by which CPUs ran them, and an
 unseen CPU takes the factors' geometric mean (:func:`~roofline.spec.stack.typical_factor`), so its prediction
 never rests on a factor of its own. Which form a stack keeps is chosen by its leave-one-platform-out figures
-(:func:`roofline.fidelity.accuracy.select_variants`). Dispatch costs are the validate reports' measured ones
+(:func:`roofline.fidelity.forms.choose_forms`). Dispatch costs are the validate reports' measured ones
 where the records have them, else fitted (per call 1 us to 2 ms, per GEMM launch 0.01 to 20 us).
 
 Every prediction, the fit's and the reported ones alike, is the realistic model's own arithmetic
@@ -42,8 +42,18 @@ from roofline.errors import UserError
 from roofline.fidelity.figures import Figure
 from roofline.model.efficiency import gemm_eta, mode_value, one_row_floor
 from roofline.model.realistic import RowEfficiency, concat_parts, realistic_times
+from roofline.spec.mla import MlaRule
 from roofline.spec.sourced import Sourced, bare_values
-from roofline.spec.stack import KERNEL_MAX, Accuracy, PathRule, StackProfile, is_kernel_class, typical_factor
+from roofline.spec.stack import (
+    KERNEL_MAX,
+    Accuracy,
+    FormChoice,
+    PathRule,
+    SharedKvRule,
+    StackProfile,
+    is_kernel_class,
+    typical_factor,
+)
 from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
 
 PULL = 0.02
@@ -101,7 +111,7 @@ class Params:
     dispatch_fitted: bool = False
     """call_s and per_op_s fitted from the figures (no validate report measured them)"""
     call_held: bool = False
-    """call_s held at a value the Server runs chose (:func:`roofline.fidelity.accuracy.select_variants`)"""
+    """call_s held at a value the Server runs chose (:func:`roofline.fidelity.forms.choose_forms`)"""
     kernel_table: dict[str, float] | None = None
     """a profile's own kernel efficiencies (as stored, rounded), instead of the ratio times the GEMM ones"""
     passes: bool = False
@@ -600,7 +610,9 @@ def harness_batching(records: Sequence[LoadedRecord]) -> tuple[Sourced, Sourced 
 
 def profile_from(name: str, description: str, q: Params, records: Sequence[LoadedRecord], figs_n: int,
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
-                 cross: dict[str, Sourced] | None = None, kernels: str = "") -> StackProfile:
+                 cross: dict[str, Sourced] | None = None, kernels: str = "",
+                 forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
+                 mla: MlaRule | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -644,7 +656,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), kernels=kernels, records=ids, accuracy=accuracy, max_batch_tokens=cap,
+        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, records=ids, accuracy=accuracy,
+        forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else
         ("the activation quantization passes run at the 'other' efficiency of their non-GEMM mode",),

@@ -1,31 +1,38 @@
-"""A measurement file as a record: llama-bench's results (``-o json``, ``jsonl``, ``csv``, the markdown table)
-and MLPerf's ``mlperf_log_summary.txt`` (with its system description), turned into the
+"""A measurement file as a record: llama-bench's results (``-o json``, ``jsonl``, ``csv``, the markdown table),
+llama-batched-bench's (its table, ``--output-format jsonl``), MLPerf's ``mlperf_log_summary.txt`` (with its system
+description), the serving benchmarks' (``vllm bench serve --save-result``, SGLang's ``bench_serving --output-file``,
+GuideLLM's JSON report) and OpenVINO ``benchmark_app``'s (its JSON report, its logged summary), turned into the
 :class:`~roofline.spec.record.Record` ``roofline records add`` writes and ``roofline check --from`` compares.
 
 What the file states is taken from it (the model's type and parameters, the GGUF file type, the threads, the
-pp and tg lengths, the KV cache type; the scenario, the rate, the benchmark and the system); what it does not
-state is asked for by a flag (``--cpu``; ``--model`` when the file names the model only by a path), and the
-error names the flag; what neither gives is assumed, and each assumption is said (:class:`Input`, ``assumed``,
-with why). The parsing itself is :mod:`roofline.catalog.llama_bench` and :mod:`roofline.catalog.mlperf_log`.
+pp and tg lengths, the KV cache type; the scenario, the rate, the benchmark and the system; a serving run's token
+totals and concurrency); what it does not state is asked for by a flag (``--cpu``; ``--model`` when the file names
+the model only by a path; ``--precision``, ``--batch``, ``--seq-len``, ``--cores`` where a tool never states them),
+and the error names the flag; what neither gives is assumed, and each assumption is said (:class:`Input`,
+``assumed``, with why). The parsing itself is in :mod:`roofline.catalog` (``llama_bench``, ``batched_bench``,
+``mlperf_log``, ``vllm_serve``, ``sglang_serve``, ``guidellm_report``, ``openvino_benchmark``).
 
 llama-bench's tests become ``tokens_per_s`` figures on one instance of the run's threads: ``pp N`` a prefill of
 N tokens, ``tg N`` decode at the mean context of N tokens generated from an empty cache (``N / 2``, plus the
-test's depth). MLPerf's offline and server rates become a ``throughput`` figure of the whole server.
+test's depth). MLPerf's offline and server rates and benchmark_app's FPS become a ``throughput`` figure of the whole
+server. A serving run's output tokens/s and ``batch / mean TPOT`` become decode figures at its concurrency, its
+input tokens/s a prefill figure; its latencies are reported as read.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.catalog import resolve
-from roofline.catalog import batched_bench
+from roofline.catalog import batched_bench, guidellm_report, openvino_benchmark, resolve, sglang_serve, vllm_serve
 from roofline.catalog.batched_bench import BatchedFile, parse_batched_bench
 from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, parse_llama_bench
 from roofline.catalog.mlperf_log import MlperfSummary, MlperfSystem, is_summary, parse_summary, read_system
+from roofline.catalog.serving_bench import ServingFile, ServingRun, first_object
 from roofline.errors import SpecError, UserError
 from roofline.files.reading import read_bytes
 from roofline.results.check import MeasuredFrom, MeasuredInput
@@ -36,7 +43,10 @@ from roofline.spec.record import Measurement, Record, RecordPlatform
 
 #: the stacks the readers assign: a missing profile of one of them is no error (the realistic estimate is
 #: then the ceiling plus the priced terms, and the result says so)
-ENGINE_STACKS = ("llama.cpp", "intel-mlperf")
+ENGINE_STACKS = ("llama.cpp", "intel-mlperf", "vllm", "sglang")
+#: what ``check --from`` and ``records add`` read, named in the error for any other file
+FORMATS = ("llama-bench JSON/JSONL/CSV/markdown, llama-batched-bench table/JSONL, MLPerf summary, vllm bench serve "
+           "JSON, SGLang bench_serving JSONL, GuideLLM JSON, benchmark_app report/JSON")
 #: llama.cpp's names of a file's weight type (``llama_model_ftype_name``) and the precision priced for it
 FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q6_K": "q6_k",
               "Q4_K - Small": "q4_k_s", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
@@ -111,15 +121,24 @@ def read_measured(path: str, given: Given = Given()) -> Measured:
     """The file at ``path`` (llama-bench or MLPerf, told apart by its text) as a record."""
     raw = read_bytes(Path(path), path)
     text = raw.decode("utf-8", errors="replace")
+    first = first_object(text)
+    if vllm_serve.detect(first):
+        return _from_serving(vllm_serve.parse_vllm_serve(raw, path), given)
+    if sglang_serve.detect(first):
+        return _from_serving(sglang_serve.parse_sglang_serve(raw, path), given)
+    if guidellm_report.detect(first):
+        return _from_serving(guidellm_report.parse_guidellm(raw, path), given)
+    if openvino_benchmark.detect(text, first):
+        return _from_benchmark_app(openvino_benchmark.parse_benchmark_app(raw, path), given)
+    if first is not None and batched_bench.detect(text) is None and "avg_ts" not in first:
+        raise SpecError(path, "", f"not a format roofline reads ({FORMATS})")
     if is_summary(text):
         return _from_mlperf(parse_summary(text, path), given)
     if batched_bench.detect(text) is not None:
         return _from_batched_bench(parse_batched_bench(raw, path), given)
     if detect(text) is not None:
         return _from_llama_bench(parse_llama_bench(raw, path), given)
-    raise SpecError(path, "", "neither a llama-bench result (-o json, jsonl, csv or its markdown table), a "
-                    "llama-batched-bench one (its table or --output-format jsonl), nor an MLPerf "
-                    "mlperf_log_summary.txt")
+    raise SpecError(path, "", f"not a format roofline reads ({FORMATS})")
 
 
 # ------------------------------------------------------------------------------- shared
@@ -181,6 +200,253 @@ def _stack(given: Given, engine: str, inputs: _Inputs, why: str) -> str:
         return given.stack
     inputs.add("stack", engine, "assumed", why, "stack")
     return engine
+
+
+# ------------------------------------------------------------------------------- serving benchmarks
+
+#: each serving tool's engine (the stack its rates are priced with), and why
+SERVING_ENGINES = {vllm_serve.TOOL: ("vllm", "vllm bench serve benchmarks a vLLM server (its CPU backend here)"),
+                   sglang_serve.TOOL: ("sglang", "sglang.bench_serving benchmarks an SGLang server"),
+                   guidellm_report.TOOL: ("unknown", "GuideLLM benchmarks any OpenAI-compatible server: --stack "
+                                          "names it")}
+
+
+def _serving_model(file: ServingFile, given: Given, inputs: _Inputs) -> tuple[ModelSpec, str]:
+    """--model, else the catalog model the file's ``model_id`` names (its last path part, lower case)."""
+    if given.model is not None:
+        spec, ref = _model_ref(given)
+        named = {r.model for r in file.runs if r.model}
+        inputs.add("model", ref, "flag", "--model" + (f" (the file says '{sorted(named)[0]}')" if named else ""),
+                   "model")
+        return spec, ref
+    named = sorted({r.model for r in file.runs if r.model})
+    for name in named[:1]:
+        base = name.rstrip("/").rsplit("/", 1)[-1].lower()
+        for candidate in (base, re.sub(r"-(instruct|chat|hf|it)$", "", base)):
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", candidate) or candidate.endswith((".gguf", ".json", ".toml")):
+                continue  # a catalog name only, never a file of this machine
+            try:
+                spec = resolve.model(candidate)
+            except UserError:
+                continue
+            inputs.add("model", candidate, "file", f"{file.runs[0].keys.get('model', 'model')} '{name}'",
+                       "model")
+            return spec, candidate
+    what = f"as '{named[0]}', no catalog model" if named else "not at all"
+    raise UserError(f"{file.path}: {file.tool} names the model {what}; give --model NAME (roofline models), a "
+                    "config.json or the .gguf file")
+
+
+def _serving_batch(run: ServingRun, given: Given, path: str) -> tuple[int, str, str]:
+    """The sequences decoded together: --batch; else the requests in flight the file states (the client's cap, or
+    the measured mean rounded up); else every request, when all were sent at once."""
+    if given.batch is not None:
+        return given.batch, "flag", "--batch"
+    if run.max_concurrency is not None and run.strategy in ("synchronous", "concurrent"):
+        return min(run.max_concurrency, run.completed), "file", (
+            f"{run.keys['concurrency'] if run.strategy == 'concurrent' else 'config.strategy.type_'} "
+            f"({run.where}): {run.strategy}, {run.max_concurrency} request{'s' if run.max_concurrency > 1 else ''} "
+            "always in flight")
+    if run.concurrency is not None:
+        b = max(1, math.ceil(run.concurrency - 1e-9))
+        return min(b, run.completed), "file", (f"{run.keys['concurrency']} {run.concurrency:.4g} ({run.where}): the "
+                                               "mean of requests in flight, rounded up")
+    if run.max_concurrency is not None:
+        return min(run.max_concurrency, run.completed), "file", (
+            f"max_concurrency {run.max_concurrency} ({run.where}): the client's cap on requests in flight"
+            + (f", more than the {run.completed} requests" if run.max_concurrency > run.completed else ""))
+    if run.request_rate is not None and math.isinf(run.request_rate):
+        return run.completed, "assumed", (f"every one of the {run.completed} requests in flight: all were sent at "
+                                          "once (request rate inf, no max_concurrency); the server's own limit "
+                                          "(--max-num-seqs) may be lower: give --batch")
+    raise UserError(f"{path}: {run.where}: the file states no concurrency (requests sent at "
+                    f"{run.request_rate if run.request_rate is not None else 'an unstated rate'}/s, no "
+                    "max_concurrency); give --batch N, the sequences the server decoded together")
+
+
+def _from_serving(file: ServingFile, given: Given) -> Measured:
+    """Each run's output tokens/s a decode figure of its concurrency's sequences at the mean context ``input +
+    output / 2``; its input tokens/s a prefill figure of prompts of the mean input length; its mean TPOT a decode
+    figure ``B / TPOT``. TTFT, ITL and end-to-end latencies are reported as read, not priced."""
+    path = file.path
+    inputs = _Inputs()
+    left_out: list[LeftOut] = []
+    inputs.add("file", path, "file", f"{file.tool} {file.format}" + (f", {file.version}" if file.version else ""))
+    spec, model_ref = _serving_model(file, given, inputs)
+    if spec.family != "decoder":
+        raise UserError(f"--model {spec.name}: an encoder; {file.tool} benchmarks a generating server")
+    if not given.precision:
+        raise UserError(f"{path}: {file.tool} does not state the weights' precision; give --precision (bf16, "
+                        "int8-dynamic, int8-weight-only, ...)")
+    inputs.add("precision", given.precision, "flag", "--precision")
+    platform, cpu_ref = _platform(given, inputs, f"{path}: {file.tool} does not name the CPU")
+    per_socket = int(platform.cores_per_socket.value)
+    if given.cores is not None:
+        if given.cores > per_socket:
+            raise UserError(f"--cores {given.cores}: {platform.name} has {per_socket} cores per socket; a server over "
+                            "more than one socket is priced by estimate --sockets 2, not by this reader")
+        n = given.cores
+        inputs.add("threads", n, "flag", "--cores", "platform.cores")
+    else:
+        n = per_socket
+        inputs.add("threads", n, "assumed", f"one socket's {n} cores (the file states no threads): give --cores N, "
+                   "the threads the server ran", "platform.cores")
+    inputs.add("layout", f"1 server process of {n} cores on 1 socket", "assumed", "one engine process on one "
+               "socket's cores, as --tokens-per-s prices one", "platform.sockets")
+    inputs.add("KV cache", "the activation dtype", "assumed", "the file states no cache type (vLLM's and SGLang's "
+               "default: the model's dtype)")
+    inputs.add("lm_head", "unquantized", "assumed", "the output matrix in the model's dtype (the default of the "
+               "engines' quantization recipes)", "quantize_lm_head")
+    if given.instance_cores is not None:
+        raise UserError(f"--instance-cores: {file.tool} measures one server process; --cores gives its threads")
+    inputs.add("decode context", "input + output / 2", "assumed", "each request's prompt, then half its generated "
+               "tokens (the mean of its decode steps), from the file's token totals over its completed requests")
+    inputs.add("prefill batch", "the decode batch", "assumed", "prompts arrive while the others decode and are "
+               "batched with them (continuous batching)")
+    engine, why = SERVING_ENGINES[file.tool]
+    stack = _stack(given, engine, inputs, why)
+
+    measurements = []
+    for k, run in enumerate(file.runs):
+        b, source, detail = _serving_batch(run, given, path)
+        inputs.add(f"batch ({run.where})", b, source, detail)  # type: ignore[arg-type]
+        prompt = float(given.seq_len) if given.seq_len is not None else run.mean_input_len
+        seq = max(1, round(prompt))
+        context = round(prompt + run.mean_output_len / 2)
+        lengths = (f"{run.input_tokens:,} input and {run.output_tokens:,} output tokens over {run.completed:,} "
+                   f"requests ({run.keys['input_tokens']}, {run.keys['output_tokens']}, {run.keys['completed']})")
+        inputs.add(f"lengths ({run.where})", f"{run.mean_input_len:.4g} in, {run.mean_output_len:.4g} out", "file",
+                   lengths)
+        if given.seq_len is not None:
+            inputs.add(f"prompt ({run.where})", given.seq_len, "flag", "--seq-len, over the file's mean prompt")
+        tag = f" #{k + 1}" if len(file.runs) > 1 else ""  # the file's k-th run (its where is in the note)
+        figures = [("output", "decode", run.output_throughput, f"{run.keys['output_throughput']} ({run.where})")]
+        if run.input_throughput:
+            figures.append(("input", "prefill", run.input_throughput, f"{run.keys['input_throughput']} ({run.where})"))
+        tpot = run.latencies_ms.get("mean_tpot_ms")
+        if tpot:
+            figures.append(("TPOT", "decode", b * 1000.0 / tpot, f"batch / mean_tpot_ms: {b} / {tpot:.4g} ms "
+                            f"({run.where}), each sequence's token rate summed"))
+        for what, phase, value, note in figures:
+            key = f"measurements.{len(measurements)}"
+            inputs.comments[f"{key}.value"] = note
+            decode = phase == "decode"
+            if decode:
+                inputs.comments[f"{key}.context"] = (f"assumed: the prompt {prompt:.4g} + half "
+                                                     f"the mean output {run.mean_output_len:.4g} tokens ({run.where})")
+            measurements.append(Measurement(
+                kind="tokens_per_s", precision=given.precision, value=value, phase=phase, batch=b,
+                seq_len=None if decode else seq, context=context if decode else None,
+                name=f"{what} B{b}{tag}", note=f"{file.tool} ({run.where}): {note}"))
+        stats = {}
+        for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("e2el", "end-to-end"), ("e2e_latency", "end-to-end")):
+            got = [f"{stat} {run.latencies_ms[f'{stat}_{name}_ms']:.4g} ms" for stat in ("mean", "median", "p99")
+                   if f"{stat}_{name}_ms" in run.latencies_ms]
+            if got:
+                stats[label] = ", ".join(got)
+        if stats:
+            left_out.append(LeftOut(f"latencies ({run.where})", "; ".join(f"{k} {v}" for k, v in stats.items())
+                                    + ": as read, not priced: a TTFT holds the request's wait in the queue and, with "
+                                    "continuous batching, other requests' steps (roofline plan simulates the queue); "
+                                    "the mean TPOT is compared, as a decode rate"))
+        if run.request_rate is not None and not math.isinf(run.request_rate):
+            left_out.append(LeftOut(f"request rate ({run.where})", f"the client sent {run.request_rate:g} requests/s: "
+                                    "the rates are what that load drew, at most what the server could do"))
+    first = file.runs[0]
+    b0 = measurements[0].batch or 1
+    inputs.comments["batch"] = f"the first run's ({first.where}); each figure states its own"
+    inputs.comments["seq_len"] = f"the mean prompt of the first run ({first.where}): {first.keys['input_tokens']} / " \
+                                 f"{first.keys['completed']}"
+    record = Record(
+        description=f"{file.tool} of {spec.name} in {given.precision}, {len(file.runs)} run"
+                    f"{'s' if len(file.runs) > 1 else ''}, {n} cores, on {platform.name}",
+        source=f"{file.tool}: {path} ({file.format}" + (f", {first.date}" if first.date else "") + ")",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=n, sockets=1, instance_cores=n), model=model_ref,
+        batch=b0, seq_len=max(1, round(first.mean_input_len)), measurements=tuple(measurements))
+    return Measured(record, platform, spec, MeasuredFrom(path, f"{file.tool} {file.format}", file.tool + (
+        f" {file.version}" if file.version else ""), inputs.items, left_out), inputs.comments)
+
+
+# ------------------------------------------------------------------------------- OpenVINO benchmark_app
+
+
+def _from_benchmark_app(app: openvino_benchmark.BenchmarkApp, given: Given) -> Measured:
+    """The run's FPS (samples per second of the whole platform) as a ``throughput`` figure of its streams
+    (instances) of ``batch`` samples of ``--seq-len`` tokens; its latencies reported as read, not priced."""
+    path = app.path
+    inputs = _Inputs()
+    inputs.add("file", path, "file", f"benchmark_app {app.format}" + (f", {app.api} API" if app.api else ""))
+    if app.device and not app.device.upper().startswith("CPU"):
+        raise SpecError(path, "configuration_setup: target device", f"{app.device}: roofline prices CPUs")
+    inputs.add("samples/s", f"{app.fps:g}", "file", f"{app.fps_where} (FPS: batch x iterations / duration)")
+    if given.model is None:
+        named = f"the topology '{app.topology}'" if app.topology else "no model"
+        raise UserError(f"{path}: benchmark_app names {named}, not a catalog model; give --model NAME (roofline "
+                        "models) or a config.json")
+    spec, model_ref = _model_ref(given)
+    if spec.family != "encoder":
+        raise UserError(f"--model {spec.name}: a decoder; --from reads encoder benchmarks' samples per second")
+    inputs.add("model", model_ref, "flag", "--model" + (f" (topology '{app.topology}')" if app.topology else ""),
+               "model")
+    if not given.precision:
+        raise UserError(f"{path}: benchmark_app does not state the model's precision (its report says UNSPECIFIED); "
+                        "give --precision (fp32, bf16, int8-static, ...)")
+    inputs.add("precision", given.precision, "flag", "--precision")
+    platform, cpu_ref = _platform(given, inputs, f"{path}: benchmark_app does not name the CPU")
+    if given.seq_len is not None:
+        seq_len = given.seq_len
+        inputs.add("tokens per sample", seq_len, "flag", "--seq-len", "seq_len")
+    else:
+        m = re.search(r"\[\s*\d+\s*,\s*(\d+)\s*\]", app.shape or "")
+        if not m:
+            raise UserError(f"{path}: benchmark_app's report states no input shape (-shape); give --seq-len N, the "
+                            "tokens per sample")
+        seq_len = int(m.group(1))
+        inputs.add("tokens per sample", seq_len, "file", f"cmd_options shape '{app.shape}'", "seq_len")
+    if given.batch is not None:
+        batch = given.batch
+        inputs.add("batch", batch, "flag", "--batch", "batch")
+    elif app.batch:
+        batch = app.batch
+        inputs.add("batch", batch, "file", app.where["batch"], "batch")
+    else:
+        batch = 1
+        inputs.add("batch", 1, "assumed", "benchmark_app's default, the model's own batch (1 for most exported "
+                   "models): give --batch", "batch")
+    sockets = int(platform.sockets.value)
+    per_socket = given.cores or int(platform.cores_per_socket.value)
+    total = sockets * per_socket
+    inputs.add("cores", f"{per_socket} per socket, {sockets} socket{'s' if sockets > 1 else ''}",
+               "flag" if given.cores else "assumed", "--cores" if given.cores else "the CPU plugin's default: every "
+               "core of the platform (give --cores N per socket)", "platform.cores")
+    if given.instance_cores is not None:
+        instance_cores = given.instance_cores
+        inputs.add("cores per instance", instance_cores, "flag", "--instance-cores", "platform.instance_cores")
+    elif app.streams:
+        instance_cores = max(1, total // app.streams)
+        inputs.add("cores per instance", instance_cores, "file", f"{total} cores / {app.streams} streams "
+                   f"({app.where['streams']}): a stream is an instance", "platform.instance_cores")
+    else:
+        raise UserError(f"{path}: the file states no number of streams; give --instance-cores N, the cores of each "
+                        "stream")
+    stack = _stack(given, "openvino", inputs, "benchmark_app runs OpenVINO's CPU plugin")
+    left_out = []
+    got = [f"{label} {app.values[k]:.4g} ms" for k, label in (("median_ms", "median"), ("mean_ms", "mean"),
+                                                                ("min_ms", "min"), ("max_ms", "max"))
+           if k in app.values]
+    if got:
+        left_out.append(LeftOut("latency", ", ".join(got) + ": as read, not priced: one inference among the streams "
+                                "in flight at once; the comparison is of the rate"))
+    inputs.comments["measurements.0.value"] = f"{app.fps_where} (FPS)"
+    record = Record(
+        description=f"OpenVINO benchmark_app of {spec.name} in {given.precision}, batch {batch}, on {platform.name}",
+        source=f"benchmark_app {app.format}: {path} ({app.fps_where}: {app.fps:g} FPS)",
+        stack=stack, platform=RecordPlatform(name=cpu_ref, cores=given.cores, instance_cores=instance_cores),
+        model=model_ref, batch=batch, seq_len=seq_len,
+        measurements=(Measurement(kind="throughput", precision=given.precision, value=app.fps, name="benchmark_app",
+                                  note="samples/s of the whole platform (benchmark_app's FPS)"),))
+    return Measured(record, platform, spec, MeasuredFrom(path, f"benchmark_app {app.format}", "OpenVINO benchmark_app",
+                                                         inputs.items, left_out), inputs.comments, (None,))
 
 
 # ------------------------------------------------------------------------------- llama-batched-bench

@@ -125,7 +125,9 @@ def kv_dtype(recipe: PrecisionRecipe, given: str | None) -> str | None:
     (:data:`GGUF_KV_DTYPE`), else None (the activation dtype of the step's non-GEMM mode)."""
     if given is not None:
         return given
-    return GGUF_KV_DTYPE if recipe.block is not None else None
+    from roofline.model.efficiency import is_gguf
+
+    return GGUF_KV_DTYPE if is_gguf(recipe) else None
 
 
 def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: LayoutSpec = LayoutSpec(),

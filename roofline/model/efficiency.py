@@ -34,7 +34,7 @@ from roofline.model.resources import Resources, Used
 from roofline.results.estimate import ErrorBand
 from roofline.spec.gguf_types import BLOCKS
 from roofline.spec.platform import ComputePath, Platform
-from roofline.spec.precision import PrecisionRecipe
+from roofline.spec.precision import GGUF_FLOATS, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.kernels import Kernel, KernelTable
 from roofline.spec.stack import KERNEL_CLASS, Accuracy, PathRule, StackProfile, typical_factor
@@ -46,6 +46,11 @@ if TYPE_CHECKING:
 #: the stacks that price a precision when the user names none: the engine that runs GGUF files, and the one that
 #: ``roofline validate`` runs (torch recipes)
 GGUF_STACK, TORCH_STACK = "llama.cpp", "torch-inductor"
+
+
+def is_gguf(recipe: PrecisionRecipe) -> bool:
+    """a GGUF type: a block format, or a float type only GGUF files carry (:data:`GGUF_FLOATS`)"""
+    return recipe.block is not None or recipe.name in GGUF_FLOATS
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"
 
@@ -69,7 +74,7 @@ class EfficiencySource:
         """The source a precision is priced from: this one, or with :attr:`per_engine` for a GGUF type the profile
         of the engine that runs GGUF files (a float precision beside GGUF types only, the GGUF engine's too: this
         source's stack was chosen so)."""
-        if not self.per_engine or self.calibration is not None or recipe.block is None:
+        if not self.per_engine or self.calibration is not None or not is_gguf(recipe):
             return self
         want = GGUF_STACK
         if self.stack is not None and self.stack.name == want:

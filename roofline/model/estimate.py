@@ -131,7 +131,9 @@ def model_notes(model: ModelSpec, work: Workload) -> list[str]:
         binding = f": at context {work.context:,} they read {w:,} cached tokens each, not {work.context:,}"
     elif work.phase is Phase.PREFILL and work.seq_len > w:
         binding = f": a prompt of {work.seq_len:,} tokens scores each query against at most {w:,} keys there"
-    return [f"sliding-window attention in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
+    kind = ("chunked local attention (Llama 4), priced as a sliding window of its chunk" if model.chunked_attention
+            else "sliding-window attention")
+    return [f"{kind} in {where} (window {w:,} tokens; their KV cache holds at most that){binding}"]
 
 
 def default_precisions(platform: Platform, model: ModelSpec) -> list[str]:
@@ -215,9 +217,24 @@ def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         raise UserError(f"--kv-dtype {q.options.kv_dtype}: one of {', '.join(DTYPE_BYTES)}")
     baseline = q.baseline or default_baseline(platform, model)
     names = list(dict.fromkeys([baseline, *(q.precisions or default_precisions(platform, model))]))
+    if model.is_mla:
+        rule = _mla_rule(model, q, [n for n in names if n != baseline] or names)
+        work = dataclasses.replace(work, mla_form=rule.form)
+        source_notes = [*source_notes, f"multi-head latent attention priced in its {rule.form} form ({rule.kind}: "
+                                       f"{rule.source})"]
     steps = build_steps(platform, work, names, layout=q.layout, ceiling=q.ceiling, source=q.source, options=q.options)
     realistic = [s.realistic(steps.res) for s in steps]
     return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides), source_notes)
+
+
+def _mla_rule(model: ModelSpec, q: EstimateQuery, asked: list[str]):
+    """The multi-head latent attention rule of the stack that prices the first precision asked (its ``mla`` table;
+    the default, absorbed and assumed, where it states none)."""
+    from roofline.model.recipes import precision_recipe
+    from roofline.spec.mla import mla_rule
+
+    recipe = precision_recipe(asked[0], model, q.options.group_size)
+    return mla_rule(q.source.for_recipe(recipe).profile)
 
 
 def _band_value(band: ErrorBand | None) -> float | None:
@@ -357,7 +374,7 @@ def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, 
     if model.family == "decoder":
         tokens = work.context + 1 if work.phase is Phase.DECODE else work.seq_len
         e_kv = DTYPE_BYTES[kv_dtype(e.recipe, q.options.kv_dtype) or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
-        per_sequence = 2.0 * float(model.kv_tokens(tokens)) * model.kv_heads * model.head_size * e_kv
+        per_sequence = float(model.kv_tokens(tokens)) * model.kv_width * e_kv
         kv = float(res.layout.total_instances) * work.batch * per_sequence
     need = weights * sockets + kv
     what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (

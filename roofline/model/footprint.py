@@ -2,7 +2,8 @@
 
 Tensor groups, from the architecture alone:
 
-- attention projections: q, k, v (GQA: k and v use the key-value heads), o; per layer
+- attention projections: q, k, v (GQA: k and v use the key-value heads), o; per layer. Multi-head latent
+  attention: q_a and q_b (or one q), kv_a (``kv_a_proj_with_mqa``), kv_b, o (:func:`_mla_tensors`)
 - MLP projections: up and down (and gate for a gated MLP); per layer (per dense layer of a mixture of experts)
 - expert projections (mixture of experts): every routed expert of every MoE layer, all counted
 - shared experts: the always-active expert(s) of each MoE layer (Qwen2-MoE, DeepSeek)
@@ -14,6 +15,9 @@ Tensor groups, from the architecture alone:
 - norms: LayerNorm weight and bias (encoders) or RMSNorm weight (decoders, plus q/k norms)
 - biases: of the projections
 - scales / zero points: the quantization metadata of every quantized tensor
+- multi-token prediction (DeepSeek-V3 ``num_nextn_predict_layers``): each such layer's ``eh_proj``, attention,
+  MoE MLP and norms (it shares the embeddings and the lm_head); in the total, not in the active parameters,
+  since a step does not run it
 
 Policy: the projections are quantized by default; embeddings, norms and biases stay in the
 base dtype; the lm_head is quantized only when asked. Task heads (pooler, classifier) are not
@@ -42,7 +46,8 @@ class _Tensor:
 def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     h, layers = m.hidden_size, m.num_hidden_layers
     q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
-    attn = [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)]
+    attn = (_mla_tensors(m, layers) if m.is_mla else
+            [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)])
     up = 2 if m.gated_mlp else 1
     dense = m.dense_mlp_layers
     mlp = [_Tensor(m.intermediate_size, h, up * dense), _Tensor(h, m.intermediate_size, dense)] if dense else []
@@ -56,7 +61,52 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     if m.family == "decoder" and (not m.tie_word_embeddings or count_tied_copy):
         lm_head = [_Tensor(m.vocab_size, h, 1)]
     return {"attention projections": attn, "MLP projections": mlp, "expert projections": experts,
-            "shared experts": shared, "routers": routers, "embeddings": emb, "lm_head": lm_head}
+            "shared experts": shared, "routers": routers, "embeddings": emb, "lm_head": lm_head,
+            MTP_GROUP: _mtp_tensors(m)}
+
+
+#: the footprint group of the multi-token prediction layers (counted in the total, not in a step)
+MTP_GROUP = "multi-token prediction"
+
+
+def _mla_tensors(m: ModelSpec, layers: int) -> list[_Tensor]:
+    """Multi-head latent attention's matrices over ``layers`` layers: ``q_a`` ``(c_q, H)`` and ``q_b``
+    ``(h (n + r), c_q)``, or ``q`` ``(h (n + r), H)``; ``kv_a`` ``(c + r, H)``; ``kv_b`` ``(h (n + v), c)``;
+    ``o`` ``(H, h v)`` (:mod:`roofline.calc.mla`'s notation)."""
+    h, heads, c, r = m.hidden_size, m.num_attention_heads, m.kv_lora_rank, m.qk_rope_head_dim
+    n, v = m.qk_nope_head_dim, m.v_head_dim
+    q = ([_Tensor(m.q_lora_rank, h, layers), _Tensor(heads * (n + r), m.q_lora_rank, layers)] if m.q_lora_rank
+         else [_Tensor(heads * (n + r), h, layers)])
+    return q + [_Tensor(c + r, h, layers), _Tensor(heads * (n + v), c, layers), _Tensor(h, heads * v, layers)]
+
+
+def _mtp_tensors(m: ModelSpec) -> list[_Tensor]:
+    """The multi-token prediction layers' parameters: per layer ``eh_proj`` ``(H, 2H)``, the attention of a layer,
+    an MoE MLP (every expert, the shared ones and the router; a dense MLP without experts), and its norms (enorm,
+    hnorm, the two of the block, the final ``shared_head.norm``, and multi-head latent attention's two) as
+    ``(width, 1)`` vectors, priced with the group's matrices (a few thousand parameters); the embeddings and the
+    lm_head are the main model's."""
+    k = m.nextn_predict_layers
+    if not k:
+        return []
+    h = m.hidden_size
+    out = [_Tensor(h, 2 * h, k)]
+    out += _mla_tensors(m, k) if m.is_mla else [
+        _Tensor(m.num_attention_heads * m.head_size, h, k), _Tensor(m.kv_heads * m.head_size, h, 2 * k),
+        _Tensor(h, m.num_attention_heads * m.head_size, k)]
+    up = 2 if m.gated_mlp else 1
+    if m.is_moe:
+        e, s = m.expert_intermediate, m.shared_expert_intermediate_size
+        out += [_Tensor(e, h, up * m.num_experts * k), _Tensor(h, e, m.num_experts * k),
+                _Tensor(m.num_experts + int(m.shared_expert_gate), h, k)]
+        if s:
+            out += [_Tensor(s, h, up * k), _Tensor(h, s, k)]
+    else:
+        out += [_Tensor(m.intermediate_size, h, up * k), _Tensor(h, m.intermediate_size, k)]
+    out.append(_Tensor(h, 1, 5 * k))
+    if m.is_mla:
+        out += [_Tensor(m.kv_lora_rank, 1, k)] + ([_Tensor(m.q_lora_rank, 1, k)] if m.q_lora_rank else [])
+    return out
 
 
 def _moe_tensors(m: ModelSpec, experts: int) -> tuple[list[_Tensor], list[_Tensor], list[_Tensor]]:
@@ -76,13 +126,19 @@ def active_params(m: ModelSpec) -> int:
     """Parameters one token uses: every parameter except the routed experts it is not sent to,
     ``total - (E - k) x expert x MoE layers``. Embeddings and lm_head are counted, as the published
     "active parameter" figures do (Mixtral-8x7B 12.9B, Qwen3-30B-A3B 3.3B). Dense models: all."""
-    total = sum(t.rows * t.cols * t.count for ts in _groups(m, False).values() for t in ts)
+    total = sum(t.rows * t.cols * t.count for g, ts in _groups(m, False).items() if g != MTP_GROUP for t in ts)
     (_, norm_params), (_, bias_params) = _vector_params(m)
     total += norm_params + bias_params
     if not m.is_moe:
         return total
     idle, _, _ = _moe_tensors(m, m.num_experts - m.num_experts_per_tok)
-    return total - sum(t.rows * t.cols * t.count for t in idle)
+    idle_bias = (m.num_experts - m.num_experts_per_tok) * _expert_bias_width(m) * m.moe_layers
+    return total - sum(t.rows * t.cols * t.count for t in idle) - idle_bias
+
+
+def _expert_bias_width(m: ModelSpec) -> int:
+    """Bias parameters of one expert (``expert_bias``): its up (and gate) and down projections' outputs."""
+    return ((2 if m.gated_mlp else 1) * m.expert_intermediate + m.hidden_size) if m.expert_bias else 0
 
 
 def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -97,11 +153,20 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         if m.qk_norm:
             norm_tensors += 2 * layers
             norm_params += 2 * layers * m.head_size
+        if m.is_mla:  # kv_a_layernorm on the latent, q_a_layernorm on the compressed query
+            norm_tensors += layers * (1 + int(bool(m.q_lora_rank)))
+            norm_params += layers * (m.kv_lora_rank + (m.q_lora_rank or 0))
     bias_tensors = bias_params = 0
     if m.attention_bias:
         o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
         bias_tensors += layers * (3 + int(o_bias))
         bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
+    if m.expert_bias:  # every expert's projections, and the router (gpt-oss)
+        bias_tensors += m.moe_layers * (2 + int(m.gated_mlp) + 1)
+        bias_params += m.moe_layers * (m.num_experts * _expert_bias_width(m) + m.num_experts)
+    if m.attention_sinks:  # one logit per head and layer (gpt-oss), counted with the biases
+        bias_tensors += layers
+        bias_params += layers * m.num_attention_heads
     if m.mlp_bias:  # on the dense MLPs (no MoE model in the catalog has MLP biases)
         up, dense = 2 if m.gated_mlp else 1, m.dense_mlp_layers
         bias_tensors += dense * (up + 1)
@@ -115,8 +180,9 @@ def bias_params(m: ModelSpec) -> tuple[int, int]:
 
 
 def weight_params(m: ModelSpec) -> int:
-    """Parameters of the weight matrices (every expert counted), without norms and biases."""
-    return sum(t.rows * t.cols * t.count for ts in _groups(m, False).values() for t in ts)
+    """Parameters of the weight matrices (every expert counted), without norms and biases and without the
+    multi-token prediction layers (no step runs them)."""
+    return sum(t.rows * t.cols * t.count for g, ts in _groups(m, False).items() if g != MTP_GROUP for t in ts)
 
 
 def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None, group_size: int | None = None,
@@ -129,7 +195,8 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
         return _mix_footprint(model, precision, base_dtype)
     recipe = get_recipe(precision, group_size)
     e_base = DTYPE_BYTES[base_dtype]
-    quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts"}
+    quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts",
+                        MTP_GROUP}
     if quantize_lm_head:
         quantized_groups.add("lm_head")
     if quantize_embeddings:
@@ -259,14 +326,19 @@ def _mix_footprint(model: ModelSpec, precision: str, base_dtype: str) -> Footpri
         types[t.type] = types.get(t.type, 0) + t.elements
     total_el = sum(types.values())
     mix = ", ".join(f"{k} {v / total_el:.0%}" for k, v in sorted(types.items(), key=lambda kv: -kv[1]))
-    what = ("as stored in the file (types: " if precision == "gguf" else "llama.cpp's Q4_K_M rule (types: ") + mix + ")"
+    what = {"gguf": "as stored in the file (types: ", "mxfp4": "MXFP4 experts, the rest BF16, as gpt-oss ships (types: "
+            }.get(precision, f"llama.cpp's {precision.upper()} rule (types: ") + mix + ")"
     q = [g for g in out if g.quantized]
     q_base, q_after = sum(g.bytes_base for g in q), sum(g.bytes for g in q)
     total_base, total = sum(g.bytes_base for g in out), sum(g.bytes for g in out)
     return FootprintResult(
         model=model.name, precision=precision, base_dtype=base_dtype,
         policy=f"every weight matrix in its GGUF type, {what}; block scales and mins are inside each type's bytes; "
-               "router, norms and biases in F32",
+               + ("the router BF16, norms and biases F32" if precision == "mxfp4" else "router, norms and biases in F32")
+               + (
+                   "; the multi-token prediction layers left out, as llama.cpp's converter leaves them out of the file "
+                   "(convert_hf_to_gguf.py skips the layers past num_hidden_layers)" if model.nextn_predict_layers
+                   else ""),
         groups=out, params=sum(g.params for g in out), total_bytes_base=total_base, total_bytes=total,
         quantized_bytes_base=q_base, quantized_bytes=q_after, quantized_ratio=q_base / q_after if q_after else 1.0,
         total_ratio=total_base / total, active_params=active_params(model),

@@ -14,13 +14,16 @@ lm_head of decoders is in, unquantized by default (``quantize_lm_head``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from roofline.calc import ops as op
+from roofline.calc.mla import DECOMPRESS_ROW, decompressed_keys, mla_attention, mla_gemms, replace_attention_rows
 from roofline.calc.shapes import GemmList, decoder_gemms, expected_distinct_experts, gemm_list, transformer_gemms
 from roofline.errors import UserError
+from roofline.spec.mla import MlaForm
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import cost
 from roofline.spec.vocab import Phase
@@ -38,6 +41,11 @@ class Workload:
     fused_qkv: bool = True
     embeddings: bool = True
     """the step includes the embedding lookup (a harness fed hidden states does not)"""
+    shared_kv: float = 1.0
+    """the cells each query scores over its own sequence's: its sequences share one KV buffer, each query scoring all
+    of it (:func:`roofline.calc.ops.attention`; 1: a buffer per sequence)"""
+    mla_form: MlaForm = MlaForm.ABSORBED
+    """multi-head latent attention's form (:mod:`roofline.spec.mla`: the stack's rule); other models ignore it"""
 
     @property
     def tokens(self) -> int:
@@ -53,6 +61,8 @@ class Workload:
             fused_qkv=self.fused_qkv,
         )
         layers = decoder_gemms(**shape, **self._moe()) if m.is_moe else transformer_gemms(**shape)
+        if m.is_mla:
+            layers = replace_attention_rows(layers, self._mla_rows(self.batch, self.seq_len))
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
         rows = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
@@ -64,7 +74,8 @@ class Workload:
         """The non-GEMM operations of one step (:mod:`roofline.calc.ops`); ``batch`` and ``seq_len`` may be
         arrays (a sweep)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
-                        self.seq_len if seq_len is None else seq_len, self.context, self.embeddings)
+                        self.seq_len if seq_len is None else seq_len, self.context, self.embeddings, self.mla_form,
+                        self.shared_kv)
 
     def rows_at(self, batch: np.ndarray, seq_len: np.ndarray, gemms: GemmList, lm_head: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +85,10 @@ class Workload:
         b = np.asarray(batch, dtype=float).ravel()
         tokens = b if self.phase is Phase.DECODE else b * np.asarray(seq_len, dtype=float).ravel()
         m = np.where(lm_head, b[:, None], tokens[:, None])
+        if self.model.is_mla:  # the naive form's decompression runs over each sequence's keys
+            keys = decompressed_keys(b, np.asarray(seq_len, dtype=float).ravel(), self.context,
+                                     self.phase is Phase.DECODE)
+            m = np.where(np.array([n == DECOMPRESS_ROW for n in gemms.names]), (b * keys)[:, None], m)
         count = np.broadcast_to(gemms.count, m.shape)
         if self.model.is_moe:
             mod = self.model
@@ -82,6 +97,15 @@ class Workload:
             m = np.where(expert, tokens[:, None] * mod.num_experts_per_tok / d, m)
             count = np.where(expert, mod.moe_layers * d, count)
         return m, count
+
+    def _mla_rows(self, batch, seq_len) -> list:
+        """Multi-head latent attention's projection rows (:func:`~roofline.calc.mla.mla_gemms`)."""
+        m, decode = self.model, self.phase is Phase.DECODE
+        return mla_gemms(batch=float(batch), q_len=1.0 if decode else float(seq_len),
+                         k_len=float(decompressed_keys(batch, seq_len, self.context, decode)), hidden=m.hidden_size,
+                         layers=m.num_hidden_layers, heads=m.num_attention_heads, q_lora_rank=m.q_lora_rank,
+                         kv_lora_rank=m.kv_lora_rank, qk_nope=m.qk_nope_head_dim, qk_rope=m.qk_rope_head_dim,
+                         v_head=m.v_head_dim, absorbed=MlaForm(self.mla_form) is MlaForm.ABSORBED)
 
     def _moe(self) -> dict:
         """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
@@ -103,27 +127,37 @@ class Workload:
 
     def kv_cache_elements(self) -> float:
         """Cached K and V entries read by one decode step (all layers, all sequences; a windowed layer's
-        at most its window)."""
+        at most its window): ``kv_width`` per token per layer (:attr:`ModelSpec.kv_width`: the latent and the
+        rotary key under multi-head latent attention)."""
         m = self.model
-        return 2.0 * float(m.kv_tokens(self.context)) * self.batch * m.kv_heads * m.head_size
+        return float(m.kv_tokens(self.context)) * self.batch * m.kv_width
 
 
-def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True) -> list[op.Op]:
+def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True,
+             mla_form: MlaForm = MlaForm.ABSORBED, shared_kv: float = 1.0) -> list[op.Op]:
     """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
     lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
-    position and token-type embeddings), decoders RMSNorm and one embedding table."""
+    position and token-type embeddings), decoders RMSNorm and one embedding table; ``shared_kv``: the cells each
+    query scores over its own sequence's (a KV buffer the batch's sequences share)."""
     m, layers = model, model.num_hidden_layers
     batch = np.asarray(batch, dtype=float)
     decode = phase is Phase.DECODE
     tokens = batch if decode else batch * np.asarray(seq_len, dtype=float)
     encoder = m.family == "encoder"
     norm_ops = cost("layer_norm_ops_per_element" if m.layer_norm else "rms_norm_ops_per_element")
-    attention = op.attention(
-        batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
-        heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
-        causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
-        window=m.sliding_window, window_layers=m.windowed_layers,
-        prefix=context if phase is Phase.PREFILL else 0)
+    if m.is_mla:
+        attention = mla_attention(
+            MlaForm(mla_form) is MlaForm.ABSORBED, batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
+            heads=m.num_attention_heads, qk_nope=m.qk_nope_head_dim, qk_rope=m.qk_rope_head_dim,
+            v_head=m.v_head_dim, kv_lora_rank=m.kv_lora_rank, layers=layers, causal=phase is Phase.PREFILL,
+            cached=decode, softmax_ops=cost("softmax_ops_per_score"), prefix=context if phase is Phase.PREFILL else 0)
+    else:
+        attention = op.attention(
+            batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
+            heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
+            causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
+            window=m.sliding_window, window_layers=m.windowed_layers,
+            prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv)
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
@@ -159,9 +193,15 @@ class WorkloadSpec:
     context: int | None = None
     """decode: tokens in the KV cache (default 1,024); prefill: tokens there before the prompt (default 0)"""
     fused_qkv: bool = True
+    shared_kv: float = 1.0
+    """the cells each query scores over its own sequence's (:attr:`Workload.shared_kv`)"""
+
+    mla_form: MlaForm = MlaForm.ABSORBED
+    """multi-head latent attention's form (the stack's rule, :func:`roofline.spec.mla.mla_rule`)"""
 
     def of(self, model: ModelSpec) -> Workload:
-        return make_workload(model, self.phase, self.batch, self.seq_len, self.context, self.fused_qkv)
+        return dataclasses.replace(make_workload(model, self.phase, self.batch, self.seq_len, self.context,
+                                                 self.fused_qkv), mla_form=self.mla_form, shared_kv=self.shared_kv)
 
 
 def make_workload(model: ModelSpec, phase: Phase | None, batch: int, seq_len: int, context: int | None,

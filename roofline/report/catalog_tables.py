@@ -117,6 +117,20 @@ def model_headline(m: ModelSpec) -> list[RenderableType]:
                  f"({m.kv_heads} key-value), FFN {m.intermediate_size}{experts}, vocab {m.vocab_size}")]
 
 
+#: fields shown only where a model sets them: experts, windows, latent attention, prediction layers
+_FEATURE_FIELDS = ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+                   "dense_layers", "expert_bias", "sliding_window", "sliding_window_layers", "chunked_attention",
+                   "attention_sinks", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                   "v_head_dim", "nextn_predict_layers")
+
+
+def _short(v) -> str:
+    if isinstance(v, (list, tuple)):
+        items = list(v)
+        return str(items) if len(items) <= 8 else f"{len(items)} layers: {', '.join(map(str, items[:6]))}, ..."
+    return str(v)
+
+
 def render_model(m: ModelSpec, brief: bool = False) -> RenderableType:
     t = table(["field", "value"], left=("field",))
     for field in ("family", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -126,8 +140,12 @@ def render_model(m: ModelSpec, brief: bool = False) -> RenderableType:
         if field == "num_key_value_heads":
             v = m.kv_heads
         elif field == "head_dim":
-            v = m.head_size
+            v = "- (multi-head latent attention: below)" if m.is_mla else m.head_size
         t.add_row(field, str(v))
+    for field in _FEATURE_FIELDS:  # the architecture features the model has, each only where set
+        v = getattr(m, field)
+        if v not in (None, False, 0, ()):
+            t.add_row(field, _short(v))
     sections: list[RenderableType] = [section("Architecture", t, [f"source: {m.source}"])]
     if m.measured:
         mt = table(["platform", "baseline", "batch", "seq", "f_GEMM", "non-GEMM speedup", "source"],

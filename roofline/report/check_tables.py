@@ -36,14 +36,36 @@ def rates_headline(r: CheckResult) -> list[RenderableType]:
     return [g]
 
 
+def above_bound_lines(r: CheckResult) -> list[RenderableType]:
+    """One line per measured rate above the bound, saying so before anything else: the measurement (or its
+    description) is what is first suspected, not the model."""
+    out: list[RenderableType] = []
+    for x in r.rates:
+        if x.suspect and x.upper_bound:
+            out.append(Text(f"! {x.what} {x.precision}: the measured {_rate(x.measured, x.unit)} is above the bound "
+                            f"({_rate(x.upper_bound, x.unit)}; measured {_pct(x.fraction_of_upper_bound)} of it): "
+                            f"{x.suspect}", style="bold red"))
+    return out
+
+
+def bound_notes(r: CheckResult) -> list[str]:
+    """The bound of each rate (the highest clock the datasheet allows, the theoretical bandwidth), and the share of
+    it measured."""
+    rows = [f"{x.what} {x.precision} {_rate(x.upper_bound, x.unit)} ({_pct(x.fraction_of_upper_bound)}"
+            + (", above it!)" if x.suspect else ")") for x in r.rates if x.upper_bound]
+    return [f"bound (the highest clock the datasheet allows, theoretical bandwidth: no run may exceed it): "
+            f"{'; '.join(rows)}"] if rows else []
+
+
 def headline(r: CheckResult) -> list[RenderableType]:
     """The source, then one row per comparison: the measured end-to-end speedup against the ceiling and the
-    realistic estimate (or per measured rate), then what the realistic estimate rests on."""
+    realistic estimate (or per measured rate), then what the realistic estimate rests on. A rate above the bound
+    leads, before all of it."""
     if r.rates:
         o = r.measured_from
         source = f"{o.path.rsplit('/', 1)[-1]} ({o.format})" if o is not None else r.source
         rated = {f"{x.precision} {x.what}": x.error_band for x in r.rates}
-        return [Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
+        return [*above_bound_lines(r), Text(f"check {r.model} on {r.cpu}: {source}", style="bold"), *rates_headline(r),
                 Text(f"realistic: {realistic_basis(r.calibration, r.stack, r.realistic_accuracy, rated)}")]
     g = grid(["speedup", "measured", "ceiling", "of ceiling", "realistic", "of realistic"], left=("speedup",))
     violations: list[RenderableType] = []
@@ -77,7 +99,7 @@ def rate_sections(r: CheckResult) -> list[RenderableType]:
                      "realistic", "% "], left=("rate", "precision", "phase"),
                     notes=["tokens: the prompt (prefill), a sample (forward) or the tokens in the KV cache (decode); "
                            "spread: the measurement's standard deviation over its mean; %: the measured rate as a "
-                           "share of the ceiling, and of the realistic estimate"])
+                           "share of the ceiling, and of the realistic estimate"] + bound_notes(r))
     for x in r.rates:
         tokens = x.context if x.phase == "decode" else x.seq_len
         t.add_row(x.what, x.precision, x.phase, str(x.batch), f"{tokens:,}", _rate(x.measured, x.unit),

@@ -155,6 +155,12 @@ class RateRow:
     """the engine's stack profile the realistic estimate used (null: none, the ceiling plus the priced terms)"""
     error_band: ErrorBand | None = None
     """the realistic rate's expected error (null without a stack profile's accuracy)"""
+    upper_bound: float | None = None
+    """the bound: the same step at the highest clock the datasheet allows and the theoretical bandwidth (no real run
+    may be faster); ``ceiling`` is the attainable ceiling"""
+    fraction_of_upper_bound: float | None = None
+    suspect: str | None = None
+    """when the measured rate is above the bound: the likely errors in the measurement or its description"""
 
 
 @dataclass(frozen=True)

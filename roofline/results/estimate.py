@@ -173,7 +173,8 @@ class DecodeResult:
     """weights (and their scales) streamed per step"""
     kv_cache_bytes: float
     """KV cache read per step by one instance: 2 x layers x batch x kv_heads x head_dim x context x element size
-    (a sliding-window layer: at most its window of the context)"""
+    (a sliding-window layer: at most its window of the context; multi-head latent attention: kv_lora_rank +
+    qk_rope_head_dim in place of 2 x kv_heads x head_dim)"""
     kv_dtype: str
     compute_bound_batch: int | None
     """smallest batch at which the step's GEMMs together are compute-bound (null: not up to 65536)"""

@@ -61,6 +61,14 @@ ROW_ROLES: dict[str, tuple[str, ...]] = {
     "q": ("attn_q",),
     "k/v": ("attn_k", "attn_v"),
     "attn_out": ("attn_output",),
+    # multi-head latent attention (llama.cpp's deepseek2 tensors; attn_k_b / attn_v_b since ggml-org/llama.cpp#12801,
+    # attn_kv_b in files converted before it)
+    "q_a": ("attn_q_a",),
+    "q_b": ("attn_q_b",),
+    "kv_a": ("attn_kv_a_mqa",),
+    "kv_b": ("attn_k_b", "attn_v_b", "attn_kv_b"),
+    "k_absorb": ("attn_k_b", "attn_kv_b"),
+    "v_absorb": ("attn_v_b", "attn_kv_b"),
     "ffn_up": ("ffn_gate", "ffn_up"),
     "ffn_down": ("ffn_down",),
     "router": ("ffn_gate_inp",),
@@ -186,10 +194,13 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     for i in range(model.num_hidden_layers):
         def add(role: str, rows: int, cols: int, copies: int = 1) -> None:
             out.append((f"blk.{i}.{role}.weight", role, i, rows * cols * copies, cols))
-        add("attn_q", q_out, h)
-        add("attn_k", kv_out, h)
-        add("attn_v", kv_out, h)
-        add("attn_output", h, q_out)
+        if model.is_mla:
+            _add_mla(add, model)
+        else:
+            add("attn_q", q_out, h)
+            add("attn_k", kv_out, h)
+            add("attn_v", kv_out, h)
+            add("attn_output", h, q_out)
         if i in dense:
             if model.gated_mlp:
                 add("ffn_gate", model.intermediate_size, h)
@@ -213,10 +224,31 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     return out
 
 
+def _add_mla(add, model: ModelSpec) -> None:
+    """Multi-head latent attention's tensors as llama.cpp's deepseek2 converter writes them since
+    ggml-org/llama.cpp#12801: ``attn_q_a`` and ``attn_q_b`` (or ``attn_q``), ``attn_kv_a_mqa``, ``attn_k_b``
+    (per head ``W_UK``, rows of ``qk_nope``: its K), ``attn_v_b`` (per head ``W_UV``, rows of ``kv_lora_rank``),
+    ``attn_output``. A mix gives them its default type (then the fallback of a row length the block does not
+    divide: ``attn_k_b``'s 128); llama.cpp's own branches for these tensors, if any, are not modelled (assumed)."""
+    h, heads, c, r = model.hidden_size, model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim
+    n, v = model.qk_nope_head_dim, model.v_head_dim
+    if model.q_lora_rank:
+        add("attn_q_a", model.q_lora_rank, h)
+        add("attn_q_b", heads * (n + r), model.q_lora_rank)
+    else:
+        add("attn_q", heads * (n + r), h)
+    add("attn_kv_a_mqa", c + r, h)
+    add("attn_k_b", c, n, heads)
+    add("attn_v_b", v, c, heads)
+    add("attn_output", h, heads * v)
+
+
 def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
     """Every weight matrix with its type under ``precision``: a mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``) by
     llama.cpp's rule, ``gguf`` as stored in the file the model was read from, or a single-type precision
     (``q4_k``) for all."""
+    if precision == "mxfp4":
+        return mxfp4_tensor_types(model)
     if precision == "gguf":
         if not model.gguf_tensors:
             raise UserError(f"--precision gguf: the weight types stored in a .gguf file; {model.name} was not read "
@@ -237,6 +269,25 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
     return out
 
 
+#: the MXFP4 mix: the type of the routed experts, and of every other weight matrix (as gpt-oss ships: its
+#: config.json's quantization_config ``quant_method: mxfp4`` leaves attention, router, embeddings and lm_head out)
+MXFP4_EXPERTS, MXFP4_REST = "mxfp4", "bf16"
+
+
+def mxfp4_tensor_types(model: ModelSpec) -> list[TensorType]:
+    """Every weight matrix under the ``mxfp4`` mix: the routed experts (``*_exps``) in MXFP4 (``block_mxfp4``: 32
+    E2M1 values and one E8M0 scale byte, 4.25 bits per weight), everything else in BF16; refused for a model without
+    routed experts (nothing would be MXFP4)."""
+    if not model.is_moe:
+        raise UserError(f"--precision mxfp4: MXFP4 routed experts, the rest BF16 (as gpt-oss ships); {model.name} has "
+                        "no experts (give a GGUF type, e.g. q4_k_m, or bf16)")
+    out = []
+    for name, role, layer, elements, cols in model_tensors(model):
+        t = MXFP4_EXPERTS if role.endswith("_exps") else MXFP4_REST
+        out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
+    return out
+
+
 def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
                  quantize_lm_head: bool = True) -> list[PrecisionRecipe] | None:
     """One recipe per GEMM row (``gemm_names`` as the workload lists them) for a per-tensor mix.
@@ -251,7 +302,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
     lm_head in F16 (llama-quantize ``--leave-output-tensor`` on an F16 source); for ``gguf`` the file
     decides.
     """
-    if precision not in MIXES and precision != "gguf":
+    if precision not in MIXES and precision not in ("gguf", "mxfp4"):
         return None
     tensors = tensor_types(precision, model)
     by_role: dict[str, list[TensorType]] = {}
@@ -267,7 +318,7 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
         members = [t for r in roles for t in by_role.get(r, [])]
         if not members:
             raise UserError(f"{model.name}: no GGUF tensor for the {name} GEMM (looked for {', '.join(roles)})")
-        if name == "lm_head" and not quantize_lm_head and precision != "gguf":
+        if name == "lm_head" and not quantize_lm_head and precision not in ("gguf", "mxfp4"):
             members = [dataclasses.replace(t, type="f16", bytes=t.elements * 2.0) for t in members]
         out.append(average_recipe(f"{precision}:{name}", members))
     return out

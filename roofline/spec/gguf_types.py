@@ -16,6 +16,7 @@ q4_1        32      20     fp16 d, fp16 m, 4-bit qs[16]                        5
 q5_0        32      22     fp16 d, qh[4] (5th bits), qs[16]                    5.5
 q5_1        32      24     fp16 d, fp16 m, qh[4], qs[16]                       6.0
 iq4_nl      32      18     fp16 d, 4-bit indices qs[16] into a 16-value table  4.5
+mxfp4       32      17     E8M0 e, 4-bit E2M1 values qs[16]                    4.25
 q2_K        256     84     4-bit scales+mins[16], 2-bit qs[64], fp16 d, dmin   2.625
 q3_K        256     110    hmask[32] (3rd bits), qs[64], scales[12], fp16 d    3.4375
 q4_K        256     144    fp16 d, fp16 dmin, 6-bit scales+mins[12], qs[128]   4.5
@@ -49,7 +50,8 @@ in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops. A constant 
 multiply (q6_K's ``-32`` offset, q3_K's third bit, each a ``vpmaddubsw`` and a subtraction) is not
 counted either: fewer ops counted keep the ceiling an upper bound. The counts of q4_1, q2_K, q3_K,
 iq4_nl and iq4_xs were read in the llama.cpp that llama-cpp-python 0.3.36 vendors (commit 0c1e570; their
-AVX2 branches are the same at e4868d1, 2025-07-24).
+AVX2 branches are the same at e4868d1, 2025-07-24). MXFP4's (``block_mxfp4``, GGML type 39, the type llama.cpp
+stores gpt-oss's experts in) was read in the AVX2 branch of ``ggml_vec_dot_mxfp4_q8_0`` of the same file.
 """
 
 from __future__ import annotations
@@ -142,6 +144,11 @@ BLOCKS: dict[str, BlockFormat] = {b.name: b for b in (
     _fmt("iq4_nl", 20, 32, 18, 16, 32, "block_iq4_nl {ggml_half d; uint8_t qs[QK4_NL/2]}", 8.0,
          "ggml_vec_dot_iq4_nl_q8_0, AVX2: the nibbles split (shift, 2 x and), looked up in kvalues_iq4nl "
          "(2 x vpshufb), joined (insert); signed values: mul_add_epi8's 2 x vpsignb"),
+    _fmt("mxfp4", 39, 32, 17, 16, 32, "block_mxfp4 {uint8_t e; uint8_t qs[QK_MXFP4/2]} (QK_MXFP4 = 32; e an E8M0 "
+         "power-of-two scale, qs 4-bit E2M1 values: OCP microscaling FP4)", 8.0,
+         "ggml_vec_dot_mxfp4_q8_0, AVX2: as iq4_nl, the nibbles split (shift, 2 x and), looked up in kvalues_mxfp4 "
+         "(the E2M1 values doubled, 2 x vpshufb), joined (insert); signed values: mul_add_epi8's 2 x vpsignb; the "
+         "E8M0 scale converted in scalar code once per block (GGML_E8M0_TO_FP32_HALF)"),
     _fmt("q5_0", 6, 32, 22, 20, 32, "block_q5_0 {ggml_half d; uint8_t qh[4]; uint8_t qs[QK5_0/2]}", 11.0,
          "ggml_vec_dot_q5_0_q8_0, AVX2: bytes_from_nibbles_32 (3), bytes_from_bits_32 (broadcast, shuffle, "
          "or, compare: 4), andnot and or of the 5th bit (2), 2 x vpsignb"),
@@ -185,7 +192,7 @@ FLOAT_BYTES: dict[str, float] = {"f32": 4.0, "f16": 2.0, "bf16": 2.0}
 #: ``type_traits_cpu``; q5_1 and q4_1 use q8_1, which has the same bytes as q8_0 plus a sum:
 #: 36 bytes per 32, priced here as q8_0's 34).
 VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", "q5_0": "q8_0", "q5_1": "q8_0",
-                                "iq4_nl": "q8_0", "q2_K": "q8_K", "q3_K": "q8_K", "q4_K": "q8_K", "iq4_xs": "q8_K",
+                                "iq4_nl": "q8_0", "mxfp4": "q8_0", "q2_K": "q8_K", "q3_K": "q8_K", "q4_K": "q8_K", "iq4_xs": "q8_K",
                                 "q5_K": "q8_K", "q6_K": "q8_K"}
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
@@ -195,6 +202,7 @@ RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", 
                                 "q6_k": "q6_K"}
 
 _W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q4_1": "int4", "q5_0": "int8", "q5_1": "int8", "iq4_nl": "int4",
+            "mxfp4": "int4",
             "q2_K": "int4", "q3_K": "int4", "q4_K": "int4", "iq4_xs": "int4", "q5_K": "int8",
             "q6_K": "int8"}
 

@@ -2,7 +2,7 @@
 
 Only architecture hyper-parameters are read; nothing in the file is executed.
 BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral / Gemma / StarCoder2 style
-decoders are understood.
+decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`).
 
 Every key read here has a JSON type (:data:`KEY_TYPES`) and, when it is a number, a range
 (:mod:`roofline.spec.limits`); both are checked before anything uses the value, so that a layer count
@@ -20,7 +20,9 @@ from typing import Any
 from roofline.spec import limits
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
-MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"}
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"}
+#: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
 ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert", "ernie", "mpnet"}
 
@@ -28,8 +30,18 @@ ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "cam
 #: Llama, Mistral, Qwen, Gemma's GeGLU, Phi-3's fused gate_up, DeepSeek-MoE's experts) or plain (up, the
 #: activation, down: StarCoder2's c_fc/c_proj). The activation alone does not tell: Gemma's
 #: gelu_pytorch_tanh is gated, StarCoder2's is not.
-GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo", "olmo2",
-                  "deepseek", *MOE_TYPES}
+GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "llama4_text", "phi3",
+                  "granite", "olmo", "olmo2", "deepseek", *MOE_TYPES, *MLA_TYPES}
+
+#: multimodal checkpoints whose text model is their ``text_config`` (its model type when it names none): the
+#: text decoder is priced, the vision tower and projector are not counted
+TEXT_CONFIG_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+
+#: transformers' Gemma3TextConfig defaults for the keys Gemma 3's published text_config leaves out (gemma-3-27b's
+#: gives no vocab_size, max_position_embeddings or sliding_window_pattern): src/transformers/models/gemma3/
+#: configuration_gemma3.py, ``Gemma3TextConfig.__init__``
+GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "tie_word_embeddings": True,
+                        "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}
 PLAIN_DECODERS = {"starcoder2"}
 DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
@@ -39,7 +51,8 @@ ARCHITECTURE_TYPES = {
     "llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3", "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
     "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
-    "deepseek": "deepseek", "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
+    "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
+    "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
     "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
 }
 _ARCH_SUFFIX = re.compile(r"(For[A-Za-z]+|Model|LMHeadModel)$")
@@ -83,8 +96,15 @@ KEY_TYPES: dict[str, Any] = {
     "use_bias": bool,
     # mixture of experts
     "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
+    "experts_per_token": INT,
     "moe_intermediate_size": INT, "shared_expert_intermediate_size": INT, "n_shared_experts": INT,
     "decoder_sparse_step": INT, "mlp_only_layers": LIST_INT, "first_k_dense_replace": INT, "moe_layer_freq": INT,
+    # multi-head latent attention and multi-token prediction
+    "kv_lora_rank": INT, "q_lora_rank": INT, "qk_nope_head_dim": INT, "qk_rope_head_dim": INT, "v_head_dim": INT,
+    "num_nextn_predict_layers": INT,
+    # Gemma 3 and Llama 4
+    "sliding_window_pattern": INT, "attention_chunk_size": INT, "no_rope_layers": LIST_INT,
+    "interleave_moe_layer_step": INT, "moe_layers": LIST_INT, "intermediate_size_mlp": INT,
     # sliding-window attention
     "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
@@ -93,14 +113,17 @@ _TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or fa
 
 #: the range of a config.json key that is not a ModelSpec field of the same name
 _LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "model.num_experts",
+               "experts_per_token": "model.num_experts_per_tok",
                "decoder_sparse_step": "config.decoder_sparse_step", "first_k_dense_replace":
                "config.first_k_dense_replace", "moe_layer_freq": "config.moe_layer_freq",
-               "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers"}
+               "n_shared_experts": "config.n_shared_experts", "max_window_layers": "config.max_window_layers",
+               "num_nextn_predict_layers": "model.nextn_predict_layers",
+               "sliding_window_pattern": "config.sliding_window_pattern",
+               "attention_chunk_size": "model.sliding_window", "interleave_moe_layer_step": "config.decoder_sparse_step",
+               "intermediate_size_mlp": "model.intermediate_size"}
 
 #: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
 _UNMODELLED_KEYS = {
-    "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed KV projections and cache)",
-    "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank compressed query projections)",
     "hybrid_override_pattern": "hybrid Mamba/SSM layers (Nemotron-H)",
     "attn_layer_period": "hybrid Mamba/SSM layers (Jamba)",
     "attn_layer_offset": "hybrid Mamba/SSM layers (Jamba)",
@@ -108,13 +131,15 @@ _UNMODELLED_KEYS = {
     "ssm_cfg": "state-space (Mamba) layers",
     "full_attention_interval": "linear-attention layers (Gated DeltaNet, as in Qwen3-Next: three of every four "
                                "layers keep a recurrent state instead of a KV cache)",
-    "sliding_window_pattern": "interleaved local and global attention whose pattern this tool does not read (Gemma 3)",
-    "attention_chunk_size": "chunked local attention (Llama 4)",
+    "sliding_window_pattern": "interleaved local and global attention whose pattern this tool reads for Gemma 3 only",
+    "attention_chunk_size": "chunked local attention, read for Llama 4 only",
 }
+#: the keys of _UNMODELLED_KEYS that these model types define and this tool reads
+_MODELLED_BY_TYPE = {"sliding_window_pattern": {"gemma3_text"}, "attention_chunk_size": {"llama4_text"}}
 _SSM_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_", "linear_conv_")
 _NON_ATTENTION_LAYER = re.compile(r"mamba|ssm|linear|conv|recurrent|rnn|delta", re.I)
 #: the kinds of layer a ``layer_types`` list may name
-_LAYER_TYPES = {"full_attention", "sliding_attention"}
+_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
 
 
 class ConfigError(ValueError):
@@ -158,8 +183,11 @@ def _check_types(cfg: dict[str, Any]) -> None:
 
 
 def _check_modelled(cfg: dict[str, Any]) -> None:
+    model_type = str(cfg.get("model_type", "")).lower()
     for key, value in cfg.items():
         if value is None or value is False:
+            continue
+        if model_type in _MODELLED_BY_TYPE.get(key, ()):
             continue
         what = _UNMODELLED_KEYS.get(key)
         if what is None and key.startswith(_SSM_PREFIXES):
@@ -176,7 +204,10 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     """Map a config.json dict to ModelSpec fields (validation happens in ModelSpec).
 
     Raises :class:`ConfigError` (naming the key) for a value of the wrong JSON type or outside its range,
-    and for architectures that are not modelled."""
+    and for architectures that are not modelled. A multimodal checkpoint of :data:`TEXT_CONFIG_TYPES` is read
+    as its text model (``text_config``)."""
+    _check_types(cfg)
+    cfg, outer = text_model(cfg)
     _check_types(cfg)
     _check_modelled(cfg)
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
@@ -192,7 +223,8 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
                           f"(known: {', '.join(sorted(ENCODER_TYPES | DECODER_TYPES))})")
     fields: dict[str, Any] = {
         "name": name,
-        "description": f"{model_type or 'transformer'} from {source}",
+        "description": f"{model_type or 'transformer'} from {source}" + (
+            f" (the text model of a {outer} checkpoint; its vision tower not counted)" if outer else ""),
         "source": source,
         "family": family,
     }
@@ -204,6 +236,10 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         if cfg.get(key) is not None:
             fields[key] = cfg[key]
     if family == "encoder":
+        latent = next((k for k in ("kv_lora_rank", "q_lora_rank") if cfg.get(k)), None)
+        if latent:
+            raise ConfigError(latent, "multi-head latent attention in an encoder: not modelled (it is priced for "
+                                      "decoders: DeepSeek-V2/V3, Kimi-K2)")
         embedding = cfg.get("embedding_size")
         if embedding is not None and embedding != cfg.get("hidden_size"):
             # ELECTRA-small: 128-wide embeddings projected to the 256-wide hidden size by a linear layer this model
@@ -229,11 +265,72 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         fields["norm"] = "layer" if norm == "layer_norm" else "rms"
     elif model_type == "starcoder2":
         fields["norm"] = "layer"
-    if model_type == "gemma2":  # a norm after attention and after the MLP as well as before each
+    if model_type in ("gemma2", "gemma3_text"):  # a norm after attention and after the MLP as well as before each
         fields["norms_per_layer"] = 4
+    if model_type == "gemma3_text":  # per-head RMSNorm on q and k (Gemma3Attention's q_norm, k_norm)
+        fields["qk_norm"] = True
+    if model_type == "llama4_text":  # dense layers use intermediate_size_mlp; experts and the shared one intermediate_size
+        if cfg.get("intermediate_size_mlp") is not None:
+            fields["intermediate_size"] = cfg["intermediate_size_mlp"]
+    if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too
+        fields["expert_bias"] = True
+        fields["attention_sinks"] = True  # GptOssAttention's sinks: one learned logit per head and layer
     fields.update(moe)
+    fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
     return fields
+
+
+# ------------------------------------------------------------------ multi-head latent attention
+
+_MLA_DIMS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def mla_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Multi-head latent attention's ModelSpec fields (DeepSeek-V2/V3, Kimi-K2): ``kv_lora_rank``, ``q_lora_rank``
+    (null in DeepSeek-V2-Lite: one ``q_proj``), ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``; and
+    ``num_nextn_predict_layers`` (multi-token prediction: in the footprint, not in a step). {} without
+    ``kv_lora_rank``; a latent without its head dimensions is refused naming the first missing key."""
+    out: dict[str, Any] = {}
+    if cfg.get("num_nextn_predict_layers"):
+        out["nextn_predict_layers"] = cfg["num_nextn_predict_layers"]
+    if not cfg.get("kv_lora_rank"):
+        if cfg.get("q_lora_rank"):
+            raise ConfigError("q_lora_rank", "a compressed query without kv_lora_rank: not a latent attention this "
+                                             "tool knows")
+        return out
+    missing = [k for k in _MLA_DIMS if not cfg.get(k)]
+    if missing:
+        raise ConfigError(missing[0], f"multi-head latent attention (kv_lora_rank {cfg['kv_lora_rank']}) needs "
+                                      f"{', '.join(_MLA_DIMS)}")
+    out.update({k: cfg[k] for k in ("kv_lora_rank", *_MLA_DIMS)})
+    if cfg.get("q_lora_rank"):
+        out["q_lora_rank"] = cfg["q_lora_rank"]
+    out["attention_bias"] = bool(cfg.get("attention_bias"))
+    return out
+
+
+def text_model(cfg: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The text decoder's config of a multimodal checkpoint (:data:`TEXT_CONFIG_TYPES`: its ``text_config``, with the
+    outer ``tie_word_embeddings`` when the text config gives none, and Gemma 3's defaults for the keys its published
+    text_config leaves out, :data:`GEMMA3_TEXT_DEFAULTS`), and the outer model type; any other config as it is."""
+    outer = str(cfg.get("model_type", "")).lower()
+    text = cfg.get("text_config")
+    if outer in TEXT_CONFIG_TYPES and not isinstance(text, dict):
+        raise ConfigError("text_config", f"a '{outer}' checkpoint's text model is its text_config; none is given")
+    out = dict(text) if outer in TEXT_CONFIG_TYPES else dict(cfg)
+    if outer in TEXT_CONFIG_TYPES:
+        out.setdefault("model_type", TEXT_CONFIG_TYPES[outer])
+        if "tie_word_embeddings" not in out and "tie_word_embeddings" in cfg:
+            out["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    if str(out.get("model_type", "")).lower() == "gemma3_text":
+        for key, value in GEMMA3_TEXT_DEFAULTS.items():
+            if key == "sliding_window_pattern" and out.get("layer_types") is not None:
+                continue
+            out.setdefault(key, value)
+        if isinstance(out["hidden_activation"], str):  # Gemma's name for hidden_act
+            out.setdefault("hidden_act", out["hidden_activation"])
+    return out, (outer if outer in TEXT_CONFIG_TYPES else None)
 
 
 def _first(*values: Any) -> Any:
@@ -270,14 +367,24 @@ def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> 
     - Gemma 2: the even layers (transformers' ``is_sliding = not layer_idx % 2``), the odd ones global;
     - Qwen2/3 (and their MoE): only when ``use_sliding_window``, the layers from ``max_window_layers`` on.
 
+    - Gemma 3 (``gemma3_text``) without ``layer_types``: every layer but each ``sliding_window_pattern``-th
+      (transformers' Gemma3: ``is_sliding = bool((layer_idx + 1) % sliding_window_pattern)``; 5 local to 1 global);
+    - Llama 4 (``llama4_text``): chunked attention (``attention_chunk_size``) in the layers with RoPE (``layer_types``
+      ``chunked_attention``, else ``no_rope_layers[i] == 1``, else all but every 4th: transformers' Llama4TextConfig
+      defaults), priced as a window of the chunk (``chunked_attention``); the layers without RoPE attend globally.
+
     A window on another model type is refused, naming the key: which of its layers it applies to is not known.
     """
+    if model_type == "llama4_text":
+        return _chunked_fields(cfg, layers)
     window = cfg.get("sliding_window") or None
     types = cfg.get("layer_types")
     if types is not None:
         if len(types) != layers:
             raise ConfigError("layer_types", f"{len(types)} entries for {layers} layers (num_hidden_layers)")
         odd = sorted(set(types) - _LAYER_TYPES)
+        if "chunked_attention" in types:
+            odd = sorted({*odd, "chunked_attention"})
         if odd:
             raise ConfigError("layer_types", f"{', '.join(map(repr, odd[:3]))}: not a kind of layer this tool prices "
                               f"(known: {', '.join(sorted(_LAYER_TYPES))})")
@@ -300,6 +407,14 @@ def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> 
         return {"sliding_window": window, "sliding_window_layers": None if first == 0 else tuple(range(first, layers))}
     if model_type == "gemma2":
         return {"sliding_window": window, "sliding_window_layers": tuple(range(0, layers, 2))}
+    if model_type == "gemma3_text":
+        if window is None:
+            return {}
+        pattern = cfg.get("sliding_window_pattern") or GEMMA3_TEXT_DEFAULTS["sliding_window_pattern"]
+        sliding = tuple(i for i in range(layers) if (i + 1) % pattern)
+        if not sliding:
+            return {}
+        return {"sliding_window": window, "sliding_window_layers": None if len(sliding) == layers else sliding}
     if model_type in _WINDOW_EVERY_LAYER:
         return {"sliding_window": window}
     raise ConfigError("sliding_window", f"{window} in a '{model_type or 'unnamed'}' config: which layers attend "
@@ -307,14 +422,37 @@ def sliding_window_fields(cfg: dict[str, Any], model_type: str, layers: int) -> 
                       ".toml with sliding_window and sliding_window_layers)")
 
 
+def _chunked_fields(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Llama 4's chunked attention as a window on its layers with RoPE (:func:`sliding_window_fields`)."""
+    chunk = cfg.get("attention_chunk_size")
+    if not chunk:
+        return {}
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != layers:
+            raise ConfigError("layer_types", f"{len(types)} entries for {layers} layers (num_hidden_layers)")
+        chunked = tuple(i for i, t in enumerate(types) if t == "chunked_attention")
+    else:
+        rope = cfg.get("no_rope_layers")
+        if rope is not None and len(rope) != layers:
+            raise ConfigError("no_rope_layers", f"{len(rope)} entries for {layers} layers (num_hidden_layers)")
+        rope = rope if rope else [int((i + 1) % 4 != 0) for i in range(layers)]
+        chunked = tuple(i for i, r in enumerate(rope) if r)
+    if not chunked:
+        return {}
+    return {"sliding_window": chunk, "chunked_attention": True,
+            "sliding_window_layers": None if len(chunked) == layers else chunked}
+
+
 # ------------------------------------------------------------------ mixture of experts
 
 #: config.json keys of a mixture of experts that :func:`moe_fields` reads, or that do not change
 #: the shapes (router losses and options, top-k normalisation, grouped routing of DeepSeek)
 MOE_KEYS = {
-    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token",
+    "moe_intermediate_size",
     "shared_expert_intermediate_size", "n_shared_experts", "decoder_sparse_step", "mlp_only_layers",
-    "first_k_dense_replace", "moe_layer_freq",
+    "first_k_dense_replace", "moe_layer_freq", "moe_layers",
     "output_router_logits", "router_aux_loss_coef", "norm_topk_prob", "router_jitter_noise", "routed_scaling_factor",
     "topk_method", "n_group", "topk_group", "scoring_func", "aux_loss_alpha", "seq_aux", "ep_size",
 }
@@ -323,11 +461,15 @@ MOE_KEYS = {
 def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """The mixture-of-experts fields of ModelSpec from a decoder's config.json; {} for a dense model.
 
-    - routed experts ``E``: ``num_local_experts`` (Mixtral), ``num_experts`` (Qwen2/3-MoE, OLMoE),
-      ``n_routed_experts`` (DeepSeek); top-k: ``num_experts_per_tok``
+    - routed experts ``E``: ``num_local_experts`` (Mixtral, gpt-oss), ``num_experts`` (Qwen2/3-MoE, OLMoE),
+      ``n_routed_experts`` (DeepSeek); top-k: ``num_experts_per_tok`` (gpt-oss also ships it as
+      ``experts_per_token``, read when it is the only one and refused when the two differ)
     - one expert's width: ``moe_intermediate_size``, else ``intermediate_size`` (Mixtral, OLMoE)
     - shared experts: ``shared_expert_intermediate_size`` (Qwen2-MoE, with its sigmoid gate), or
       ``n_shared_experts x moe_intermediate_size`` (DeepSeek)
+    - Llama 4: routed experts and one shared expert of ``intermediate_size`` on the layers of ``moe_layers`` (else
+      every ``interleave_moe_layer_step``-th, from ``step - 1``: transformers' Llama4TextConfig); the other layers
+      dense, of ``intermediate_size_mlp``
     - dense layers among the MoE ones: Qwen2/3-MoE make layer ``i`` sparse when ``(i + 1) %
       decoder_sparse_step == 0`` and ``i`` is not in ``mlp_only_layers``; DeepSeek when ``i >=
       first_k_dense_replace`` and ``i % moe_layer_freq == 0``. Dense layers use ``intermediate_size``.
@@ -336,10 +478,18 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     silently modelled as a dense MLP. The keys' types and ranges were checked before (``_check_types``).
     """
     _refuse_unknown_moe_keys(cfg)
+    if cfg.get("moe_layers") is not None and model_type != "llama4_text":
+        raise ConfigError("moe_layers", f"read for Llama 4 only; in a '{model_type}' config which layers it names is "
+                                        "not known")
     experts = next((cfg[k] for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
     if not experts:
         return {}
     top_k = cfg.get("num_experts_per_tok")
+    alias = cfg.get("experts_per_token")  # gpt-oss ships both, equal
+    if top_k is not None and alias is not None and alias != top_k:
+        raise ConfigError("experts_per_token", f"{alias} differs from num_experts_per_tok {top_k}: which top-k the "
+                                               "model routes to is not clear")
+    top_k = alias if top_k is None else top_k
     if top_k is None:
         raise ConfigError("num_experts_per_tok", "a mixture of experts needs its top-k (num_experts_per_tok)")
     layers = int(cfg.get("num_hidden_layers") or 0)
@@ -352,6 +502,17 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     elif cfg.get("n_shared_experts"):
         width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size") or 0
         out["shared_expert_intermediate_size"] = cfg["n_shared_experts"] * width
+    if model_type == "llama4_text":  # a shared expert of intermediate_size beside the routed ones, on the MoE layers
+        out["moe_intermediate_size"] = cfg.get("intermediate_size")
+        out["shared_expert_intermediate_size"] = cfg.get("intermediate_size")
+        step = cfg.get("interleave_moe_layer_step") or 1
+        moe = cfg.get("moe_layers")
+        moe = set(range(step - 1, layers, step) if moe is None else moe)
+        outside = sorted(i for i in moe if not 0 <= i < layers)
+        if outside:
+            raise ConfigError("moe_layers", f"layer {outside[0]} is not a layer of the {layers} (num_hidden_layers)")
+        out["dense_layers"] = tuple(i for i in range(layers) if i not in moe)
+        return out
     dense_only = set(cfg.get("mlp_only_layers") or ())
     outside = sorted(i for i in dense_only if not 0 <= i < layers)
     if outside:

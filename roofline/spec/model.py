@@ -115,6 +115,10 @@ class ModelSpec:
     sliding_window: int | None = None
     """sliding-window attention: a windowed layer attends to at most this many past tokens, so its KV cache
     holds and a decode step reads at most this many (Mistral-7B-v0.1 and StarCoder2: 4096); None: none"""
+    chunked_attention: bool = False
+    """the window is Llama 4's chunked local attention (``attention_chunk_size``): a token attends to the tokens of
+    its own chunk only; priced as a sliding window of the chunk size (full attention below it), which bounds it: a
+    chunk's last token sees the whole chunk, its first one itself"""
     sliding_window_layers: tuple[int, ...] | None = None
     """the layers with the window; None: every layer (Mistral); Gemma 2: the even layers, the odd ones attend
     over the whole context"""
@@ -129,11 +133,31 @@ class ModelSpec:
     """mixture of experts: intermediate size of the always-active shared expert(s), all together
     (Qwen2-MoE ``shared_expert_intermediate_size``; DeepSeek ``n_shared_experts x moe_intermediate_size``);
     0: none"""
+    expert_bias: bool = False
+    """mixture of experts: every expert's projections and the router carry a bias (gpt-oss)"""
+    attention_sinks: bool = False
+    """one learned logit per head and layer joins each softmax (gpt-oss): its work, one score more per query and
+    head next to the ``context`` the query reads, is not counted; its parameters are (with the biases)"""
     shared_expert_gate: bool = False
     """mixture of experts: a sigmoid gate (hidden -> 1) scales the shared expert's output (Qwen2-MoE)"""
     dense_layers: tuple[int, ...] = ()
     """mixture of experts: indices of the layers that keep a dense MLP of intermediate_size instead of
     experts (config.json ``decoder_sparse_step``, ``mlp_only_layers``, ``first_k_dense_replace``)"""
+    kv_lora_rank: int | None = None
+    """multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): width of the compressed KV latent ``c_kv``; None:
+    standard attention. With it: ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim`` (and ``q_lora_rank``)"""
+    q_lora_rank: int | None = None
+    """multi-head latent attention: width of the compressed query (``q_a_proj``, ``q_b_proj``); None: one ``q_proj``
+    (DeepSeek-V2-Lite)"""
+    qk_nope_head_dim: int | None = None
+    """multi-head latent attention: the part of each head's query and key without rotary embedding"""
+    qk_rope_head_dim: int | None = None
+    """multi-head latent attention: the rotary part of each head's query, and of the key all heads share"""
+    v_head_dim: int | None = None
+    """multi-head latent attention: each head's value width"""
+    nextn_predict_layers: int = 0
+    """multi-token prediction layers (DeepSeek-V3 ``num_nextn_predict_layers``): counted in the footprint, left out
+    of a step (they serve speculative decoding only)"""
     gguf_tensors: tuple[StoredTensor, ...] = ()
     """a model read from a .gguf file: every tensor with the type it is stored in (precision ``gguf``)"""
     measured: tuple[MeasuredBaseline, ...] = ()
@@ -165,6 +189,31 @@ class ModelSpec:
                 f"num_key_value_heads: {self.kv_heads} must divide num_attention_heads {self.num_attention_heads}"
             )
         self._check_moe()
+        self._check_mla()
+
+    def _check_mla(self) -> None:
+        dims = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+        if self.kv_lora_rank is None:
+            given = [f for f in ("q_lora_rank", *dims) if getattr(self, f) is not None]
+            if given:
+                raise ValueError(f"{given[0]}: only with multi-head latent attention (give kv_lora_rank)")
+            return
+        missing = [f for f in dims if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"{missing[0]}: multi-head latent attention needs kv_lora_rank, {', '.join(dims)}")
+        for f in ("kv_lora_rank", "q_lora_rank", *dims):
+            v = getattr(self, f)
+            if v is not None and v < 1:
+                raise ValueError(f"{f}: must be a positive whole number, got {v}")
+        if self.sliding_window is not None:
+            raise ValueError("sliding_window: with multi-head latent attention not modelled")
+        if self.attention_bias:
+            raise ValueError("attention_bias: biases on multi-head latent attention's projections are not modelled "
+                             "(DeepSeek's have none: set attention_bias = false)")
+        if self.family != "decoder":
+            raise ValueError("kv_lora_rank: multi-head latent attention is modelled for decoders only")
+        if self.nextn_predict_layers < 0:
+            raise ValueError(f"nextn_predict_layers: must be 0 or more, got {self.nextn_predict_layers}")
 
     def _check_window(self) -> None:
         if self.sliding_window is None:
@@ -200,6 +249,8 @@ class ModelSpec:
         if self.shared_expert_intermediate_size < 0:
             raise ValueError(f"shared_expert_intermediate_size: must be 0 or more, got "
                              f"{self.shared_expert_intermediate_size}")
+        if self.expert_bias and not self.is_moe:
+            raise ValueError("expert_bias: only for a mixture of experts (give num_experts)")
         if self.shared_expert_gate and not self.shared_expert_intermediate_size:
             raise ValueError("shared_expert_gate: needs a shared expert (shared_expert_intermediate_size)")
         layers = self.num_hidden_layers
@@ -231,6 +282,19 @@ class ModelSpec:
         if windowed:
             out = out + windowed * np.minimum(c, float(self.sliding_window))
         return out
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (:mod:`roofline.calc.mla`)."""
+        return self.kv_lora_rank is not None
+
+    @property
+    def kv_width(self) -> int:
+        """Cached elements per token per layer: ``2 kv_heads head_dim`` (K and V), or with multi-head latent
+        attention the latent and the shared rotary key, ``kv_lora_rank + qk_rope_head_dim``."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_heads * self.head_size
 
     @property
     def all_names(self) -> tuple[str, ...]:

@@ -291,6 +291,21 @@ def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:
 
 
 
+def with_sockets(platform: Platform, sockets: int) -> Platform:
+    """``platform`` as a server of ``sockets`` of its sockets (1 to the file's): every per-socket figure stays, the
+    whole-server ones (DRAM capacity, bandwidth x sockets) follow the count."""
+    import dataclasses
+
+    have = int(platform.sockets.value)
+    if not 1 <= sockets <= have:
+        raise ValueError(f"sockets: {platform.name} has {have} socket(s); give 1 to {have}")
+    if sockets == have:
+        return platform
+    return dataclasses.replace(platform, sockets=Sourced(
+        value=sockets, kind="derived", source=f"--sockets {sockets}: {sockets} of the platform file's {have} "
+        f"({platform.sockets.source})"))
+
+
 def with_memory_channels(platform: Platform, channels: int) -> Platform:
     """``platform`` with ``channels`` memory channels populated per socket instead of the file's
     ``dram.channels_per_socket``: its DRAM bandwidths (theoretical, measured, per core) scale by the

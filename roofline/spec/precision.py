@@ -191,9 +191,24 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
 
 #: precisions that are per-tensor mixes of recipes (roofline.spec.gguf_mix), not one recipe
 MIX_NAMES: dict[str, str] = {"q4_k_m": "llama.cpp Q4_K_M", "q4_k_s": "llama.cpp Q4_K_S", "q2_k_s": "llama.cpp Q2_K_S",
-                            "gguf": "the weight types stored in a .gguf file"}
+                            "gguf": "the weight types stored in a .gguf file",
+                            "mxfp4": "MXFP4 experts (4.25 bits per weight), everything else BF16, as gpt-oss ships"}
 
 RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
+
+#: llama.cpp's F16 weights (GGUF type F16, the commonest unquantized GGUF): ggml converts each weight and activation
+#: (F16's vec_dot_type is F16) to FP32 with F16C and multiplies on the FP32 FMA units (ggml-org/llama.cpp at 0c1e570:
+#: ggml/src/ggml-cpu/ggml-cpu.c lines 222-227; GGML_F16_VEC_LOAD is _mm512_cvtph_ps / _mm256_cvtph_ps,
+#: ggml/src/ggml-cpu/simd-mappings.h lines 546, 572, 646, 678). The conversions are not priced, so the ceiling stays
+#: an upper bound.
+F16_GGUF = PrecisionRecipe(
+    name="f16",
+    description="llama.cpp F16: FP16 weights and activations converted to FP32, FP32 FMA (GGUF type F16)",
+    compute_dtype="fp32", x_dtype="fp16", w_dtype="fp16", y_dtype="fp32", non_gemm_mode="fp32",
+)
+RECIPES.update(_recipes(F16_GGUF))
+#: float precisions only llama.cpp's GGUF files carry: priced by the GGUF engine's profile, as a block type is
+GGUF_FLOATS = frozenset({F16_GGUF.name})
 
 
 #: the recipe of each precision variant `validate` runs (its own names for some: a PT2E static INT8, BF16 weights)

@@ -198,6 +198,9 @@ class Record:
     context: int | None = None
     layers: int | None = None
     """the layers the run built (default: the model's)"""
+    shared_prompt: bool = False
+    """batched decoding: every sequence continues one prompt whose KV cells they share (llama-batched-bench
+    ``-pps``)"""
     embeddings: bool = True
     """the run included the embedding lookup (a validate encoder takes hidden states: false)"""
     quantize_lm_head: bool = False

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_sourced
+from roofline.spec.mla import MlaRule
 from roofline.spec.sourced import Sourced
 from roofline.spec.vocab import ShapeForm
 
@@ -101,6 +102,28 @@ class PathRule:
             raise ValueError(f"before: a date as YYYY-MM-DD, got {self.before!r}")
         for name in ("max_ops_per_cycle", "chain_ops_per_cycle"):
             check(f"stack.path_rules.{name}", getattr(self, name), name)
+
+
+@dataclass(frozen=True)
+class SharedKvRule:
+    """The engine keeps one KV buffer for all the sequences of a step (llama.cpp's unified cache): each query scores
+    every cell in use, its own sequence's and the others' (masked after), so B sequences score B times the keys
+    they would alone (:func:`roofline.calc.ops.attention`'s ``shared_kv``)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    before: str = ""
+    """``YYYY-MM-DD``: the rule holds for records dated before it (builds whose cache was always shared); empty:
+    always. An estimate prices today's build, which a dated rule is not about"""
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.before and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.before):
+            raise ValueError(f"shared_kv.before: a date as YYYY-MM-DD, got {self.before!r}")
+
+    def holds(self, date: str | None) -> bool:
+        """the rule holds for a record of ``date`` (None: an estimate of today's build)"""
+        return not self.before or (date is not None and date < self.before)
 
 
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
@@ -191,6 +214,52 @@ class Accuracy:
 
 
 @dataclass(frozen=True)
+class FitForm:
+    """Which terms a stack's realistic model has: the structure its values are fitted in."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    shape: ShapeForm = ShapeForm.WORK
+    """the shape term's measure (NONE: left out)"""
+    passes: bool = False
+    """the other non-GEMM passes' memory time at the memory efficiency (False: each whole pass at ``other``)"""
+    factors: bool = False
+    """a factor per platform on its cores' efficiencies"""
+    call_s: float | None = None
+    """the per-call dispatch held at this value (None: fitted or measured)"""
+
+    def __post_init__(self) -> None:
+        if self.call_s is not None and not (math.isfinite(self.call_s) and 0 <= self.call_s <= 1):
+            raise ValueError(f"call_s: seconds, 0 to 1, got {self.call_s}")
+
+    @property
+    def label(self) -> str:
+        """a short name: ``shape=work passes factors call=5ms``"""
+        words = [f"shape={self.shape.value}"] + ["passes"] * self.passes + ["factors"] * self.factors
+        return " ".join(words + ([f"call={self.call_s * 1e3:g}ms"] if self.call_s is not None else []))
+
+
+@dataclass(frozen=True)
+class FormChoice:
+    """A stack's form as chosen by prediction (:func:`roofline.fidelity.forms.choose_forms`): on every platform,
+    and without each platform, by the other platforms' leave-one-out figures alone (nested: a left-out platform's
+    figures never choose its own form)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    chosen: FitForm
+    """the form of the profile fitted on every platform"""
+    folds: dict[str, FitForm] = field(default_factory=dict)
+    """per platform: the form its leave-one-out profile is fitted in"""
+    source: str = ""
+    """how it was chosen: the command, the candidates and the figures"""
+
+    def without(self, platform: str) -> FitForm:
+        """the form of the profile fitted without ``platform`` (a platform added since: :attr:`chosen`)"""
+        return self.folds.get(platform, self.chosen)
+
+
+@dataclass(frozen=True)
 class StackProfile:
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -233,14 +302,22 @@ class StackProfile:
     core the table knows: such a row's class is the kernel that runs it (``vec_dot-kernels``, ``gemm-kernels``, ...,
     :data:`KERNEL_CLASS`), its efficiency the table's cycles over the real ones (up to :data:`KERNEL_MAX`); empty:
     none, every row priced from the ceiling"""
+    shared_kv: SharedKvRule | None = None
+    """the engine's KV cache is one buffer all a step's sequences share (records dated before ``before``)"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
     (a plan with this profile batches so unless told otherwise)"""
     batch_watermark_tokens: Sourced | None = None
     """the same harness closes a batch once it holds this many tokens"""
+    mla: MlaRule | None = None
+    """the form the stack runs multi-head latent attention in (naive or absorbed), with its source; None: not
+    stated (:data:`roofline.spec.mla.DEFAULT_MLA`, absorbed, assumed). Kept as it is by ``calibrate``"""
     records: tuple[str, ...] = ()
     """the records the values were fitted from"""
     accuracy: Accuracy | None = None
+    forms: FormChoice | None = None
+    """the form its values are fitted in, chosen by prediction on every platform and without each (None: chosen
+    when ``roofline accuracy`` runs)"""
     schema_version: int = SCHEMA_VERSION
     notes: tuple[str, ...] = ()
 
