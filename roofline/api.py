@@ -431,7 +431,23 @@ def records_add(file: Any = None, **flags: Any):
     header = (f"{measured.record.description}\nwritten by roofline records add from {a.file} "
               f"({measured.origin.format}); every field's source is in its comment, 'assumed' where the file does "
               "not state it")
-    return measured, record_toml(measured.record, measured.comments, header)
+    text = record_toml(measured.record, measured.comments, header)
+    _loads_back(text, str(a.file))
+    return measured, text
+
+
+def _loads_back(text: str, source: str) -> None:
+    """``records add`` writes only what its reader accepts: the record's TOML parsed and validated as
+    ``accuracy --records`` will, else a one-line UserError (never a file the folder's next reading refuses)."""
+    from roofline.catalog.validate import validate
+    from roofline.errors import SpecError
+    from roofline.files.reading import parse_toml
+    from roofline.spec.record import Record
+
+    try:
+        validate(Record, parse_toml(text.encode("utf-8"), source), source)
+    except (SpecError, UnicodeEncodeError) as e:
+        raise UserError(f"{source}: the record made from it would not load back ({e}); nothing written") from None
 
 
 def accuracy(records: list[str] | str | None = None):

@@ -899,3 +899,16 @@ def test_the_accuracy_page_and_json_name_no_absolute_path(tmp_path):
         assert str(tmp_path) not in text and root not in text
     assert "<td>recs/good.toml</td>" in page  # relative to the working directory
     assert {s["profile"] for s in json.loads(data)["stacks"]} == {"platforms/stacks/torch-inductor.toml"}
+
+
+def test_records_add_refuses_a_record_its_reader_would_refuse(monkeypatch):
+    """The last guard: the TOML is loaded back before it is written (a writer bug is one line, no file)."""
+    import roofline.api as api
+    import roofline.catalog.write as write
+
+    real = write.record_toml
+    monkeypatch.setattr(write, "record_toml", lambda *a, **k: real(*a, **k).replace("schema_version = 1",
+                                                                                    "schema_version = 99", 1))
+    with pytest.raises(UserError, match="the record made from it would not load back .*schema_version"):
+        api.records_add(file=str(FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl"), cpu=PROBE,
+                        model="llama-3.2-1b")
