@@ -537,7 +537,8 @@ def test_one_bad_record_in_a_folder_is_reported_and_skipped(tmp_path):
     (folder / "sub").mkdir(parents=True)
     (folder / "good.toml").write_bytes(RECORD.read_bytes())
     (folder / "bad.toml").write_bytes(b'description = "x\x01"\n')  # a control character: not TOML
-    (folder / "sub" / "us-date.toml").write_text(RECORD.read_text().replace('date = "2026-11-30"', 'date = "11/30/2026"'))
+    us = RECORD.read_text().replace('date = "2026-11-30"', 'date = "11/30/2026"')
+    (folder / "sub" / "us-date.toml").write_text(us)
     proc = run_cli("accuracy", "--records", "recs", "--brief", "--json", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     warnings = proc.stderr.splitlines()
@@ -641,7 +642,8 @@ def test_property_record_loader_values(key, value, where):
     if literal is None:
         return
     lines = [line for line in RECORD_TEXT.splitlines() if not line.startswith(f"{key} =")]
-    at = {"top": 0, "platform": lines.index("[platform]") + 1, "measurement": lines.index("[[measurements]]") + 1}[where]
+    at = {"top": 0, "platform": lines.index("[platform]") + 1,
+          "measurement": lines.index("[[measurements]]") + 1}[where]
     lines.insert(at, f"{key} = {literal}")
     _load_record_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
 
@@ -692,13 +694,13 @@ def test_electra_small_embedding_size_is_refused_naming_the_key(tmp_path):
     electra = {"architectures": ["ElectraForPreTraining"], "model_type": "electra", "embedding_size": 128,
                "hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 4,
                "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2, "hidden_act": "gelu"}
-    proc = run_cli("models", "show", str(_config(tmp_path, "small", electra)), env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    env = {"ROOFLINE_CACHE_DIR": str(tmp_path / "c")}
+    proc = run_cli("models", "show", str(_config(tmp_path, "small", electra)), env=env)
     one_line_refusal(proc, "embedding_size: 128, not hidden_size 256")
     base = {**electra, "embedding_size": 768, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12}
-    ok = run_cli("models", "show", str(_config(tmp_path, "base", base)), env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    ok = run_cli("models", "show", str(_config(tmp_path, "base", base)), env=env)
     assert ok.returncode == 0, ok.stderr
-    bad_type = run_cli("models", "show", str(_config(tmp_path, "t", {**electra, "embedding_size": 128.0})),
-                       env={"ROOFLINE_CACHE_DIR": str(tmp_path / "c")})
+    bad_type = run_cli("models", "show", str(_config(tmp_path, "t", {**electra, "embedding_size": 128.0})), env=env)
     one_line_refusal(bad_type, "embedding_size")
 
 
@@ -823,7 +825,7 @@ def test_a_phi3_gguf_with_fused_gate_and_up_is_read(tmp_path):
     assert split["gated_mlp"] and split["intermediate_size"] == 128
     # the same fused layout under an architecture llama.cpp does not split is what it is: a header that disagrees
     llama = {k.replace("attn_qkv", "attn_q"): ((64, 64) if "attn_qkv" in k else v) for k, v in _phi3_tensors().items()}
-    with pytest.raises(UserError, match="llama.feed_forward_length: 128, but the file's blk.0.ffn_up.weight stores 256"):
+    with pytest.raises(UserError, match="feed_forward_length: 128, but the file's blk.0.ffn_up.weight stores 256"):
         read_gguf_fields(_gguf(tmp_path / "llama.gguf", "llama", llama))
 
 

@@ -110,7 +110,8 @@ def _number(path: str, where: str, name: str, v: object, whole: bool, low: float
     except (ValueError, OverflowError):
         raise SpecError(path, f"{where}: {name}", f"{_shown(v)} is not a number") from None
     if not math.isfinite(x) or x < low or x > 1e12 or (whole and not x.is_integer()):
-        raise SpecError(path, f"{where}: {name}", f"{_shown(v)}: a {'whole ' if whole else ''}number from {low:g} to 1e12")
+        raise SpecError(path, f"{where}: {name}",
+                        f"{_shown(v)}: a {'whole ' if whole else ''}number from {low:g} to 1e12")
     return x
 
 

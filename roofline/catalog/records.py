@@ -62,7 +62,8 @@ def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
             bad.append((f, e))  # one bad record in a folder is not fatal to the rest
     if not loaded:
         f, e = bad[0]
-        more = f" (and {len(bad) - 1} more record{'s' if len(bad) > 2 else ''} that cannot be used)" if len(bad) > 1 else ""
+        more = (f" (and {len(bad) - 1} more record{'s' if len(bad) > 2 else ''} that cannot be used)"
+                if len(bad) > 1 else "")
         if isinstance(e, SpecError):
             raise SpecError(e.path, e.field, e.reason + more)
         raise UserError(f"{f}: {e}{more}")

@@ -92,7 +92,8 @@ KEY_TYPES: dict[str, Any] = {
     "model_type": str, "architectures": LIST_STR, "is_decoder": bool, "hidden_act": str, "norm_type": str,
     "hidden_size": INT, "intermediate_size": INT, "num_hidden_layers": INT, "num_attention_heads": INT,
     "num_key_value_heads": INT, "head_dim": INT, "vocab_size": INT, "max_position_embeddings": INT,
-    "type_vocab_size": INT, "tie_word_embeddings": bool, "embedding_size": INT, "attention_bias": bool, "mlp_bias": bool,
+    "type_vocab_size": INT, "tie_word_embeddings": bool, "embedding_size": INT, "attention_bias": bool,
+    "mlp_bias": bool,
     "use_bias": bool,
     # mixture of experts
     "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
