@@ -914,3 +914,34 @@ def test_records_add_refuses_a_record_its_reader_would_refuse(monkeypatch):
     with pytest.raises(UserError, match="the record made from it would not load back .*schema_version"):
         api.records_add(file=str(FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl"), cpu=PROBE,
                         model="llama-3.2-1b")
+
+
+def test_a_catalog_folder_is_validated_once_not_on_every_lookup(tmp_path, monkeypatch):
+    """60,000 invalid files in ROOFLINE_PLATFORMS cost 13-24 s on every command: the folder's index (names and
+    refusals) is cached under the files' metadata; a changed file rebuilds it."""
+    import roofline.catalog as catalog
+
+    folder = tmp_path / "plats"
+    folder.mkdir()
+    for i in range(200):
+        (folder / f"bad{i}.toml").write_text(f'name = "x{i}"\n')
+    mine = folder / "mine.toml"
+    mine.write_text(GNR.replace('name = "gnr"', 'name = "mine"', 1).replace("aliases = [", 'aliases = ["my-alias", ', 1))
+    monkeypatch.setenv("ROOFLINE_PLATFORMS", str(folder))
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    catalog.load_platform_file.cache_clear()
+    assert catalog.find_file("platforms", "my-alias") == mine.resolve()
+    calls = []
+    real = catalog.load_platform_file
+    monkeypatch.setattr(catalog, "load_platform_file", lambda p: calls.append(p) or real(p))
+    assert catalog.find_file("platforms", "my-alias") == mine.resolve()
+    index, skipped = catalog._folder_index("platforms", folder)
+    assert calls == [] and index["mine"] == mine.resolve() and len(skipped) == 200
+    assert all("cores_per_socket" in why or "required" in why for _, why in skipped), skipped[0]
+    mine.write_text(mine.read_text().replace('"my-alias"', '"other-alias"'))  # a change: read again
+    real.cache_clear()  # this process's own cache of the file (a command reads it once)
+    assert catalog.find_file("platforms", "other-alias") == mine.resolve() and calls
+    (tmp_path / "cache" / "index").mkdir(exist_ok=True)
+    for entry in (tmp_path / "cache" / "index").iterdir():
+        entry.write_text('{"names": [], "refused": 3}')  # an entry of another shape: rebuilt, not fatal
+    assert catalog.find_file("platforms", "other-alias") == mine.resolve()

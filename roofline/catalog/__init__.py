@@ -158,15 +158,26 @@ def _folder_index(kind: str, d: Path) -> tuple[dict[str, Path], list[tuple[Path,
     for f, why in odd:
         warn_skipped(f, why)
     skipped.extend(odd)
+    from roofline.catalog.cache import folder_index_entry, read_index, store_entry
+
+    entry_path = folder_index_entry(kind, d, files)
+    stored = read_index(entry_path) if entry_path is not None else None
+    if stored is not None:  # the same files as last time: no file is read or validated again
+        names, refused = stored
+        return {n: Path(f) for n, f in names.items()}, skipped + [(Path(f), why) for f, why in refused]
+    refused: list[tuple[Path, str]] = []
     for f in files:
         try:
             entry = load(resolved(f))
         except UserError as e:
-            skipped.append((f, str(e)))
+            refused.append((f, str(e)))
             continue
         for n in entry.all_names:
             out.setdefault(n, resolved(f))
-    return out, skipped
+    if entry_path is not None:
+        store_entry(entry_path, {"names": {n: str(f) for n, f in out.items()},
+                                 "refused": [[str(f), why] for f, why in refused]})
+    return out, skipped + refused
 
 
 def _hf_cache_dir() -> Path:

@@ -130,6 +130,40 @@ def store_entry(entry: Path, data: Any) -> None:
             raise
 
 
+def folder_index_entry(kind: str, folder: Path, files: list[Path]) -> Path | None:
+    """Where a catalog folder's index (every name and alias -> its file, and the files refused with why) is cached,
+    keyed by the folder, every file's path, size, modification time and inode (what it links to, for a link) and
+    the reading code: 60,000 invalid files in ``ROOFLINE_PLATFORMS`` are validated once, not on every command.
+    None when the cache is off."""
+    if cache_off():
+        return None
+    h = hashlib.sha256(f"{kind}\0{__version__}\0{code_key()}\0{folder}".encode("utf-8", "surrogateescape"))
+    for f in files:
+        try:
+            st = os.stat(f)
+            h.update(f"\0{f}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}".encode("utf-8", "surrogateescape"))
+        except (OSError, ValueError):
+            h.update(f"\0{f}\0gone".encode("utf-8", "surrogateescape"))
+    return cache_dir() / "index" / f"{kind}-{h.hexdigest()[:40]}.json"
+
+
+def read_index(entry: Path) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
+    """The names and refusals :func:`folder_index_entry`'s entry holds, or None (a miss, or an entry of another
+    shape: rebuilt)."""
+    from roofline.files.reading import read_bytes
+
+    try:
+        data = json.loads(read_bytes(entry, max_bytes=MAX_ENTRY_BYTES).decode("utf-8"))
+        names, refused = data["names"], data["refused"]
+        if not (isinstance(names, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in names.items())
+                and isinstance(refused, list) and all(isinstance(r, list) and len(r) == 2 and
+                                                      all(isinstance(x, str) for x in r) for r in refused)):
+            return None
+        return names, [(f, why) for f, why in refused]
+    except Exception:  # noqa: BLE001 - only a cache
+        return None
+
+
 def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str, Any]]) -> T:
     """``cls`` from a file too large to hash (a GGUF file of many GB, whose header alone is read): cached by
     the file's identity, its path, size, modification time, inode and device, instead of its bytes."""
