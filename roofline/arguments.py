@@ -47,9 +47,12 @@ def _whole(v: Any) -> int | None:
 
 
 def _is_real(v: Any) -> bool:
+    """A real number of any type (numpy's, a Fraction, a Decimal), never a bool."""
     import numbers
 
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return True
+    return type(v).__name__ == "Decimal" and type(v).__module__ == "decimal"  # a Number, not registered as Real
 
 
 def _range(text: Any, lo: float, hi: float, what: str) -> ValueError:

@@ -945,3 +945,20 @@ def test_a_catalog_folder_is_validated_once_not_on_every_lookup(tmp_path, monkey
     for entry in (tmp_path / "cache" / "index").iterdir():
         entry.write_text('{"names": [], "refused": 3}')  # an entry of another shape: rebuilt, not fatal
     assert catalog.find_file("platforms", "other-alias") == mine.resolve()
+
+
+def test_real_numbers_of_any_type_are_numbers_where_a_number_is_meant():
+    import decimal
+    import fractions
+
+    import numpy as np
+
+    import roofline.api as api
+
+    ref = api.check(model="bert-base", cpu="icx", precision="int8-static", throughput_speedup=2.5).to_json()
+    for v in (np.float32(2.5), np.float64(2.5), fractions.Fraction(5, 2), decimal.Decimal("2.5")):
+        got = api.check(model="bert-base", cpu="icx", precision="int8-static", throughput_speedup=v)
+        assert got.to_json() == ref, type(v)
+    for v in (decimal.Decimal("NaN"), decimal.Decimal("Infinity"), np.bool_(True), 2.5j):
+        with pytest.raises(UserError, match="throughput_speedup"):
+            api.check(model="bert-base", cpu="icx", precision="int8-static", throughput_speedup=v)
