@@ -260,12 +260,16 @@ def _check_rates(a: Values, given: list[str]):
 
 def read_measured_args(path: str, a: Values):
     """A measurement file read with the flags that complete it."""
+    from roofline.errors import SpecError
     from roofline.fidelity.measured import Given, read_measured
 
-    return read_measured(path, Given(cpu=a.get("cpu"), model=a.get("model"), precision=a.get("precision"),
-                                     cores=a.get("cores"), batch=a.get("batch"), seq_len=a.get("seq_len"),
-                                     instance_cores=a.get("instance_cores"), stack=a.get("stack"),
-                                     system=a.get("system")))
+    try:
+        return read_measured(path, Given(cpu=a.get("cpu"), model=a.get("model"), precision=a.get("precision"),
+                                         cores=a.get("cores"), batch=a.get("batch"), seq_len=a.get("seq_len"),
+                                         instance_cores=a.get("instance_cores"), stack=a.get("stack"),
+                                         system=a.get("system")))
+    except ValueError as e:  # a value of the file or a flag outside a record's range (the record's own checks)
+        raise SpecError(str(path), "", f"the record it makes is refused: {e}") from None
 
 
 def typed_rate_record(a: Values):
@@ -396,6 +400,24 @@ def calibrate(report: Any = None, **flags: Any):
     return fit_calibration([(r, report_spec(r, a.model, path), path) for r, path in loaded], platform)
 
 
+def _refuse_server_summary(path: str) -> None:
+    """An MLPerf Server summary is refused by ``records add``: its rate is the highest meeting a p99 latency bound
+    under Poisson arrivals, a figure of ``roofline plan``'s simulation, not the throughput figure the record would
+    hold (it was written as one and scored as an Offline run)."""
+    from roofline.catalog.mlperf_log import is_summary, parse_summary
+    from roofline.files.reading import read_bytes
+
+    text = read_bytes(path).decode("utf-8-sig", "replace")
+    if not is_summary(text):
+        return
+    summary = parse_summary(text, path)
+    if summary.scenario == "Server":
+        raise UserError(f"{path}: a Server run: its scheduled rate is the highest meeting the latency bound "
+                        f"({summary.parameters.get('target_latency (ns)', '?')} ns), a figure of roofline plan, not a "
+                        "throughput; records add writes Offline runs (a Server record also needs scenario, "
+                        "latency_bound_s and server_latencies: see validation/records/corpus/*-server.toml)")
+
+
 def records_add(file: Any = None, **flags: Any):
     """``roofline records add FILE``: a llama-bench result or an MLPerf summary as a measurement record; returns the
     :class:`~roofline.fidelity.measured.Measured` (its ``record``, and what each field rests on) and the record's
@@ -404,11 +426,28 @@ def records_add(file: Any = None, **flags: Any):
 
     a = checked(A.RECORDS, {"action": "add", "file": file, **flags})
     _require("records add", a, "file")
+    _refuse_server_summary(a.file)
     measured = read_measured_args(a.file, a)
     header = (f"{measured.record.description}\nwritten by roofline records add from {a.file} "
               f"({measured.origin.format}); every field's source is in its comment, 'assumed' where the file does "
               "not state it")
-    return measured, record_toml(measured.record, measured.comments, header)
+    text = record_toml(measured.record, measured.comments, header)
+    _loads_back(text, str(a.file))
+    return measured, text
+
+
+def _loads_back(text: str, source: str) -> None:
+    """``records add`` writes only what its reader accepts: the record's TOML parsed and validated as
+    ``accuracy --records`` will, else a one-line UserError (never a file the folder's next reading refuses)."""
+    from roofline.catalog.validate import validate
+    from roofline.errors import SpecError
+    from roofline.files.reading import parse_toml
+    from roofline.spec.record import Record
+
+    try:
+        validate(Record, parse_toml(text.encode("utf-8"), source), source)
+    except (SpecError, UnicodeEncodeError) as e:
+        raise UserError(f"{source}: the record made from it would not load back ({e}); nothing written") from None
 
 
 def accuracy(records: list[str] | str | None = None):

@@ -47,9 +47,12 @@ def _whole(v: Any) -> int | None:
 
 
 def _is_real(v: Any) -> bool:
+    """A real number of any type (numpy's, a Fraction, a Decimal), never a bool."""
     import numbers
 
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return True
+    return type(v).__name__ == "Decimal" and type(v).__module__ == "decimal"  # a Number, not registered as Real
 
 
 def _range(text: Any, lo: float, hi: float, what: str) -> ValueError:
@@ -324,8 +327,10 @@ class Arg:
 
 
 def _is_object(v: Any) -> bool:
-    """A loaded spec object (not a name, a number, a list or a path)."""
-    return not isinstance(v, (str, bytes, int, float, list, tuple, dict, set)) and not hasattr(v, "__fspath__")
+    """A loaded spec object (not a name, a number, a list, an array, an iterator or a path): an object of another
+    class is named by the loader it goes to; a value (a numpy array, a generator) is checked as a value."""
+    return not isinstance(v, (str, bytes, int, float, list, tuple, dict, set)) and not hasattr(v, "__fspath__") \
+        and not hasattr(v, "__array__") and not hasattr(v, "__iter__")
 
 
 class Command:

@@ -66,7 +66,7 @@ def test_the_reader_refuses_special_files_and_caps_while_reading(tmp_path):
     ("fifo", ["estimate", "--model", "bert-base", "--cpu", "icx", "--stack", "{f}.toml"], "a FIFO"),
     ("fifo", ["accuracy", "--records", "{f}.toml"], "FIFO"),
     ("zero", ["check", "--report", "/dev/zero", "--cpu", "icx"], "a device"),
-    ("zero", ["calibrate", "/dev/zero", "-o", "{f}.out"], "a device"),
+    ("zero", ["calibrate", "/dev/zero", "-o", "{f}.toml"], "a device"),
     ("loop", ["estimate", "--model", "{f}.toml", "--cpu", "icx"], "symlink loop"),
     ("big", ["estimate", "--model", "{f}", "--cpu", "icx"], "larger than 16,777,216 bytes"),
 ])

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import parse_json, parse_toml, regular_file_problem, resolved
+from roofline.files.reading import is_dir, is_file, parse_json, parse_toml, regular_file_problem, resolved
 from roofline.errors import SpecError, UnknownNameError, UserError, printable
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
@@ -46,7 +46,7 @@ def search_dirs(kind: str) -> list[Path]:
 
 
 def _looks_like_path(ref: str) -> bool:
-    return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or Path(ref).is_file()
+    return ref.endswith((".toml", ".json", ".gguf")) or os.sep in ref or is_file(ref)
 
 
 def _catalog_files(kind: str) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -114,7 +114,7 @@ def find_file(kind: str, ref: str) -> Path:
     known: dict[str, Path] = {}
     for d in search_dirs(kind):
         direct = d / f"{ref}.toml"
-        if "/" not in ref and os.sep not in ref and direct.is_file():  # fast path: the file is named after the entry
+        if "/" not in ref and os.sep not in ref and is_file(direct):  # fast path: the file is named after the entry
             return resolved(direct)
         index, _ = _folder_index(kind, d)
         for name, path in index.items():
@@ -123,9 +123,9 @@ def find_file(kind: str, ref: str) -> Path:
         for name, path in index.items():
             known.setdefault(name, path)
     path = Path(ref).expanduser()
-    if path.is_file():
+    if is_file(path):
         return resolved(path)
-    if kind == "models" and path.is_dir():
+    if kind == "models" and is_dir(path):
         config = resolved(path) / "config.json"  # the folder resolved, not the file: a cache snapshot's
         problem = regular_file_problem(config)    # config.json links to a blob, and the name is the folder's
         if problem is not None:
@@ -158,15 +158,26 @@ def _folder_index(kind: str, d: Path) -> tuple[dict[str, Path], list[tuple[Path,
     for f, why in odd:
         warn_skipped(f, why)
     skipped.extend(odd)
+    from roofline.catalog.cache import folder_index_entry, read_index, store_entry
+
+    entry_path = folder_index_entry(kind, d, files)
+    stored = read_index(entry_path) if entry_path is not None else None
+    if stored is not None:  # the same files as last time: no file is read or validated again
+        names, refused = stored
+        return {n: Path(f) for n, f in names.items()}, skipped + [(Path(f), why) for f, why in refused]
+    refused: list[tuple[Path, str]] = []
     for f in files:
         try:
             entry = load(resolved(f))
         except UserError as e:
-            skipped.append((f, str(e)))
+            refused.append((f, str(e)))
             continue
         for n in entry.all_names:
             out.setdefault(n, resolved(f))
-    return out, skipped
+    if entry_path is not None:
+        store_entry(entry_path, {"names": {n: str(f) for n, f in out.items()},
+                                 "refused": [[str(f), why] for f, why in refused]})
+    return out, skipped + refused
 
 
 def _hf_cache_dir() -> Path:
@@ -356,7 +367,7 @@ def _input_paths(kind: str, ref: str) -> list[Path]:
         if path.is_dir():
             if kind == "models":
                 return [path / "config.json"]
-            return sorted(path.glob("*.toml")) if kind == "records" else []
+            return sorted(path.rglob("*.toml")) if kind == "records" else []  # as load_records reads
         if regular_file_problem(path) is None:
             return [path]
         if kind in ("models", "platforms"):

@@ -29,8 +29,10 @@ COLUMNS = {"PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_PP s": "t_pp", 
 #: the settings its header line and each jsonl line state
 SETTINGS = ("n_kv_max", "n_batch", "n_ubatch", "flash_attn", "is_pp_shared", "n_gpu_layers", "n_threads",
             "n_threads_batch")
+#: the most tests a file may hold: each is priced; a real run's -npp/-ntg/-npl grid writes tens to hundreds
+MAX_ROWS = 2000
 _HEADER = re.compile(r"^\s*\|\s*PP\s*\|\s*TG\s*\|\s*B\s*\|\s*N_KV\s*\|")
-_SETTINGS = re.compile(r"(\w+)\s*=\s*(-?\d+)")
+_SETTINGS = re.compile(r"(\w+)\s*=\s*(-?\d{1,12})\b")
 
 
 @dataclass(frozen=True)
@@ -93,19 +95,29 @@ def parse_batched_bench(raw: bytes, path: str) -> BatchedFile:
     if fmt is None:
         raise SpecError(path, "", "not a llama-batched-bench result: neither its markdown table (a line "
                         "'|    PP |     TG |    B |   N_KV | ...') nor --output-format jsonl")
-    return _markdown(text, path) if fmt == "md" else _jsonl(text, path)
+    bench = _markdown(text, path) if fmt == "md" else _jsonl(text, path)
+    if len(bench.rows) > MAX_ROWS:
+        raise SpecError(path, "", f"{len(bench.rows):,} tests, more than the {MAX_ROWS:,} a file may hold here (each "
+                        "is priced): split the file")
+    return bench
 
 
 def _number(path: str, where: str, name: str, v: object, whole: bool, low: float = 0.0) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise SpecError(path, f"{where}: {name}", f"{v!r} is not a number")
+        raise SpecError(path, f"{where}: {name}", f"{_shown(v)} is not a number")
     try:
         x = float(v)
     except (ValueError, OverflowError):
-        raise SpecError(path, f"{where}: {name}", f"{v!r} is not a number") from None
+        raise SpecError(path, f"{where}: {name}", f"{_shown(v)} is not a number") from None
     if not math.isfinite(x) or x < low or x > 1e12 or (whole and not x.is_integer()):
-        raise SpecError(path, f"{where}: {name}", f"{v!r}: a {'whole ' if whole else ''}number from {low:g} to 1e12")
+        raise SpecError(path, f"{where}: {name}",
+                        f"{_shown(v)}: a {'whole ' if whole else ''}number from {low:g} to 1e12")
     return x
+
+
+def _shown(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _row(path: str, where: str, d: dict) -> BatchedRow:
@@ -135,8 +147,10 @@ def _jsonl(text: str, path: str) -> BatchedFile:
             continue
         try:
             d = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as e:
-            raise SpecError(path, f"line {i + 1}", f"not a JSON object: {e}") from None
+        except RecursionError:
+            raise SpecError(path, f"line {i + 1}", "not usable JSON: nested deeper than any real file") from None
+        except ValueError as e:  # not JSON, or an integer of thousands of digits
+            raise SpecError(path, f"line {i + 1}", f"not a JSON object: {str(e)[:100]}") from None
         if not isinstance(d, dict):
             raise SpecError(path, f"line {i + 1}", "a llama-batched-bench test is a JSON object")
         rows.append(_row(path, f"line {i + 1}", d))

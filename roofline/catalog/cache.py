@@ -78,22 +78,90 @@ def load_validated(cls: type[T], path: Path, parse: Callable[[bytes], dict[str, 
     return cached_object(cls, cache_dir() / "specs" / f"{cls.__name__}-{key[:40]}.json", lambda: validate(cls, parse(raw), path))
 
 
+#: the most bytes a cache entry may hold: the largest (an accuracy result) is a few hundred kB
+MAX_ENTRY_BYTES = 64 << 20
+
+
 def cached_object(cls: type[T], entry: Path, build: Callable[[], T]) -> T:
-    """The entry's object when it can be read back, else ``build()``, stored for next time."""
-    try:
-        with open(entry, encoding="utf-8") as f:
-            return build_trusted(cls, json.load(f))
-    except (OSError, ValueError, TypeError, KeyError):
-        pass  # a miss, or an unreadable entry: validate afresh
+    """The entry's object when it can be read back, else ``build()``, stored for next time.
+
+    Only a regular file of at most :data:`MAX_ENTRY_BYTES` is read (a FIFO, a device, a link to ``/dev/zero``
+    is passed over without opening it for long); an entry that does not rebuild into ``cls`` (valid JSON of
+    another shape, a value its checks refuse) is discarded and rebuilt: it is only a cache."""
+    found = read_entry(cls, entry)
+    if found is not None:
+        return found
     obj = build()
+    store_entry(entry, to_plain(obj))
+    return obj
+
+
+def read_entry(cls: type[T], entry: Path) -> T | None:
+    """The object stored at ``entry``, or None when there is none or it cannot be used."""
+    from roofline.files.reading import read_bytes
+
+    try:
+        raw = read_bytes(entry, max_bytes=MAX_ENTRY_BYTES)
+        return build_trusted(cls, json.loads(raw.decode("utf-8")))
+    except Exception:  # noqa: BLE001 - a miss, an unreadable or a foreign entry: validate afresh
+        return None
+
+
+def store_entry(entry: Path, data: Any) -> None:
+    """``data`` as JSON at ``entry``, through a temporary file beside it that is removed on every failure;
+    a cache that cannot be written is skipped."""
+    import tempfile
+
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(to_plain(obj)), encoding="utf-8")
-        os.replace(tmp, entry)
-    except OSError:
-        pass
-    return obj
+        fd, name = tempfile.mkstemp(prefix=f"{entry.name}.{os.getpid()}.", suffix=".tmp", dir=entry.parent)
+    except (OSError, ValueError):
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data))
+        os.replace(name, entry)
+    except BaseException as e:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+        if not isinstance(e, (OSError, ValueError, TypeError)):
+            raise
+
+
+def folder_index_entry(kind: str, folder: Path, files: list[Path]) -> Path | None:
+    """Where a catalog folder's index (every name and alias -> its file, and the files refused with why) is cached,
+    keyed by the folder, every file's path, size, modification time and inode (what it links to, for a link) and
+    the reading code: 60,000 invalid files in ``ROOFLINE_PLATFORMS`` are validated once, not on every command.
+    None when the cache is off."""
+    if cache_off():
+        return None
+    h = hashlib.sha256(f"{kind}\0{__version__}\0{code_key()}\0{folder}".encode("utf-8", "surrogateescape"))
+    for f in files:
+        try:
+            st = os.stat(f)
+            h.update(f"\0{f}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}".encode("utf-8", "surrogateescape"))
+        except (OSError, ValueError):
+            h.update(f"\0{f}\0gone".encode("utf-8", "surrogateescape"))
+    return cache_dir() / "index" / f"{kind}-{h.hexdigest()[:40]}.json"
+
+
+def read_index(entry: Path) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
+    """The names and refusals :func:`folder_index_entry`'s entry holds, or None (a miss, or an entry of another
+    shape: rebuilt)."""
+    from roofline.files.reading import read_bytes
+
+    try:
+        data = json.loads(read_bytes(entry, max_bytes=MAX_ENTRY_BYTES).decode("utf-8"))
+        names, refused = data["names"], data["refused"]
+        if not (isinstance(names, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in names.items())
+                and isinstance(refused, list) and all(isinstance(r, list) and len(r) == 2 and
+                                                      all(isinstance(x, str) for x in r) for r in refused)):
+            return None
+        return names, [(f, why) for f, why in refused]
+    except Exception:  # noqa: BLE001 - only a cache
+        return None
 
 
 def load_validated_file(cls: type[T], path: Path, fields: Callable[[], dict[str, Any]]) -> T:

@@ -282,6 +282,39 @@ def _agree(where: str, key: str, value: int | None, tensor: dict | None, dim: in
                         "tensors are what the weights are (llama.cpp would not load this file either): fix the header")
 
 
+#: architectures whose MLP gate and up projections llama.cpp's converter stores as one ffn_up tensor
+FUSED_GATE_UP = {"phi3"}
+
+
+def _check_matrices(where: str, arch: str, tensors: dict[str, dict], layers: int, hidden: int, ffn: int | None,
+                    q_rows: int | None, kv_rows: int | None, fused_up: bool) -> None:
+    """Every dense layer's attention and MLP matrices against the header (GGUF stores a matrix as
+    ``[inputs, outputs]``): a tensor that disagrees is refused naming the key and the tensor, as for blk.0. A size
+    the header gives per layer (an array) is not checked here (None)."""
+    up_rows = None if ffn is None else (2 * ffn if fused_up else ffn)
+    qkv_rows = None if q_rows is None or kv_rows is None else q_rows + 2 * kv_rows
+    expect = {  # tensor -> ((dim, size, key, what), ...)
+        "attn_q": ((0, hidden, "embedding_length", "inputs"), (1, q_rows, "attention.head_count", "query outputs")),
+        "attn_k": ((0, hidden, "embedding_length", "inputs"), (1, kv_rows, "attention.head_count_kv", "key outputs")),
+        "attn_v": ((0, hidden, "embedding_length", "inputs"), (1, kv_rows, "attention.head_count_kv",
+                                                                 "value outputs")),
+        "attn_qkv": ((0, hidden, "embedding_length", "inputs"), (1, qkv_rows, "attention.head_count",
+                                                                   "query, key and value outputs")),
+        "attn_output": ((0, q_rows, "attention.head_count", "inputs"), (1, hidden, "embedding_length", "outputs")),
+        "ffn_gate": ((0, hidden, "embedding_length", "inputs"), (1, ffn, "feed_forward_length", "MLP rows")),
+        "ffn_up": ((0, hidden, "embedding_length", "inputs"), (1, up_rows, "feed_forward_length", "MLP rows")),
+        "ffn_down": ((0, ffn, "feed_forward_length", "inputs (MLP rows)"), (1, hidden, "embedding_length",
+                                                                            "outputs")),
+    }
+    for i in range(layers):
+        for role, checks in expect.items():
+            t = tensors.get(f"blk.{i}.{role}.weight")
+            if t is None:
+                continue
+            for dim, size, key, what in checks:
+                _agree(where, f"{arch}.{key}", size, t, dim, what)
+
+
 def read_gguf_fields(path: Path) -> dict[str, Any]:
     """ModelSpec fields from the file's header (validation of the whole happens in ModelSpec)."""
     where = str(path)
@@ -327,8 +360,18 @@ def read_gguf_fields(path: Path) -> dict[str, Any]:
         _agree(where, f"{arch}.attention.head_count_kv", kv * head_dim, tensors.get("blk.0.attn_k.weight"), 1,
                "key outputs (kv heads x head size)")
     dense_up = next((tensors[n] for n in (f"blk.{i}.ffn_up.weight" for i in range(layers)) if n in tensors), None)
-    if meta.get(f"{arch}.feed_forward_length") is not None and meta[f"{arch}.feed_forward_length"].type != _ARRAY:
-        _agree(where, f"{arch}.feed_forward_length", ffn, dense_up, 1, "MLP rows")
+    scalar = lambda key: meta.get(f"{arch}.{key}") is not None and meta[f"{arch}.{key}"].type != _ARRAY  # noqa: E731
+    # Phi-3 as llama.cpp's converter writes it: gate_up_proj stored whole as ffn_up (2 x feed_forward_length rows),
+    # no ffn_gate; llama.cpp splits it when it loads the file
+    fused_up = (arch in FUSED_GATE_UP and dense_up is not None and ffn is not None and len(dense_up["shape"]) > 1
+                and dense_up["shape"][1] == 2 * ffn and not any(n.endswith("ffn_gate.weight") for n in tensors))
+    if scalar("feed_forward_length"):
+        _agree(where, f"{arch}.feed_forward_length", 2 * ffn if fused_up else ffn, dense_up, 1,
+               "MLP rows (gate and up fused)" if fused_up else "MLP rows")
+    q_rows = heads * head_dim if scalar("attention.head_count") else None
+    kv_rows = (kv * head_dim if scalar("attention.head_count_kv") else None) if kv is not None else q_rows
+    _check_matrices(where, arch, tensors, layers, hidden, ffn if scalar("feed_forward_length") else None, q_rows,
+                    kv_rows, fused_up)
     exps = next((tensors[n] for n in (f"blk.{i}.ffn_up_exps.weight" for i in range(layers)) if n in tensors), None)
     _agree(where, f"{arch}.expert_count", experts, exps, 2, "experts")
     _agree(where, f"{arch}.expert_feed_forward_length", expert_ffn, exps, 1, "expert MLP rows")
@@ -346,7 +389,7 @@ def read_gguf_fields(path: Path) -> dict[str, Any]:
         "max_position_embeddings": context or 2048,
         "hidden_act": "silu",
         "gated_mlp": "blk.0.ffn_gate.weight" in tensors or "blk.0.ffn_gate_exps.weight" in tensors
-                     or any(n.endswith("ffn_gate.weight") for n in tensors),
+                     or any(n.endswith("ffn_gate.weight") for n in tensors) or fused_up,
         "tie_word_embeddings": "output.weight" not in tensors,
         "qk_norm": "blk.0.attn_q_norm.weight" in tensors,
         "attention_bias": "blk.0.attn_q.bias" in tensors,

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from roofline.errors import SpecError
 from roofline.files.reading import read_bytes, utf8_text
+from roofline.spec.record import is_iso_date
 
 Format = Literal["json", "jsonl", "csv", "md"]
 FORMAT_NAMES = {"json": "-o json", "jsonl": "-o jsonl", "csv": "-o csv", "md": "-o md (its markdown table)"}
@@ -112,7 +113,20 @@ def detect(text: str) -> Format | None:
     return None
 
 
+#: the most tests a file may hold: each is priced (a check of 100,000 rows ran past a minute; 2,000 take a few
+#: seconds); a real run's parameter sweep writes tens to hundreds
+MAX_TESTS = 2000
+
+
 def parse_llama_bench(raw: bytes, path: str) -> BenchFile:
+    bench = _parse(raw, path)
+    if len(bench.tests) > MAX_TESTS:
+        raise SpecError(path, "", f"{len(bench.tests):,} tests, more than the {MAX_TESTS:,} a file may hold here "
+                        "(each is priced): split the file")
+    return bench
+
+
+def _parse(raw: bytes, path: str) -> BenchFile:
     text = utf8_text(raw, path, "a llama-bench result")
     fmt = detect(text)
     if fmt is None:
@@ -135,12 +149,25 @@ def parse_llama_bench(raw: bytes, path: str) -> BenchFile:
                     items.append((f"line {i + 1}", json.loads(line)))
                 except json.JSONDecodeError as e:
                     raise SpecError(path, f"line {i + 1}", f"not a JSON object: {e}") from None
+                except RecursionError:
+                    raise SpecError(path, f"line {i + 1}", "not usable JSON: nested deeper than any real "
+                                    "file") from None
+                except ValueError as e:  # an integer of thousands of digits
+                    raise SpecError(path, f"line {i + 1}", f"not usable JSON: {str(e)[:100]}") from None
     else:
         lines = text.splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith("build_commit,"))
-        rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+        try:
+            rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+        except csv.Error as e:  # a field over the csv module's limit (131,072 characters), a NUL byte
+            raise SpecError(path, "", f"not llama-bench's -o csv: {e}") from None
+        header = lines[start].split(",")
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise SpecError(path, f"line {start + 1}", f"the column {twice[0]!r} is there twice: not llama-bench's "
+                            "-o csv as it writes it")
         items = [(f"line {start + 2 + i}", row) for i, row in enumerate(rows)]
-    tests = tuple(_test(path, where, d) for where, d in items)
+    tests = tuple(_test(path, where, d, typed=fmt != "csv") for where, d in items)
     if not tests:
         raise SpecError(path, "", "no llama-bench test in the file")
     return BenchFile(path, fmt, tests)
@@ -149,34 +176,54 @@ def parse_llama_bench(raw: bytes, path: str) -> BenchFile:
 # ------------------------------------------------------------------------------- machine formats
 
 
-def _field(path: str, where: str, d: dict, name: str, kind: type, required: bool = False) -> Any:
+#: the most tokens a test may name (prompt, generated, depth, a batch): ``--seq-len``'s own limit, 2^27
+MAX_TOKENS = 1 << 27
+#: the highest rate a file may state: no CPU runs a model at a billion tokens per second
+MAX_RATE = 1e9
+_LIMITS = {"n_threads": (1, 1 << 20), "avg_ts": (0, MAX_RATE), "stddev_ts": (0, MAX_RATE),
+           "model_size": (0, 1e15), "model_n_params": (0, 1e15)}
+
+
+def _field(path: str, where: str, d: dict, name: str, kind: type, required: bool = False,
+           typed: bool = False) -> Any:
+    """``d[name]`` as ``kind``, in its range (token counts up to :data:`MAX_TOKENS`); in a JSON file
+    (``typed``) the value must already have the JSON type llama-bench writes: ``n_prompt: true`` or
+    ``"512"`` is refused, where a CSV's text is converted."""
     v = d.get(name)
     if v is None or v == "":
         if required:
             raise SpecError(path, f"{where}: {name}", "missing; llama-bench writes it in every test")
         return None
-    try:
-        if kind is bool:
-            return str(v).lower() in ("1", "true")
-        if kind is int:
-            return int(v)
-        if kind is float:
-            x = float(v)
-            if x != x or x in (float("inf"), float("-inf")):
-                raise ValueError
-            return x
+    field = f"{where}: {name}"
+    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+    if kind is str:
+        if typed and not isinstance(v, str):
+            raise SpecError(path, field, f"{shown} is not a string")
         return str(v)
-    except (TypeError, ValueError):
-        raise SpecError(path, f"{where}: {name}", f"{v!r} is not a {kind.__name__}") from None
+    if typed and (isinstance(v, bool) or not isinstance(v, (int, float) if kind is float else int)):
+        raise SpecError(path, field, f"{shown} is not {'a number' if kind is float else 'a whole number'}")
+    if not typed and not isinstance(v, str):
+        raise SpecError(path, field, f"{shown} is not a number")
+    try:
+        x = int(v) if kind is int else float(v)
+    except (TypeError, ValueError, OverflowError):
+        raise SpecError(path, field, f"{shown} is not {'a whole number' if kind is int else 'a number'}") from None
+    low, high = _LIMITS.get(name, (0, MAX_TOKENS))
+    if x != x or not low <= x <= high:
+        raise SpecError(path, field, f"{shown}: a number from {low:,} to {high:,}")
+    return x
 
 
-def _test(path: str, where: str, d: Any) -> BenchTest:
+def _test(path: str, where: str, d: Any, typed: bool = True) -> BenchTest:
     if not isinstance(d, dict):
         raise SpecError(path, where, "a llama-bench test is a JSON object")
-    f = lambda name, kind, required=False: _field(path, where, d, name, kind, required)  # noqa: E731
+    f = lambda name, kind, required=False: _field(path, where, d, name, kind, required, typed)  # noqa: E731
     samples = d.get("samples_ts") or ()
-    if not isinstance(samples, (list, tuple)) or not all(isinstance(x, (int, float)) for x in samples):
-        raise SpecError(path, f"{where}: samples_ts", "a list of numbers")
+    if isinstance(samples, str) and not typed:  # the CSV writes no samples; a JSON test a list
+        samples = ()
+    if not isinstance(samples, (list, tuple)) or not all(
+            type(x) in (int, float) and 0 <= x <= MAX_RATE for x in samples):
+        raise SpecError(path, f"{where}: samples_ts", f"a list of rates from 0 to {MAX_RATE:g}")
     flash = d.get("flash_attn")
     test = BenchTest(
         where=where, model_type=f("model_type", str, True), n_prompt=f("n_prompt", int, True),
@@ -185,12 +232,24 @@ def _test(path: str, where: str, d: Any) -> BenchTest:
         model_filename=f("model_filename", str), model_size=f("model_size", float),
         model_n_params=f("model_n_params", float), backends=f("backends", str), n_batch=f("n_batch", int),
         n_ubatch=f("n_ubatch", int), type_k=f("type_k", str), type_v=f("type_v", str),
-        flash_attn=None if flash is None else str(flash), build_commit=f("build_commit", str),
+        flash_attn=None if flash is None else str(flash)[:40], build_commit=f("build_commit", str),
         cpu_info=f("cpu_info", str), test_time=f("test_time", str))
+    if test.test_time is not None and not is_iso_date(test.test_time[:10]):
+        raise SpecError(path, f"{where}: test_time", f"{test.test_time[:40]!r}: llama-bench writes an ISO 8601 time "
+                        "(2026-12-01T23:28:59Z); a record's date is YYYY-MM-DD")
     return _checked(path, test)
 
 
 def _checked(path: str, t: BenchTest) -> BenchTest:
+    for name in ("n_prompt", "n_gen", "n_depth", "n_batch", "n_ubatch"):
+        v = getattr(t, name)
+        if v is not None and not 0 <= v <= MAX_TOKENS:
+            raise SpecError(path, f"{t.where}: {name}", f"{v if v < 1e12 else f'{v:.3g}'}: a number of tokens from 0 "
+                            f"to {MAX_TOKENS:,}")
+    if not (t.avg_ts == t.avg_ts and t.avg_ts <= MAX_RATE):
+        raise SpecError(path, f"{t.where}: avg_ts", f"{t.avg_ts:g}: a rate up to {MAX_RATE:g} tokens/s")
+    if t.n_threads is not None and t.n_threads > 1 << 20:
+        raise SpecError(path, f"{t.where}: n_threads", f"{t.n_threads:.3g}: at most {1 << 20:,}")
     if t.n_prompt < 0 or t.n_gen < 0 or t.n_depth < 0 or not (t.n_prompt or t.n_gen):
         raise SpecError(path, t.where, f"n_prompt {t.n_prompt}, n_gen {t.n_gen}: a test prompts or generates tokens")
     if not t.avg_ts > 0:
@@ -206,10 +265,11 @@ def _checked(path: str, t: BenchTest) -> BenchTest:
 # ------------------------------------------------------------------------------- the markdown table
 
 _MD_HEADER = re.compile(r"^\s*\|\s*model\s*\|.*\|\s*test\s*\|.*t/s\s*\|\s*$")
-_TEST = re.compile(r"^(?:pp(\d+))?(\+)?(?:tg(\d+))?(?: @ d(\d+))?$")
-_RATE = re.compile(r"^([0-9.]+)(?:\s*±\s*([0-9.]+))?$")
-_SIZE = re.compile(r"^([0-9.]+)\s*(B|KiB|MiB|GiB|TiB)$")
-_PARAMS = re.compile(r"^([0-9.]+)\s*([KMBT]?)$")
+_TEST = re.compile(r"^(?:pp(\d{1,12}))?(\+)?(?:tg(\d{1,12}))?(?: @ d(\d{1,12}))?$")
+_DECIMAL = r"\d{1,15}(?:\.\d{1,15})?"
+_RATE = re.compile(rf"^({_DECIMAL})(?:\s*±\s*({_DECIMAL}))?$")
+_SIZE = re.compile(rf"^({_DECIMAL})\s*(B|KiB|MiB|GiB|TiB)$")
+_PARAMS = re.compile(rf"^({_DECIMAL})\s*([KMBT]?)$")
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _COUNT = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
@@ -225,6 +285,14 @@ def _markdown(text: str, path: str) -> BenchFile:
         raise SpecError(path, f"line {headers[1] + 1}", "a second llama-bench table with other columns: paste one "
                         "table (or give -o json)")
     columns = _cells(lines[headers[0]])
+    for name in ("model", "test", "t/s"):
+        if columns.count(name) != 1:
+            raise SpecError(path, f"line {headers[0] + 1}", f"{columns.count(name)} columns named {name!r}: "
+                            "llama-bench's table has one model, one test and one t/s column")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise SpecError(path, f"line {headers[0] + 1}", f"the column {twice[0]!r} is there twice: not llama-bench's "
+                        "table as it prints it")
     tests = []
     for h in headers:
         i = h + 1
@@ -253,18 +321,20 @@ def _with(t: BenchTest, **changes) -> BenchTest:
 def _md_test(path: str, where: str, row: dict[str, str]) -> BenchTest:
     m = _TEST.match(row["test"])
     if not m or not (m.group(1) or m.group(3)) or bool(m.group(2)) != bool(m.group(1) and m.group(3)):
-        raise SpecError(path, f"{where}: test", f"{row['test']!r} is not a llama-bench test (pp512, tg128, "
+        raise SpecError(path, f"{where}: test", f"{row['test'][:40]!r} is not a llama-bench test (pp512, tg128, "
                         "pp512+tg128, pp512 @ d512)")
     r = _RATE.match(row["t/s"])
     if not r:
-        raise SpecError(path, f"{where}: t/s", f"{row['t/s']!r} is not a rate ('99.74 ± 9.68')")
+        raise SpecError(path, f"{where}: t/s", f"{row['t/s'][:40]!r} is not a rate ('99.74 ± 9.68')")
     size = _SIZE.match(row.get("size", ""))
     params = _PARAMS.match(row.get("params", ""))
     threads = row.get("threads")
-    try:
-        n_threads = int(threads) if threads not in (None, "") else None
-    except ValueError:
-        raise SpecError(path, f"{where}: threads", f"{threads!r} is not a whole number") from None
+    if threads in (None, ""):
+        n_threads = None
+    elif threads.isdecimal() and len(threads) <= 12:
+        n_threads = int(threads)
+    else:
+        raise SpecError(path, f"{where}: threads", f"{threads[:40]!r} is not a whole number")
     test = BenchTest(
         where=where, model_type=row["model"], n_prompt=int(m.group(1) or 0), n_gen=int(m.group(3) or 0),
         n_depth=int(m.group(4) or 0), avg_ts=float(r.group(1)), stddev_ts=float(r.group(2)) if r.group(2) else None,
@@ -277,6 +347,6 @@ def _md_test(path: str, where: str, row: dict[str, str]) -> BenchTest:
 
 def _int_or_none(v: str | None) -> int | None:
     try:
-        return int(v) if v else None
+        return int(v) if v and len(v) <= 12 else None
     except ValueError:
         return None

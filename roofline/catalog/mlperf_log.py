@@ -114,7 +114,13 @@ def parse_summary(text: str, path: str) -> MlperfSummary:
             try:
                 latency[name] = int(value)
             except ValueError:
-                raise SpecError(path, f"line {n}", f"{key}: {value!r} is not a whole number of nanoseconds") from None
+                raise SpecError(path, f"line {n}", f"{key}: {value[:40]!r} is not a whole number of nanoseconds") \
+                    from None
+            if not 0 <= latency[name] <= 10 ** 15:
+                raise SpecError(path, f"line {n}", f"{key}: {value[:40]}: nanoseconds from 0 to 1e15 (11 days)")
+        elif key in values and values[key][0] != value:  # which of two rates is the run's? neither is taken
+            raise SpecError(path, f"line {n}", f"{key[:60]}: stated twice, {values[key][0][:40]!r} (line "
+                            f"{values[key][1]}) and {value[:40]!r}: not one loadgen summary; give the run's own file")
         else:
             values.setdefault(key, (value, n))
 
@@ -123,9 +129,13 @@ def parse_summary(text: str, path: str) -> MlperfSummary:
             return None
         text_value, n = values[key]
         try:
-            return Stated(float(text_value), n)
+            x = float(text_value)
         except ValueError:
-            raise SpecError(path, f"line {n}", f"{key}: {text_value!r} is not a number") from None
+            raise SpecError(path, f"line {n}", f"{key}: {text_value[:40]!r} is not a number") from None
+        if not 0 < x <= MAX_RATE:  # nan fails too
+            raise SpecError(path, f"line {n}", f"{key}: {text_value[:40]}: a rate is a positive number up to "
+                            f"{MAX_RATE:g} per second")
+        return Stated(x, n)
 
     if "Scenario" not in values:
         raise SpecError(path, "Scenario", "missing: loadgen writes 'Scenario : Offline' (or Server, ...)")
@@ -158,14 +168,28 @@ def _tree(path: Path, scenario: str) -> dict:
     return {"benchmark": parts[i - 1], "system": parts[i - 2], "tree_root": str(root)}
 
 
+#: the highest rate a summary may state: no CPU system serves a trillion samples per second
+MAX_RATE = 1e12
+#: the range of each count a system description states (the fewest and the most any system has)
+COUNTS = {"host_processors_per_node": (1, 64), "host_processor_core_count": (1, 4096), "number_of_nodes": (1, 100_000),
+          "accelerators_per_node": (0, 4096)}
+
+
 def _count(path: str, data: dict, key: str) -> int | None:
     v = data.get(key)
     if v is None or str(v).strip().upper() in ("", "N/A", "NA"):
         return None
+    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+    if isinstance(v, (bool, float, list, dict)):
+        raise SpecError(path, key, f"{shown} is not a whole number")
     try:
-        return int(str(v).strip())
+        n = int(str(v).strip())
     except ValueError:
-        raise SpecError(path, key, f"{v!r} is not a whole number") from None
+        raise SpecError(path, key, f"{shown} is not a whole number") from None
+    low, high = COUNTS.get(key, (0, 1 << 20))
+    if not low <= n <= high:
+        raise SpecError(path, key, f"{shown}: a whole number from {low} to {high:,}")
+    return n
 
 
 def read_system(path: str | Path) -> MlperfSystem:

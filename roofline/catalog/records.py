@@ -9,8 +9,8 @@ from pathlib import Path
 
 from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import load_json, parse_toml, read_bytes, regular_file_problem, resolved
-from roofline.errors import SpecError
+from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
+from roofline.errors import SpecError, UserError
 from roofline.spec.record import Measurement, Record
 
 
@@ -34,24 +34,43 @@ def records_dir() -> Path:
 
 def load_records(paths: list[str] | None = None) -> list[LoadedRecord]:
     """Every record file in the given files and folders (default: the built-in records)."""
-    files: list[Path] = []
+    files: list[tuple[Path, bool]] = []  # (the file, found in a folder)
     for p in [str(records_dir())] if not paths else paths:
         path = Path(p).expanduser()
-        if path.is_dir():
+        if is_dir(path):
             for f in sorted(path.rglob("*.toml")):
                 problem = regular_file_problem(f)
                 if problem is None:
-                    files.append(f)
+                    files.append((f, True))
                 else:  # a FIFO or a device in a records folder is never opened
                     warn_skipped(f, problem)
         elif regular_file_problem(path) is None:
-            files.append(path)
+            files.append((path, False))
         else:
             raise SpecError(p, "", "no such record file or folder" if not os.path.lexists(path)
                             else regular_file_problem(path))
+    where = ", ".join(paths or [str(records_dir())])
     if not files:
-        raise SpecError(", ".join(paths or [str(records_dir())]), "", "no record files (*.toml) there")
-    return [load_record(resolved(f)) for f in files]
+        raise SpecError(where, "", "no record files (*.toml) there")
+    loaded, bad = [], []
+    for f, in_folder in files:
+        try:
+            loaded.append(load_record(resolved(f)))
+        except UserError as e:
+            if not in_folder:  # a file named on its own is the user's: refused
+                raise
+            bad.append((f, e))  # one bad record in a folder is not fatal to the rest
+    if not loaded:
+        f, e = bad[0]
+        more = (f" (and {len(bad) - 1} more record{'s' if len(bad) > 2 else ''} that cannot be used)"
+                if len(bad) > 1 else "")
+        if isinstance(e, SpecError):
+            raise SpecError(e.path, e.field, e.reason + more)
+        raise UserError(f"{f}: {e}{more}")
+    for f, e in bad:
+        own = isinstance(e, SpecError) and e.path == str(resolved(f))  # its path is in the warning already
+        warn_skipped(f, (f"{e.field}: {e.reason}" if e.field else e.reason) if own else str(e))
+    return loaded
 
 
 def load_record(path: Path) -> LoadedRecord:

@@ -8,14 +8,14 @@ from pathlib import Path
 from roofline.catalog import search_dirs
 from roofline.catalog.cache import load_validated
 from roofline.errors import SpecError, UnknownNameError
-from roofline.files.reading import parse_toml, regular_file_problem, resolved
+from roofline.files.reading import is_file, parse_toml, regular_file_problem, resolved
 from roofline.spec.stack import StackProfile
 
 
 def stack_path(ref: str) -> Path:
     """A stack profile by name (in ``stacks/`` beside the platform catalogs) or by path."""
     p = Path(ref).expanduser()
-    if ref.endswith(".toml") or p.is_file():
+    if ref.endswith(".toml") or is_file(p):
         problem = regular_file_problem(p)
         if problem is not None:
             raise SpecError(ref, "", "no such stack profile file" if not os.path.lexists(p) else problem)

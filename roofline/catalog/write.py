@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from enum import Enum
 
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string that every TOML reader loads back: non-ASCII characters as they are
+    (a ``\\uXXXX`` pair of surrogates is not TOML), control characters as ``\\uXXXX`` escapes, and a lone
+    surrogate (a file name's undecodable byte), which no TOML string can hold, written as the text of its escape
+    (``\\udcff``), as :func:`~roofline.errors.printable` shows it."""
+    out = []
+    for c in text:
+        o = ord(c)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\\\u{o:04x}")
+        elif o < 0x20 or o == 0x7F:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c, f"\\u{o:04X}"))
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def toml_comment(text: str) -> str:
+    """``text`` as one TOML comment's words: its control characters and lone surrogates escaped (a comment holds
+    no control character but tab), its lines joined."""
+    from roofline.errors import printable
+
+    return printable(" ".join(text.split()), keep_newlines=False)
 
 
 def _value(v) -> str:
@@ -16,17 +42,17 @@ def _value(v) -> str:
     if isinstance(v, (int, float)):
         return repr(v) if isinstance(v, float) else str(v)
     if isinstance(v, str):
-        return json.dumps(v)  # a TOML basic string is a JSON string
+        return toml_string(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):  # an inline table (a record's assumed fields: name -> the value and why)
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_value(x)}" for k, x in v.items()) + " }"
+        return "{ " + ", ".join(f"{toml_string(str(k))} = {_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
 def _key(k: str) -> str:
     """A TOML key: bare where it may be (letters, digits, ``_`` and ``-``), else quoted."""
-    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else json.dumps(k)
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else toml_string(k)
 
 
 def _inline(s: Sourced) -> str:
@@ -58,7 +84,7 @@ def _table(obj, prefix: str, drop_defaults: bool = False) -> list[str]:
                 continue
             name = f"{prefix}.{f.name}" if prefix else f.name
             if all(isinstance(x, Sourced) for x in v.values()):
-                tables += ["", f"[{name}]", *(f"{json.dumps(k)} = {_inline(x)}" for k, x in v.items())]
+                tables += ["", f"[{name}]", *(f"{toml_string(k)} = {_inline(x)}" for k, x in v.items())]
             else:
                 for k, x in v.items():
                     tables += _table(x, f"{name}.{_key(str(k))}")
@@ -93,7 +119,7 @@ def calibration_toml(c, header: str = "") -> str:
         if not getattr(c, group):
             continue
         lines += ["", f"[{group}]"]
-        lines += [f"{json.dumps(k)} = {_inline(v)}" for k, v in getattr(c, group).items()]
+        lines += [f"{toml_string(k)} = {_inline(v)}" for k, v in getattr(c, group).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -101,13 +127,13 @@ def record_toml(record, comments: dict[str, str] | None = None, header: str = ""
     """TOML text that loads back into an equal :class:`~roofline.spec.record.Record`: its set fields, each with
     its comment from ``comments`` (keyed ``field``, ``platform.field``, ``measurements.N.field``) after it."""
     comments = comments or {}
-    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines = [f"# {toml_comment(line)}" if line.strip() else "#" for line in header.splitlines()]
 
     def put(key: str, name: str, value) -> None:
         if isinstance(value, Enum):
             value = value.value
         note = comments.get(key)
-        lines.append(f"{name} = {_value(value)}" + (f"  # {' '.join(note.split())}" if note else ""))
+        lines.append(f"{name} = {_value(value)}" + (f"  # {toml_comment(note)}" if note else ""))
 
     top = [f for f in dataclasses.fields(record) if f.name not in ("platform", "measurements")]
     put("schema_version", "schema_version", record.schema_version)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+from pathlib import Path
 import sys
 from collections.abc import Sequence
 
@@ -79,40 +80,91 @@ def program_parser() -> argparse.ArgumentParser:
 
 #: the arguments that name files a command reads, with the catalog kind a name of theirs is looked up in
 INPUT_ARGS = {"model": "models", "cpu": "platforms", "report": "report", "records": "records",
-              "calibration": "calibration", "stack": "stack", "seq_len_histogram": "file", "measured": "file"}
-OUTPUT_FLAGS = {"json": "--json", "output": "-o", "plot": "--plot", "html": "--html"}
+              "calibration": "calibration", "stack": "stack", "seq_len_histogram": "file", "measured": "file",
+              "from_file": "file", "system": "file", "file": "file", "gate": "file"}
+#: how an input argument is named in a message, where it is not ``--<name>``
+INPUT_LABELS = {"from_file": "--from", "file": "FILE", "system": "--system", "implicit_system": "the system "
+                "description beside the summary"}
+OUTPUT_FLAGS = {"json": "--json", "output": "-o", "plot": "--plot", "html": "--html", "write_gate": "--write-gate"}
 #: an input a command may replace with its output: ``calibrate --records --stack S -o`` refits the profile it
-#: read whole before any work (its path rules and description), the documented way to update it
-REPLACEABLE = {("calibrate", "-o", "stack")}
+#: read whole before any work (its path rules and description), the documented way to update it; ``accuracy
+#: --gate G --write-gate G`` rewrites the gate it compared against
+REPLACEABLE = {("calibrate", "-o", "stack"), ("accuracy", "--write-gate", "gate")}
+#: the suffix an output's format needs, by command and flag (``--json`` everywhere); a chart's, a page's and a
+#: table's own checks are their commands'
+OUTPUT_SUFFIXES = {("calibrate", "-o"): (".toml", "TOML"), ("probe", "-o"): (".toml", "TOML"),
+                   ("records", "-o"): (".toml", "TOML"), ("accuracy", "--write-gate"): (".toml", "TOML")}
+#: suffixes of formats other than JSON: ``--json out.png`` is refused (a name without a suffix, or with one that
+#: names no format, is taken as the user's choice)
+NOT_JSON = frozenset(".png .svg .pdf .jpg .jpeg .gif .webp .html .htm .toml .csv .tsv .jsonl .ndjson .parquet .txt .md "
+                     ".yaml .yml .xml .gguf .safetensors .bin .npy .npz .py .sh .gz .zip .xz .zst .tar".split())
+
+
+def _check_suffix(command: str, flag: str, value: str) -> None:
+    """An output's name names the format it is written in, or names none."""
+    suffix = Path(value).suffix.lower()
+    if flag == "--json":
+        if suffix in NOT_JSON:
+            raise UserError(f"--json {value}: the result is written as JSON, not {suffix}; name the file .json")
+        return
+    want = OUTPUT_SUFFIXES.get((command, flag))
+    if want is not None and suffix != want[0]:
+        raise UserError(f"{flag} {value}: written as {want[1]}; name the file {want[0]}")
+
+
+def _implicit_inputs(args: argparse.Namespace) -> list:
+    """Files a command reads that no argument names: the MLPerf system description beside a summary given as
+    ``--from`` or FILE (when ``--system`` does not name one)."""
+    if getattr(args, "system", None):
+        return []
+    out = []
+    for attr in ("from_file", "file"):
+        value = getattr(args, attr, None)
+        if not isinstance(value, str) or not value:
+            continue
+        try:
+            from roofline.catalog.mlperf_log import is_summary, parse_summary
+            from roofline.files.reading import read_bytes
+
+            text = read_bytes(value).decode("utf-8", "replace")
+            if not is_summary(text):
+                continue
+            system = parse_summary(text, value).system_file
+            if system is not None:
+                out.append(("implicit_system", str(system), os.stat(system)))
+        except (UserError, OSError, ValueError):
+            continue
+    return out
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output path that cannot be written, or that is one of the command's own inputs (the same
-    file by another path, a link or a hard link), and a ``--plot`` chart or ``--html`` page not named for its
-    format, before any work is done."""
+    """Refuse an output path that cannot be written (a device, a FIFO), that is one of the command's own inputs
+    (the same file by another path, a link or a hard link; implicit inputs and records under a folder too), or
+    whose name names another format than the one written, before any work is done."""
     from roofline.files.writing import check_target
 
     inputs = None
     for attr, flag in OUTPUT_FLAGS.items():
         value = getattr(args, attr, None)
-        if value is None or value == "-":
+        if not isinstance(value, str) or value == "-":
             continue
         target = check_target(value, force=getattr(args, "force", False))
-        if target.existing is None or target.special:
-            continue
-        if inputs is None:
-            from roofline.catalog import input_files
+        if target.existing is not None and not target.special:
+            if inputs is None:
+                from roofline.catalog import input_files
 
-            inputs = input_files(args, INPUT_ARGS)
-        st = target.existing
-        for name, ref, ist in inputs:
-            if (args.command, flag, name) in REPLACEABLE:
-                continue
-            if (ist.st_dev, ist.st_ino) == (st.st_dev, st.st_ino):
-                label = "the report" if name == "report" and args.command == "calibrate" else \
-                    f"--{name.replace('_', '-')}"
-                raise UserError(f"{flag} {value}: is also an input of this command ({label} {ref}); writing it "
-                                "would replace what is being read: give another output file")
+                inputs = input_files(args, INPUT_ARGS) + _implicit_inputs(args)
+            st = target.existing
+            for name, ref, ist in inputs:
+                if (args.command, flag, name) in REPLACEABLE:
+                    continue
+                if (ist.st_dev, ist.st_ino) == (st.st_dev, st.st_ino):
+                    label = "the report" if name == "report" and args.command == "calibrate" else \
+                        INPUT_LABELS.get(name, f"--{name.replace('_', '-')}")
+                    raise UserError(f"{flag} {value}: is also an input of this command ({label} {ref}); writing "
+                                    "it would replace what is being read: give another output file")
+        if not target.special:
+            _check_suffix(args.command, flag, value)
     from roofline.cli.emit import check_chart, check_html
 
     check_chart(getattr(args, "plot", None))
@@ -183,7 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as e:  # the standard output cannot take the answer: /dev/full, an I/O error
         _quiet_stdout()
+        import errno
+
         what = f"{e.filename}: cannot write" if e.filename else "cannot write the standard output"
+        if e.errno == errno.ENAMETOOLONG:  # a name looked up, not a write: say so
+            what = f"{e.filename or 'a name'}: too long a name for the file system (at most 255 bytes a part)"
         sys.stderr.write(printable(f"roofline {name}: error: {what} ({e.strerror or e})", keep_newlines=False) + "\n")
         return EXIT_USER_ERROR
     finally:

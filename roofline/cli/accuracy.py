@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
         from roofline.catalog.records import load_records
         from roofline.report.html import accuracy_page
 
-        records = [(x.id, str(x.path), x.record.source) for x in load_records(args.records or None)]
+        from roofline.files.reading import shown_path
+
+        records = [(x.id, shown_path(x.path), x.record.source) for x in load_records(args.records or None)]
         return accuracy_page(result, command, records)
 
     return emit_with_chart(result, args, render, draw, page)

@@ -45,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     write_text(args.output, text, force=args.force)
     if isinstance(fitted, StackProfile):
         acc = fitted.accuracy
+        from roofline.report.fmt import loo_said
+
         print(f"written: {args.output}: {len(fitted.gemm_efficiency)} path classes from {len(fitted.records)} records; "
-              f"leave-one-platform-out |error| median {acc.median_abs_error:.0%}, worst {acc.worst_abs_error:.0%} "
-              f"over {acc.figures} figures on {acc.platforms} platforms")
+              f"leave-one-platform-out |error| {loo_said(acc)}")
         return 0
     from roofline.cli.emit import print_rich
     from roofline.report.check_tables import render_calibration

@@ -45,7 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from roofline.files.writing import write_text
 
     write_text(args.output, text, force=args.force)
+    from roofline.errors import printable
+
     r = measured.record
-    print(f"records add: {len(r.measurements)} measurement{'s' if len(r.measurements) != 1 else ''} of {r.model} on "
-          f"{measured.platform.name} ({r.stack}) written to {args.output}; roofline accuracy --records {args.output}")
+    n = len(r.measurements)
+    print(printable(f"records add: {n} measurement{'s' if n != 1 else ''} of {r.model} on {measured.platform.name} "
+                    f"({r.stack}) written to {args.output}; roofline accuracy --records {args.output}",
+                    keep_newlines=False))
     return 0

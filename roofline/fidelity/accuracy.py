@@ -304,7 +304,9 @@ def spread(values: Sequence[float]) -> Spread | None:
 
 def _profile(stack: str) -> tuple[StackProfile | None, str | None]:
     try:
-        return load_stack(stack), str(stack_path(stack))
+        from roofline.files.reading import shown_path
+
+        return load_stack(stack), shown_path(stack_path(stack))  # no absolute path of this machine in the result
     except UnknownNameError:
         return None, None
 

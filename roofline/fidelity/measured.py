@@ -664,12 +664,21 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
                                                  "mean context of its steps")
         elif t.n_depth:
             inputs.comments[f"{key}.context"] = f"n_depth ({t.where}): tokens in the cache before the prompt"
+        # llama.cpp runs a prompt longer than n_ubatch as micro-batches of n_ubatch tokens (the GEMMs' M), each at
+        # the context the ones before it left: priced as one of n_ubatch tokens at their mean context,
+        # n_depth + (n_prompt - n_ubatch) / 2 (exact for the GEMMs, and for attention, linear in the context)
+        chunked = prefill and t.n_ubatch is not None and t.n_prompt > t.n_ubatch
+        prompt, depth = (t.n_ubatch, t.n_depth + (t.n_prompt - t.n_ubatch) // 2) if chunked else (t.n_prompt, t.n_depth)
+        if chunked:
+            inputs.comments[f"{key}.seq_len"] = f"n_ubatch ({t.where}): {t.test} runs in micro-batches of {t.n_ubatch}"
+            inputs.comments[f"{key}.context"] = (f"the micro-batches' mean context: n_depth {t.n_depth} + (n_prompt "
+                                                 f"{t.n_prompt} - n_ubatch {t.n_ubatch}) / 2")
         reps = f"mean of {t.repetitions} repetitions" if t.repetitions else "mean of its repetitions"
         sd = f", standard deviation {t.stddev_ts:.3g} t/s" if t.stddev_ts is not None else ""
         measurements.append(Measurement(
             kind="tokens_per_s", precision=precision_of[t.file_type], value=t.avg_ts, name=t.test,
-            phase="prefill" if prefill else "decode", seq_len=t.n_prompt if prefill else None,
-            context=(t.n_depth or None) if prefill else t.n_depth + t.n_gen // 2, kv_dtype=kv_by_test[t.where],
+            phase="prefill" if prefill else "decode", seq_len=prompt if prefill else None,
+            context=(depth or None) if prefill else t.n_depth + t.n_gen // 2, kv_dtype=kv_by_test[t.where],
             note=f"llama-bench {t.test} ({t.where}): {reps}{sd}"))
         spreads.append(t.stddev_ts / t.avg_ts if t.stddev_ts is not None else None)
     pp = next((t.n_prompt for t in tests if t.n_prompt), 512)

@@ -76,6 +76,23 @@ def regular_file_problem(path: Path | str) -> str | None:
     return None
 
 
+def is_file(path: Path | str) -> bool:
+    """``Path.is_file()``, False for a name the system cannot look up (a component over 255 bytes, a NUL byte)
+    instead of an OSError: a name given is then looked up as a catalog name, or named as unknown."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path | str) -> bool:
+    """``Path.is_dir()``, False where the name cannot be looked up (see :func:`is_file`)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 @contextmanager
 def open_regular(path: Path | str, label: str | None = None) -> Iterator[IO[bytes]]:
     """``path`` opened for reading in binary, when it is a regular file; else a one-line SpecError naming
@@ -124,7 +141,7 @@ def read_bytes(path: Path | str, label: str | None = None, max_bytes: int = MAX_
 def parse_toml(raw: bytes, path: Path | str) -> dict[str, Any]:
     tomllib = _tomllib()
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8-sig"))  # a byte-order mark (Windows editors write one) is dropped
     except UnicodeDecodeError as e:
         raise SpecError(str(path), "", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
@@ -145,7 +162,7 @@ def parse_json(raw: bytes, path: Path | str) -> dict[str, Any]:
 def load_json(raw: bytes, path: Path | str) -> Any:
     """Any JSON value from ``raw``; text that is not JSON is a one-line SpecError."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8-sig"))  # a byte-order mark is dropped, as for TOML
     except UnicodeDecodeError:
         raise SpecError(str(path), "", "not JSON: not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:
@@ -190,6 +207,17 @@ def portable_path(path: str | Path, base: str | Path | None = None) -> str:
             continue
         return str(rel) if shown is None else f"{shown}/{rel}"
     return p.name
+
+
+def shown_path(path: str | Path) -> str:
+    """How a page or a result names a file of the catalog or any other: relative to the checkout or the installed
+    package that holds roofline's own files (``validation/records/corpus/x.toml``, ``platforms/stacks/y.toml``) when
+    it is under it, else as :func:`portable_path` does; never the absolute path of the machine that made it."""
+    root = Path(__file__).resolve().parents[2]  # the checkout (roofline/files/reading.py -> its root)
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except (ValueError, OSError, RuntimeError):
+        return portable_path(path)
 
 
 def utf8_text(raw: bytes, path: str, what: str) -> str:

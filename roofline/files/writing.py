@@ -5,8 +5,10 @@ Every file a command writes (``--json FILE``, ``-o FILE``, the probe cache) goes
 - the path is followed through symlinks, and the *target* is replaced atomically: the text goes to a
   temporary file in the target's own folder, which is renamed over the target once complete, so an
   error or an interrupt leaves the old contents exactly as they were, and the link stays a link;
-- anything that is not a regular file (a FIFO, ``/dev/stdout``, ``/dev/null``) is written straight
-  into, never replaced;
+- a FIFO, a socket or a device is refused (a FIFO without a reader would block for ever; a disk, as root,
+  would be overwritten), except the command's own standard output or error (``/dev/stdout``) and the
+  devices that keep nothing (``/dev/null``, ``/dev/zero``, ``/dev/full``), which are written straight into,
+  never replaced;
 - an existing file keeps its mode (and, where permitted, its owner);
 - a read-only file is refused unless ``force`` (``--force``); a directory, a missing folder or a
   folder that cannot be written is a :class:`~roofline.errors.UserError` naming the path.
@@ -45,6 +47,29 @@ class Target:
         return self.existing is not None and not stat.S_ISREG(self.existing.st_mode)
 
 
+#: the character devices an output may be, as (major, minor): Linux's /dev/null, /dev/zero and /dev/full, which
+#: take writes and keep nothing (``/dev/mem``, 1:1, is the same major: the minor matters)
+HARMLESS_DEVICES = frozenset({(1, 3), (1, 5), (1, 7)})
+
+
+def special_target_problem(st: os.stat_result) -> str | None:
+    """Why a FIFO, socket or device cannot be an output (None for the standard output or error, and the
+    harmless devices): writing into a disk or a pipe nobody reads is never what a file name meant."""
+    for fd in (1, 2):
+        try:
+            std = os.fstat(fd)
+        except OSError:
+            continue
+        if (std.st_dev, std.st_ino) == (st.st_dev, st.st_ino) and not stat.S_ISREG(std.st_mode):
+            return None
+    if stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) in HARMLESS_DEVICES:
+        return None
+    from roofline.files.reading import file_kind
+
+    return (f"is {file_kind(st.st_mode)}, not a file: an output is written to a regular file (or '-' for the "
+            "standard output)")
+
+
 def _read_only(st: os.stat_result, path: Path) -> bool:
     # mode bits as well as access(): root may write anything, but a file with no write bit was
     # made read-only on purpose
@@ -56,6 +81,15 @@ def check_target(given: str | os.PathLike, *, force: bool = False) -> Target:
     given = os.fspath(given)
     if not given:
         raise UserError("an empty output path: give a file name")
+    try:  # a magic link (/dev/stdout -> /proc/self/fd/1 -> pipe:[...]) is followed by stat, not by realpath
+        first = os.stat(Path(given).expanduser())
+    except (OSError, ValueError):
+        first = None
+    if first is not None and not stat.S_ISREG(first.st_mode) and not stat.S_ISDIR(first.st_mode):
+        problem = special_target_problem(first)
+        if problem:
+            raise UserError(f"{given}: {problem}")
+        return Target(given, Path(given).expanduser(), first)
     path = Path(os.path.realpath(Path(given).expanduser()))
     try:
         st: os.stat_result | None = os.stat(path)
@@ -67,6 +101,9 @@ def check_target(given: str | os.PathLike, *, force: bool = False) -> Target:
         raise UserError(f"{given}: is a directory; give a file name inside it")
     target = Target(given, path, st)
     if target.special:
+        problem = special_target_problem(st)
+        if problem:
+            raise UserError(f"{given}: {problem}")
         return target
     parent = path.parent
     if not parent.is_dir():
@@ -170,10 +207,13 @@ def _take_over_metadata(tmp: Path, existing: os.stat_result | None) -> None:
 
 @contextlib.contextmanager
 def open_text(given: str | os.PathLike, *, force: bool = False, newline: str | None = None) -> Iterator[IO[str]]:
-    """A text file to stream into (UTF-8); the target is replaced only when the block completes."""
+    """A text file to stream into (UTF-8, a lone surrogate written as ``\\udcff``); the target is replaced only
+    when the block completes."""
     with replacing(given, force=force) as path:
         try:
-            f = open(path, "w", encoding="utf-8", newline=newline)
+            # a lone surrogate (a file name's undecodable byte, carried in a name or a source) is written as the
+            # text of its escape, as printable() shows it: never a UnicodeEncodeError after the work is done
+            f = open(path, "w", encoding="utf-8", errors="backslashreplace", newline=newline)
         except OSError as e:
             raise UserError(f"{os.fspath(given)}: cannot write ({e.strerror or e})") from None
         try:

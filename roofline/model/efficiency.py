@@ -94,8 +94,10 @@ class EfficiencySource:
 
     @property
     def accuracy(self) -> Accuracy | None:
-        """the profile's measured accuracy, when it is what the realistic estimate uses"""
-        return self.profile.accuracy if self.profile is not None else None
+        """the profile's measured accuracy, when it is what the realistic estimate uses (an accuracy over no scored
+        figure is none: its median of 0% is no band)"""
+        a = self.profile.accuracy if self.profile is not None else None
+        return a if a is not None and a.figures > 0 else None
 
     @property
     def band(self) -> float | None:

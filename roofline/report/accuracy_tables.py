@@ -21,6 +21,11 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.0f}%"
 
 
+def _loo(a, x: float) -> str:
+    """A leave-one-platform-out error of ``a``: '-' where no figure was scored (a median of none is not 0%)."""
+    return "-" if a.figures == 0 else _share(x)
+
+
 def _share(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -63,12 +68,12 @@ def headline(r: AccuracyResult) -> list[Item]:
             g.add_row(s.stack, str(s.tightness.n if s.tightness else 0), "", "ceilings only", "", "", tight)
             continue
         a = s.accuracy
-        g.add_row(s.stack, str(a.figures), str(a.platforms), _share(a.median_abs_error), _share(a.worst_abs_error),
+        g.add_row(s.stack, str(a.figures), str(a.platforms), _loo(a, a.median_abs_error), _loo(a, a.worst_abs_error),
                   _share(s.coverage), tight)
     for grp in r.groups:
         a = grp.accuracy
-        g.add_row(Line(grp.name, "bold"), str(a.figures), str(a.platforms), Line(_share(a.median_abs_error), "bold"),
-                  _share(a.worst_abs_error), _share(grp.coverage), "")
+        g.add_row(Line(grp.name, "bold"), str(a.figures), str(a.platforms), Line(_loo(a, a.median_abs_error), "bold"),
+                  _loo(a, a.worst_abs_error), _share(grp.coverage), "")
     out.append(g)
     out.append(Line("in band: the share of figures within the median |error| of their stack's other platforms, the "
                     "band quoted for an unseen CPU (half, where it is honest)"))
@@ -129,8 +134,8 @@ def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = 
     phases = table(["stack", "phase", "figures", "platforms", "LOO median", "worst"], left=("stack", "phase"))
     for s in r.stacks:
         for phase, a in s.per_phase.items():
-            phases.add_row(s.stack, phase, str(a.figures), str(a.platforms), _share(a.median_abs_error),
-                           _share(a.worst_abs_error))
+            phases.add_row(s.stack, phase, str(a.figures), str(a.platforms), _loo(a, a.median_abs_error),
+                           _loo(a, a.worst_abs_error))
     per = [f"{s.stack}: " + ", ".join(f"{p} {_share(e)}" for p, e in s.per_platform.items())
            for s in r.stacks if s.per_platform]
     per_class = [f"{s.stack}: " + ", ".join(f"{c} {_share(a.median_abs_error)} ({a.figures} on {a.platforms})"

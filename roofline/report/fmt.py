@@ -51,6 +51,8 @@ def realistic_basis(calibration: str | None, stack: str | None, accuracy, bands=
     class no record's figure ran on)."""
     if calibration:
         return f"calibration {calibration}: this host's fitted efficiencies"
+    if accuracy is not None and accuracy.figures == 0:
+        return f"stack {stack}, no measured error band (no figure scored leave-one-platform-out)"
     if accuracy is not None:
         if accuracy.band != accuracy.median_abs_error:
             basis = f"+/-{accuracy.band:.0%} cross-stack: {stack} is fitted on {accuracy.platforms} CPU(s)"
@@ -60,6 +62,15 @@ def realistic_basis(calibration: str | None, stack: str | None, accuracy, bands=
     if stack:
         return f"stack {stack}, no measured error band"
     return "no stack profile: the ceiling plus the roofline-priced overhead terms"
+
+
+def loo_said(accuracy) -> str:
+    """A leave-one-platform-out accuracy in words: ``median 12%, worst 40%, 30 figures on 5 CPUs``, or that no
+    figure was scored (a median of no figures is not 0%)."""
+    if accuracy is None or accuracy.figures == 0:
+        return "no figure scored leave-one-platform-out"
+    return (f"median {accuracy.median_abs_error:.0%}, worst {accuracy.worst_abs_error:.0%}, {accuracy.figures} "
+            f"figures on {accuracy.platforms} CPUs")
 
 
 def class_bands(bands, band: float) -> list[str]:

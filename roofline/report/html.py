@@ -187,7 +187,9 @@ def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Se
                          for w, v, k, s in inputs)
     left = "".join(f"<tr><td>{escape(w)}</td><td>{escape(y)}</td></tr>" for w, y in left_out)
     note_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
-    data = result_json.replace("</", "<\\/")
+    # in JSON, < > & occur only inside strings, where \u003c is the same character: no "</script>" or "<!--" of a
+    # name can close the element or open a comment that swallows the page's own script
+    data = result_json.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="roofline {escape(__version__)}">

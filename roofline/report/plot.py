@@ -26,6 +26,8 @@ def _matplotlib(who: str = "roofline plot"):
     except ImportError:
         raise UserError(f"{who} needs matplotlib: pip install 'roofline[plot]'") from None
     matplotlib.use("Agg")
+    # names come from files and flags: a '$' is a dollar sign, never mathtext (x$\\frac{$y would fail to draw)
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt

@@ -28,7 +28,8 @@ def stack_list(items: list[StackSummary], brief: bool = False) -> RenderableType
 def render_stack(v: StackValues, brief: bool = False) -> RenderableType:
     a = v.accuracy
     said = (f"leave-one-platform-out |error| median {_pct(a.median_abs_error)}, worst {_pct(a.worst_abs_error)}, "
-            f"{a.figures} figures on {a.platforms} CPUs" if a else "no measured accuracy")
+            f"{a.figures} figures on {a.platforms} CPUs" if a and a.figures else "no measured accuracy"
+            + (" (no figure scored leave-one-platform-out)" if a else ""))
     head = [Text.assemble((v.name, "bold"), f": {v.records} records; {said}"
                           + (f"; GGUF kernels from the {v.kernels} kernel table" if v.kernels else "")),
             Text("on a bound: " + (", ".join(v.at_bound) + " (the figures did not pin these down: read them as "

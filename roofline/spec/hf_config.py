@@ -45,6 +45,35 @@ GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_07
 PLAIN_DECODERS = {"starcoder2"}
 DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
+#: the model_type of a transformers architecture class, by its name without ``For...`` / ``Model`` (lower case, no
+#: ``_``): a config.json without ``model_type`` is typed from its ``architectures`` when they all name one of these
+ARCHITECTURE_TYPES = {
+    "llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3", "qwen2moe": "qwen2_moe",
+    "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
+    "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
+    "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
+    "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
+    "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
+}
+_ARCH_SUFFIX = re.compile(r"(For[A-Za-z]+|Model|LMHeadModel)$")
+
+
+def model_type_of(cfg: dict[str, Any]) -> str:
+    """The config's ``model_type`` (lower case); without one, the type its ``architectures`` all name
+    (``LlamaForCausalLM`` -> ``llama``), else a ConfigError naming the key: a config that names no type was
+    once priced as an encoder (a Llama-3.1-8B config: 6.16e9 parameters instead of 8.03e9)."""
+    given = cfg.get("model_type")
+    if isinstance(given, str) and given.strip():
+        return given.strip().lower()
+    archs = cfg.get("architectures") or []
+    types = {ARCHITECTURE_TYPES.get(_ARCH_SUFFIX.sub("", a).replace("_", "").lower()) for a in archs}
+    if len(types) == 1 and None not in types:
+        return types.pop()
+    said = f"architectures {archs} name no single known type" if archs else "no architectures either"
+    raise ConfigError("model_type", f"missing ({said}): add the model_type of the model (llama, qwen2, bert, ...; "
+                                    "transformers writes it in every config.json)")
+
+
 # DistilBERT spells the usual keys its own way.
 _ALIASES = {
     "dim": "hidden_size",
@@ -63,7 +92,8 @@ KEY_TYPES: dict[str, Any] = {
     "model_type": str, "architectures": LIST_STR, "is_decoder": bool, "hidden_act": str, "norm_type": str,
     "hidden_size": INT, "intermediate_size": INT, "num_hidden_layers": INT, "num_attention_heads": INT,
     "num_key_value_heads": INT, "head_dim": INT, "vocab_size": INT, "max_position_embeddings": INT,
-    "type_vocab_size": INT, "tie_word_embeddings": bool, "attention_bias": bool, "mlp_bias": bool,
+    "type_vocab_size": INT, "tie_word_embeddings": bool, "embedding_size": INT, "attention_bias": bool,
+    "mlp_bias": bool,
     "use_bias": bool,
     # mixture of experts
     "num_local_experts": INT, "num_experts": INT, "n_routed_experts": INT, "num_experts_per_tok": INT,
@@ -182,11 +212,11 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     _check_types(cfg)
     _check_modelled(cfg)
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
-    model_type = str(cfg.get("model_type", "")).lower()
+    model_type = model_type_of(cfg)
     archs = " ".join(cfg.get("architectures") or [])
     if model_type in DECODER_TYPES or "CausalLM" in archs or cfg.get("is_decoder") is True:
         family = "decoder"
-    elif model_type in ENCODER_TYPES or model_type == "":
+    elif model_type in ENCODER_TYPES:
         family = "encoder"
     else:
         raise ConfigError("model_type",
@@ -211,6 +241,13 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         if latent:
             raise ConfigError(latent, "multi-head latent attention in an encoder: not modelled (it is priced for "
                                       "decoders: DeepSeek-V2/V3, Kimi-K2)")
+        embedding = cfg.get("embedding_size")
+        if embedding is not None and embedding != cfg.get("hidden_size"):
+            # ELECTRA-small: 128-wide embeddings projected to the 256-wide hidden size by a linear layer this model
+            # does not count (the embeddings alone would be priced at the hidden width: +29% parameters)
+            raise ConfigError("embedding_size", f"{embedding}, not hidden_size {cfg.get('hidden_size')}: embeddings "
+                              "projected to the hidden size (ELECTRA-small's) are not priced here; a config whose "
+                              "embedding_size equals hidden_size is")
         return fields
     layers = cfg.get("num_hidden_layers") or 0
     moe = moe_fields(cfg, model_type)  # an expert key this tool does not read is the more telling refusal

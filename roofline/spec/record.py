@@ -31,6 +31,20 @@ from roofline.spec.vocab import FigureKind, NonGemmMode, Phase, Scenario, Statis
 
 SCHEMA_VERSION = 1
 
+
+def is_iso_date(text: str) -> bool:
+    """``text`` is a calendar date written YYYY-MM-DD (``2026-12-06``; not ``12/06/2026``, not ``2026-02-30``)."""
+    import datetime
+    import re
+
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
 @dataclass(frozen=True)
 class Citation:
     """Where one statement of a record comes from: a page or a file (a repository, a path, a commit and a
@@ -258,6 +272,9 @@ class Record:
                              f"({SCHEMA_VERSION}); upgrade roofline")
         if not self.measurements and not self.report:
             raise ValueError("measurements: give the measured figures, or a report to take them from")
+        if self.date and not is_iso_date(self.date):
+            raise ValueError(f"date: a date as YYYY-MM-DD (2026-12-06), got {self.date[:40]!r}; a record's date is "
+                             "compared with the stack rules' dates")
         if not 1 <= self.batch <= 1_000_000 or not 1 <= self.seq_len <= 1_000_000:
             raise ValueError("batch, seq_len: 1 to 1e6")
         if self.threads is not None and not 1 <= self.threads <= 65536:
