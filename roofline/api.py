@@ -483,7 +483,8 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     output_len, ttft_ms, tpot_ms, concurrency, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
     memory_model, ceiling, bandwidth, seed
     (``roofline plan --help``)."""
-    from roofline.capacity import PlanOptions, plan as capacity_plan
+    from roofline.capacity import PlanOptions
+    from roofline.capacity import plan as capacity_plan
     from roofline.catalog import resolve
     from roofline.model.build import CeilingSpec
 

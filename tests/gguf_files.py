@@ -51,7 +51,7 @@ def write_gguf(path: Path, *, metadata: dict[str, Any] | None = None, drop: tupl
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
-    for name, shape in (tensors or tiny_tensors(hidden, layers, heads, kv, ffn, tokens or 300)).items():
+    for shape in (tensors or tiny_tensors(hidden, layers, heads, kv, ffn, tokens or 300)).values():
         w.write_tensor_data(np.zeros(shape, dtype=np.float32))
     w.close()
     return path

@@ -16,9 +16,9 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import load_records
 from roofline.catalog.stacks import load_stack
 from roofline.fidelity.accuracy import accuracy, fit_profile
-from roofline.fidelity.forms import FormSearch
 from roofline.fidelity.figures import figures
 from roofline.fidelity.fit import FitTable, ParamLayout, Params, fit, params_of, predict
+from roofline.fidelity.forms import FormSearch
 from roofline.model.build import LayoutSpec
 from roofline.model.efficiency import EfficiencySource
 from roofline.model.estimate import EstimateQuery, estimate, evaluate
@@ -260,8 +260,8 @@ def test_a_held_call_cost_recovers_the_rest_and_is_said(records):
     """intel-mlperf's figures made with 10 ms per call (each instance's) and known efficiencies fit back to them
     with the per-call cost held there (the per-launch one still fitted), and the profile says the Server runs
     chose it; fitted freely instead, a per-call cost this size is beyond the free fit's 2 ms bound."""
-    from roofline.fidelity.forms import CALL_GRID
     from roofline.fidelity.fit import profile_from
+    from roofline.fidelity.forms import CALL_GRID
     recs = [r for r in records if r.record.stack == "intel-mlperf" and r.record.scenario == "offline"
             and r.record.excluded is None]
     figs = [f for r in recs for f in figures(r)]
@@ -585,7 +585,6 @@ def test_a_report_row_above_its_own_ceiling_counts_as_a_violation(tmp_path):
     """A validate report marks a row measured faster than the ceiling of the probe it ran against
     (ceiling_violation); `roofline accuracy` counts it whatever the record's platform predicts."""
     from roofline.catalog.records import load_records
-    from roofline.fidelity.accuracy import accuracy
 
     src = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
     before = accuracy(load_records([str(_record_for(tmp_path / "a", src))]), "test")
@@ -1014,8 +1013,8 @@ GATE = REPO / "validation" / "accuracy-gate.toml"
 
 def _committed_gate():
     from roofline.catalog.cache import load_validated
-    from roofline.files.reading import parse_toml
     from roofline.fidelity.gate import Gate
+    from roofline.files.reading import parse_toml
 
     return load_validated(Gate, GATE, lambda raw: parse_toml(raw, str(GATE)))
 

@@ -6,8 +6,8 @@ import pytest
 
 from roofline.catalog import builtin_dir
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import parse_toml
 from roofline.errors import SpecError
+from roofline.files.reading import parse_toml
 from roofline.spec.platform import Platform
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracles import effective_bandwidth, gemm_roofline
 
 from roofline.calc.aggregate import aggregate_throughput
 from roofline.calc.amdahl import amdahl
 from roofline.calc.gemm import activation_meta_bytes, arithmetic_intensity, gemm_flops, operand_bytes, weight_meta_bytes
-from oracles import gemm_roofline
-from oracles import effective_bandwidth
 from roofline.calc.levels import llc_resident
 from roofline.calc.roofline import attainable, balance_point, compute_bound, compute_peak
 from roofline.calc.shapes import gemm_list, transformer_gemms

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import effective_bandwidth, gemm_roofline
 
 from roofline.calc.aggregate import aggregate_throughput
 from roofline.calc.amdahl import amdahl
-from oracles import gemm_roofline
-from oracles import effective_bandwidth
 from roofline.calc.roofline import attainable
 
 pos = st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False)

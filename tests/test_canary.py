@@ -13,7 +13,6 @@ import sys
 import time
 
 import pytest
-
 from roofline.validation.canary import CpuTimes
 
 
@@ -364,10 +363,10 @@ def test_the_report_says_the_cause_and_the_advice(tmp_path):
     import json
 
     from clitools import REPO
+    from roofline.validation.report import contention_line
 
     from roofline.catalog.validate import validate
     from roofline.results.validate import ProcessShare, ValidateResult
-    from roofline.validation.report import contention_line
 
     data = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
     r = validate(ValidateResult, data, "r.json")
@@ -392,7 +391,8 @@ def test_a_kernel_worker_that_renames_itself_is_the_same_process(tmp_path):
     """A kworker names itself after the work item it runs (kworker/u8:2-writeback, then
     kworker/u8:2-kvfree_rcu_reclaim): its time is the difference of its two readings, not its lifetime (which
     once showed as 301% of a 2-CPU machine); a pid whose time went backwards is a new process."""
-    from roofline.validation.procstat import CpuTimes as Cpu, ProcessTimes, Snapshot, others_since
+    from roofline.validation.procstat import CpuTimes as Cpu
+    from roofline.validation.procstat import ProcessTimes, Snapshot, others_since
 
     def snap(total, procs):
         return Snapshot(Cpu(total=total, steal=0), 2,

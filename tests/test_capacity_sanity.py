@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clitools import all_finite, run_cli
 
 import roofline.api as api
-from clitools import all_finite, run_cli
 from roofline.results import json_text
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"

@@ -6,11 +6,11 @@ import dataclasses
 import json
 
 import pytest
+from estimates import estimate
 
 from roofline.catalog import all_models, all_platforms, builtin_dir, load_model, load_platform
-from roofline.files.reading import read_toml
 from roofline.errors import UnknownNameError
-from estimates import estimate
+from roofline.files.reading import read_toml
 from roofline.spec.sourced import Sourced
 
 PLATFORMS = ["icx", "spr", "emr", "gnr", "genoa", "turin", "milan", "emr-16vcpu"]

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from roofline.errors import UserError
 from roofline.serving.continuous_batching import (
     DecodeStep,
     bare_latencies_p99,
@@ -16,7 +17,6 @@ from roofline.serving.continuous_batching import (
     decoder_offline,
     simulate_decoder,
 )
-from roofline.errors import UserError
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
 

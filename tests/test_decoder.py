@@ -8,13 +8,13 @@ import math
 
 import pytest
 from clitools import run_cli, run_json
+from estimates import estimate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.calc.gemm import arithmetic_intensity, gemm_flops, kernel_extra_ops, operand_bytes, weight_meta_bytes
 from roofline.catalog import load_model, load_platform
 from roofline.errors import UserError
-from estimates import estimate
 from roofline.model.footprint import footprint
 from roofline.spec.model import ModelSpec
 
@@ -96,8 +96,8 @@ def test_int4_beats_int8_in_memory_bound_decode_only():
 def test_compute_bound_batch_is_where_the_gemms_turn():
     """The reported batch is the first at which one decode step's GEMMs spend at least as long computing
     as streaming, each batch evaluated as its own step."""
-    from roofline.model.recipes import cell_recipes
     from roofline.model.layout import make_layout
+    from roofline.model.recipes import cell_recipes
     from roofline.model.resources import Resources
     from roofline.model.step import evaluate_step
     from roofline.model.workload import make_workload

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline.calc import queueing_closed as qc
+from roofline.errors import UserError
 from roofline.serving.dynamic_batching import (
     BatchTable,
     TokenTable,
@@ -22,7 +23,6 @@ from roofline.serving.dynamic_batching import (
     offline_throughput,
     simulate_server,
 )
-from roofline.errors import UserError
 from roofline.serving.request_lengths import fixed_lengths, histogram_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
 

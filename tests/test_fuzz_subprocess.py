@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gguf_files import write_gguf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gguf_files import write_gguf
 from roofline.spec.hf_config import KEY_TYPES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
 import numpy as np
 import pytest
+from clitools import REPO, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from roofline.spec.gguf_types import BLOCKS, VEC_DOT_TYPE
 from roofline.spec.model import ModelSpec
 from roofline.spec.precision import RECIPES, get_recipe
 from roofline.spec.stack import PathRule
-from clitools import REPO, run_cli
 
 gguf = pytest.importorskip("gguf")
 
@@ -439,6 +438,7 @@ def _type_rules():
 def _q41_prefill():
     """llama-3.2-1b's 512-token prefill in q4_1 and q4_0 on the Zen 5 guest, at the ceiling (no profile)."""
     from estimates import evaluate
+
     from roofline.catalog import load_platform
 
     return evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_1", "q4_0"],
@@ -454,7 +454,6 @@ def test_a_dot_product_that_adds_each_block_into_one_register_runs_at_its_chains
     and neither is q4_1 under a profile without the rule."""
     import dataclasses
 
-    from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import chain_limit
     from roofline.model.realistic import Efficiency, realistic_times
 
@@ -490,8 +489,8 @@ def test_a_kernel_that_unpacks_per_row_repeats_the_unpacking_for_each_activation
     t_memory)``, with q6_K's d = 4.25 / 2 ops per weight and the integer vector pipes' peak P_int (a profile of
     type rules: today's llama.cpp profile prices kernels from its kernel table instead)."""
     from estimates import evaluate
+
     from roofline.catalog import load_platform
-    from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import unpack_rows
     from roofline.model.realistic import Efficiency, realistic_times
 
@@ -530,7 +529,6 @@ def test_the_records_build_decides_whether_a_type_is_unpacked_per_row():
     """The fit's figures take the rule from the record's date: the Ryzen 7950X's 2024 q6_K prefill unpacks per
     row, the Zen 5 guest's of 2026-12-02 (the tiled matmul) once; neither's decode (one row) repeats anything."""
     from roofline.catalog.records import load_records
-    from roofline.catalog.stacks import load_stack
     from roofline.fidelity.figures import figures
 
     rules = _type_rules().path_rules
@@ -672,8 +670,8 @@ def test_a_one_row_call_has_its_own_class():
     GEMV kernels (ggml_vec_dot_*, a repacked GEMV), not the GEMM kernels of several rows: a GGUF type's one-row
     calls take the ``<type>-gemv-<isa>`` class, fitted on their own figures; a float recipe keeps its class."""
     from estimates import evaluate
+
     from roofline.catalog import load_platform
-    from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import from_stack, path_class, rows_under_rules
 
     llama = _type_rules()
@@ -697,8 +695,8 @@ def test_a_row_whose_tensors_mix_types_runs_the_kernels_of_most_of_its_weights()
     ffn_down: those rows' element-weighted recipe is priced on the class of the type that holds most of its
     weights (q4_K), not on a generic INT8 class no llama.cpp record fits; a row of one type keeps its own."""
     from estimates import evaluate
+
     from roofline.catalog import load_platform
-    from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import gguf_type, rows_under_rules
 
     ev = evaluate(load_platform("zen5-2vcpu"), load_model("llama-3.2-1b"), precisions=["q4_k_m"], phase="decode",
@@ -718,8 +716,8 @@ def test_a_tiled_kernel_unpacks_a_block_once_per_tile_of_activation_rows():
     M times in a build before 2024-07-24 (ggml_vec_dot_q5_0_q8_0 per row), and q4_0 M / 4 times before its online
     repacking (2024-12-07), once after."""
     from estimates import evaluate
+
     from roofline.catalog import load_platform
-    from roofline.catalog.stacks import load_stack
     from roofline.model.efficiency import unpack_rows
     from roofline.spec.stack import PathRule
 

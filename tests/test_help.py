@@ -7,7 +7,8 @@ import shlex
 import pytest
 from clitools import REPO, run_cli
 
-from roofline.cli import COMMANDS as TABLE, command_module, parser_for
+from roofline.cli import COMMANDS as TABLE
+from roofline.cli import command_module, parser_for
 
 COMMANDS = sorted(TABLE)
 #: examples that need torch, a report or a chart library, or that measure: parsed, not run

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from clitools import REPO, run_cli
+
 from roofline.errors import SpecError, printable
 from roofline.files.reading import read_bytes
 

@@ -8,19 +8,18 @@ import dataclasses
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
+from clitools import run_json
 
 from roofline.calc.mla import mla_attention_absorbed, mla_attention_naive, mla_gemms
 from roofline.catalog import load_model, load_model_file, load_platform
-from roofline.errors import SpecError, UserError
+from roofline.errors import UserError
 from roofline.model.footprint import MTP_GROUP, active_params, footprint
 from roofline.model.workload import make_workload
 from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 from roofline.spec.mla import DEFAULT_MLA, MlaForm, mla_rule
 from roofline.spec.model import ModelSpec
 from roofline.spec.vocab import Phase
-from clitools import run_json
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 

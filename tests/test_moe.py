@@ -9,16 +9,16 @@ import math
 
 import numpy as np
 import pytest
+from clitools import run_cli
+from estimates import estimate
 
 from roofline.calc.shapes import decoder_gemms, expected_distinct_experts, moe_gemms, transformer_gemms
 from roofline.catalog import load_model, load_platform
 from roofline.errors import SpecError
-from estimates import estimate
 from roofline.model.footprint import active_params, footprint
 from roofline.model.workload import make_workload
 from roofline.spec.hf_config import hf_config_to_fields
 from roofline.spec.model import ModelSpec
-from clitools import run_cli
 
 # Published totals (parameters), each with the precision it was published to (the last digit).
 # Sources: mistral.ai/news/mixtral-of-experts (46.7B total, 12.9B per token); the model cards of

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from roofline.catalog import load_model, load_platform
+from clitools import run_cli
 from estimates import estimate
 
-from clitools import run_cli
+from roofline.catalog import load_model, load_platform
 
 
 @pytest.fixture(scope="module")

@@ -12,25 +12,25 @@ import jsonschema
 import numpy as np
 import pytest
 from clitools import run_cli, run_json
+from estimates import estimate
 
 from roofline.calc import queueing_closed as qc
+from roofline.capacity import PlanOptions, layouts, plan
+from roofline.capacity import encoder as plan_dynamic_batching
+from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.stacks import load_stack
 from roofline.errors import UserError
-from roofline.capacity import encoder as plan_dynamic_batching
-from estimates import estimate
-from roofline.capacity import PlanOptions, layouts, plan
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.layout import make_layout
-from roofline.model.resources import Resources
-from roofline.capacity.service_times import StepPoint, StepTimes, batch_sizes, packed, step_times, token_grid
-from roofline.model.step import evaluate_step
-from roofline.results.estimate import ErrorBand
 from roofline.model.recipes import cell_recipes, precision_recipe
+from roofline.model.resources import Resources
+from roofline.model.step import evaluate_step
 from roofline.model.workload import make_workload
+from roofline.results.estimate import ErrorBand
 from roofline.schema import schema_path
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
-from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.spec.vocab import Scenario
 
 STACK = load_stack("torch-inductor")

@@ -9,15 +9,24 @@ import subprocess
 import sys
 
 import pytest
+from roofline.validation.budget import PROBE_BUDGET_S, TIMED_CALLS, Deadline, timed
+from roofline.validation.gemm_peaks import (
+    TRIAL_SIZE,
+    Candidate,
+    Trial,
+    bf16_native,
+    int8_native,
+    measure,
+    per_call_budget,
+    pick,
+    sized,
+)
+from roofline.validation.host import Cache, HostInfo
+from roofline.validation.probe import Level, ProbeResult, gemm_peaks, probe_platform
 
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.write import platform_toml
 from roofline.model.estimate import EstimateQuery, estimate
-from roofline.validation.budget import PROBE_BUDGET_S, TIMED_CALLS, Deadline, timed
-from roofline.validation.gemm_peaks import (TRIAL_SIZE, Candidate, Trial, bf16_native, int8_native, measure,
-                                            per_call_budget, pick, sized)
-from roofline.validation.host import Cache, HostInfo
-from roofline.validation.probe import Level, ProbeResult, gemm_peaks, probe_platform
 
 ZEN1_FLAGS = {f: f in ("avx2", "fma") for f in ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
                                                  "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",

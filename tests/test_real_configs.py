@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clitools import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from roofline.catalog import load_model_file
 from roofline.errors import SpecError
 from roofline.model.footprint import active_params, footprint
 from roofline.spec.hf_config import ConfigError, hf_config_to_fields
-from clitools import run_cli
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 

@@ -150,9 +150,8 @@ def test_check_from_benchmark_app_is_the_typed_samples_rate(path, seq):
 
 
 def test_records_add_of_a_serving_run_loads_as_the_check_compares(tmp_path):
-    from roofline.catalog.records import load_record
-
     from roofline.api import records_add
+    from roofline.catalog.records import load_record
 
     measured, text = records_add(str(VLLM), cpu="spr", precision="bf16")
     out = tmp_path / "vllm.toml"

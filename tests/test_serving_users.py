@@ -7,15 +7,15 @@ import json
 
 import numpy as np
 import pytest
+from clitools import REPO, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofline.catalog.batched_bench import read_batched_bench
 from roofline.capacity.decoder import users_grid
+from roofline.catalog.batched_bench import read_batched_bench
 from roofline.errors import UserError
 from roofline.serving.continuous_batching import DecodeStep, decoder_users
 from roofline.serving.request_lengths import fixed_lengths
-from clitools import REPO, run_cli
 
 BATCHED = REPO / "tests" / "fixtures" / "llama-batched-bench"
 MD = BATCHED / "zen5-2vcpu-r3-llama-3.2-1b-q4_0.md"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from clitools import run_cli
 
 from roofline.catalog.stacks import load_stack, stack_names, stack_path
 from roofline.fidelity.fit import CALL_S, PER_OP_S
 from roofline.fidelity.profile_values import at_bound, mark_bounds, stack_values
-from clitools import run_cli
 
 MARK = "the figures did not pin it down"
 

@@ -7,13 +7,13 @@ import dataclasses
 
 import numpy as np
 import pytest
+from estimates import estimate, evaluate
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
 from oracles import gemm_roofline
+
 from roofline.calc.shapes import gemm_list
 from roofline.catalog import all_models, all_platforms, load_model, load_platform
-from estimates import estimate, evaluate
 from roofline.model.layout import make_layout
 from roofline.model.resources import Resources
 from roofline.model.step import evaluate_step
@@ -287,9 +287,9 @@ def test_realistic_never_beats_the_ceiling(w, calibrated):
 
 def test_estimate_and_check_give_the_same_realistic_speedup():
     """Both go through the one realistic model: same model, CPU, precision, baseline, workload, calibration."""
-    from roofline.catalog import load_calibration, load_platform_file
     from clitools import REPO
 
+    from roofline.catalog import load_calibration, load_platform_file
     from roofline.fidelity.check import check_typed
     from roofline.model.efficiency import EfficiencySource
 

@@ -8,11 +8,11 @@ import json
 
 import pytest
 from clitools import run_cli
+from estimates import estimate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.catalog import load_model, load_platform
-from estimates import estimate
 from roofline.model.sweep import COLUMNS, plane
 
 
@@ -111,7 +111,8 @@ def test_the_csv_and_json_lines_are_the_rows_as_python_writes_them(tmp_path):
     """The column-at-a-time writer gives, byte for byte, the JSON lines json.dumps gives for each row, and CSV
     whose fields are the rows' values as csv.writer writes them."""
     from roofline.api import sweep
-    from roofline.model.sweep import AxisValues, sweep as planes_of
+    from roofline.model.sweep import AxisValues
+    from roofline.model.sweep import sweep as planes_of
 
     args = dict(model="bert-base,qwen3-0.6b", cpu="icx,genoa", precision="fp32,int8-static,w4a8", batch="1:5",
                 seq_len="1,17,300")
@@ -203,9 +204,9 @@ def test_a_hundred_million_point_sweep_streams_in_bounded_memory():
 
 
 def test_a_long_axis_stays_lazy():
-    from roofline.model.sweep import DEDUP_LIMIT, AxisValues
-
     import numpy as np
+
+    from roofline.model.sweep import DEDUP_LIMIT, AxisValues
 
     ax = AxisValues([range(1, 10**8 + 1), range(5, 0, -1)])
     assert len(ax) == 10**8 + 5 and ax.max() == 10**8 and ax._values is None

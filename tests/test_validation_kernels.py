@@ -11,10 +11,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchao")
 
-from roofline.catalog import load_platform  # noqa: E402
 from roofline.validation import kernels as kernels_mod  # noqa: E402
 from roofline.validation.kernels import Shape, TimingSettings, run_shape  # noqa: E402
 from roofline.validation.torch_env import require_torchao  # noqa: E402
+
+from roofline.catalog import load_platform  # noqa: E402
 
 pytestmark = pytest.mark.kernels
 FAST = TimingSettings(threads=torch.get_num_threads(), rounds=2, min_run_time=0.02)
@@ -143,8 +144,9 @@ def test_decode_kernels_stream_weights_from_dram():
     named and timed; the achieved bandwidth is weight bytes over time."""
     import dataclasses
 
-    from roofline.spec.sourced import Sourced
     from roofline.validation.decode_kernels import run_decode_kernels
+
+    from roofline.spec.sourced import Sourced
 
     genoa = load_platform("genoa")
     one_mib = dataclasses.replace(genoa.llc, size_mib=Sourced(value=1, kind="assumed", source="test"),

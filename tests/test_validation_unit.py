@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
-from roofline.catalog import load_platform
-from roofline.model.shape import shape_ceiling
 from roofline.validation.compiled import kernels_in_code
 from roofline.validation.host import Cache, HostInfo, catalog_match, detect_host
 from roofline.validation.probe import GemmPeak, Level, ProbeResult, probe_platform
+
+from roofline.catalog import load_platform
+from roofline.model.shape import shape_ceiling
 
 CPUINFO_EMR = """processor\t: {i}
 vendor_id\t: GenuineIntel
@@ -192,10 +192,10 @@ def test_a_report_with_rows_above_their_ceilings_says_so():
 
     from clitools import REPO
     from rich.console import Console
+    from roofline.validation.report import render_validate, violation_line
 
     from roofline.catalog.validate import validate
     from roofline.results.validate import ValidateResult
-    from roofline.validation.report import render_validate, violation_line
 
     data = json.loads((REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json").read_text())
     assert violation_line(validate(ValidateResult, data, "r.json")) is None

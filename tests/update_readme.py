@@ -18,7 +18,7 @@ def main() -> int:
     for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         text = path.read_text()
 
-        def regenerate(m: re.Match) -> str:
+        def regenerate(m: re.Match, path=path) -> str:
             cmd = m.group(2)
             proc = run_cli(*cmd.split()[1:], env={"COLUMNS": "100"}, cwd=REPO)
             if proc.returncode != 0:

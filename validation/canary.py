@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from roofline.validation.procstat import PROC, CpuTimes, Others, Snapshot, others_since
 
 from roofline.results.validate import ContentionResult, ProcessShare
 from roofline.spec.vocab import ContentionCause
-from roofline.validation.procstat import PROC, CpuTimes, Others, Snapshot, others_since
 
 __all__ = ["Canary", "CanarySample", "CpuTimes", "Mark", "ProbeCanary", "contention_flag", "diagnose"]
 

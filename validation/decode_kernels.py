@@ -14,17 +14,17 @@ from collections.abc import Callable
 
 import torch
 import torch.nn as nn
+from roofline.validation.kernels import TimingSettings, timed_and_verified
+from roofline.validation.prepare import prepare_variants
+from roofline.validation.variants import WEIGHT_ONLY_VARIANTS
 
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.model.shape import shape_ceiling
 from roofline.model.suspect import suspect_input, violation_text
-from roofline.spec.precision import VARIANT_RECIPES as RECIPE
 from roofline.results.validate import DecodeKernelResult
 from roofline.spec.platform import Platform
+from roofline.spec.precision import VARIANT_RECIPES as RECIPE
 from roofline.spec.precision import get_recipe
-from roofline.validation.kernels import TimingSettings, timed_and_verified
-from roofline.validation.prepare import prepare_variants
-from roofline.validation.variants import WEIGHT_ONLY_VARIANTS
 
 
 def _weight_bytes(precision: str, n: int, k: int) -> float:

@@ -14,15 +14,15 @@ from collections.abc import Callable
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified
+from roofline.validation.prepare import prepare_variants
 
 from roofline.calc.amdahl import amdahl
 from roofline.model.harness import encoder_run
 from roofline.model.suspect import gemm_bound, step_bound, suspect_input, violation_text
+from roofline.results.validate import EncoderRun, EndToEndResult
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
-from roofline.validation.kernels import RECIPE, TimingSettings, timed_and_verified
-from roofline.validation.prepare import prepare_variants
-from roofline.results.validate import EncoderRun, EndToEndResult
 
 
 class EncoderLayer(nn.Module):

@@ -26,9 +26,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from roofline.spec.platform import INT8_DOT_FLAGS
 from roofline.validation.budget import TIMED_CALLS, Clock, timed
 from roofline.validation.host import HostInfo
+
+from roofline.spec.platform import INT8_DOT_FLAGS
 
 #: the trial call's M = N = K: a few ms on a fast path, a tenth of a second at 0.7 Gops/s
 TRIAL_SIZE = 256

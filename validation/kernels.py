@@ -6,18 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from roofline.validation.budget import NO_DEADLINE, Deadline
+from roofline.validation.canary import Canary
+from roofline.validation.prepare import Prepared, prepare_variants
+from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
 
 from roofline.model.shape import shape_ceiling
 from roofline.model.suspect import suspect_input, violation_text
-from roofline.spec.platform import Platform
-from roofline.spec.vocab import Ceiling
-from roofline.validation.prepare import Prepared, prepare_variants
 from roofline.results.validate import ShapeResult
-from roofline.validation.budget import NO_DEADLINE, Deadline
-from roofline.validation.canary import Canary
-from roofline.validation.timing import Timing, profile_breakdown, profile_interleaved, time_interleaved
-
+from roofline.spec.platform import Platform
 from roofline.spec.precision import VARIANT_RECIPES as RECIPE  # the recipe each variant is predicted with
+from roofline.spec.vocab import Ceiling
 
 
 @dataclass(frozen=True)

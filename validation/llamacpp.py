@@ -33,8 +33,15 @@ from roofline import __version__
 from roofline.catalog import find_file, load_model_file
 from roofline.errors import UserError
 from roofline.files.reading import portable_path
-from roofline.results.llamacpp import (BatchedResult, Comparison, DepthResult, LlamaCppHost, LlamaCppResult,
-                                       LlamaCppRun, RateResult)
+from roofline.results.llamacpp import (
+    BatchedResult,
+    Comparison,
+    DepthResult,
+    LlamaCppHost,
+    LlamaCppResult,
+    LlamaCppRun,
+    RateResult,
+)
 from roofline.results.validate import PlatformRef
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform

@@ -13,6 +13,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from roofline.validation.canary import ProbeCanary
+from roofline.validation.host import HostInfo, catalog_match
+
 from roofline.catalog import find_file, host_probe_path, load_platform, load_platform_file
 from roofline.catalog.cache import cache_dir
 from roofline.catalog.write import platform_toml
@@ -20,8 +23,6 @@ from roofline.errors import UserError
 from roofline.files.writing import write_text
 from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
-from roofline.validation.canary import ProbeCanary
-from roofline.validation.host import HostInfo, catalog_match
 
 
 def probe_path(threads: int) -> Path:

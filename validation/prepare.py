@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-
 from roofline.validation.compiled import FLOAT_KERNELS, INT8_KERNELS, KernelReport, compile_module
 from roofline.validation.variants import build_variant, quantized_weights
 

@@ -38,14 +38,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from roofline.spec.platform import L2, REQUIRED_DTYPES, ComputePath, Dram, Llc, Platform
-from roofline.spec.sourced import Sourced
 from roofline.validation.budget import NO_DEADLINE, PROBE_BUDGET_S, QUICK_PROBE_BUDGET_S, Clock, Deadline, timed
 from roofline.validation.canary import ProbeCanary
-from roofline.validation.gemm_peaks import (Candidate, Measured, bf16_native, measure, per_call_budget, pick,
-                                           torch_candidates)
+from roofline.validation.gemm_peaks import (
+    Candidate,
+    Measured,
+    bf16_native,
+    measure,
+    per_call_budget,
+    pick,
+    torch_candidates,
+)
 from roofline.validation.host import HostInfo, catalog_match, detect_host
 from roofline.validation.torch_env import require_torch, versions
+
+from roofline.spec.platform import L2, REQUIRED_DTYPES, ComputePath, Dram, Llc, Platform
+from roofline.spec.sourced import Sourced
 
 TOOL = "roofline probe"
 
@@ -179,9 +187,10 @@ def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: b
     :data:`QUICK_PROBE_BUDGET_S` with ``quick``): the clock and the bandwidths first, then the GEMM
     candidates sized to fit what is left."""
     torch = require_torch()
-    from roofline.catalog.cache import cache_dir
     from roofline.validation import native
     from roofline.validation.canary import Canary
+
+    from roofline.catalog.cache import cache_dir
 
     deadline = Deadline(budget_s or (QUICK_PROBE_BUDGET_S if quick else PROBE_BUDGET_S))
     host = host or detect_host()

@@ -7,22 +7,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from roofline.validation.budget import QUICK_VALIDATE_BUDGET_S, VALIDATE_BUDGET_S, Deadline
+from roofline.validation.canary import Canary, load_probe_canary
+from roofline.validation.gemm_peaks import bf16_native, int8_native
+from roofline.validation.host import detect_host
+from roofline.validation.kernels import Shape, TimingSettings, run_shape
+from roofline.validation.platforms import datasheet_for, resolve_measured
+from roofline.validation.prepare import MISCOMPILE, TOLERANCE
+from roofline.validation.torch_env import inductor_cache, require_torchao, versions
+from roofline.validation.variants import VARIANTS
 
 from roofline import __version__
 from roofline.calc.shapes import transformer_gemms
 from roofline.catalog import find_file, load_model_file
 from roofline.errors import UserError
 from roofline.files.reading import portable_path
-from roofline.validation.host import detect_host
-from roofline.validation.kernels import Shape, TimingSettings, run_shape
-from roofline.validation.platforms import datasheet_for, resolve_measured
-from roofline.validation.prepare import MISCOMPILE, TOLERANCE
 from roofline.results.validate import HostResult, PlatformRef, ValidateResult
-from roofline.validation.budget import QUICK_VALIDATE_BUDGET_S, VALIDATE_BUDGET_S, Deadline
-from roofline.validation.canary import Canary, load_probe_canary
-from roofline.validation.gemm_peaks import bf16_native, int8_native
-from roofline.validation.torch_env import inductor_cache, require_torchao, versions
-from roofline.validation.variants import VARIANTS
 
 
 @dataclass

@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.utils.benchmark as tb
-
 from roofline.validation.budget import NO_DEADLINE, Deadline
 from roofline.validation.canary import Canary, CanarySample, contention_flag
-
 from roofline.validation.compiled import PROFILER_ATTENTION, PROFILER_GEMM
 
 

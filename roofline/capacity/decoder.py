@@ -31,10 +31,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from roofline.calc.kv_capacity import max_concurrent_sequences
-from roofline.errors import UserError
-from roofline.model.build import kv_dtype as step_kv_dtype
-from roofline.model.recipes import precision_recipe
-from roofline.model.footprint import footprint
 from roofline.capacity.fleet import (
     band_factors,
     choose,
@@ -48,12 +44,16 @@ from roofline.capacity.fleet import (
 )
 from roofline.capacity.options import PlanOptions
 from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
-from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, PlanLayout, Memory, UsersPoint
+from roofline.errors import UserError
+from roofline.model.build import kv_dtype as step_kv_dtype
+from roofline.model.footprint import footprint
+from roofline.model.recipes import precision_recipe
 from roofline.results.estimate import ErrorBand
+from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, Memory, PlanLayout, UsersPoint
 from roofline.serving.continuous_batching import (
-    DecodeStep,
     DecoderMaxRate,
     DecoderOffline,
+    DecodeStep,
     decoder_max_rate,
     decoder_offline,
     decoder_users,

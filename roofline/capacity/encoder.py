@@ -57,7 +57,6 @@ from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.vocab import Scenario
 
-
 #: the most instances one simulated queue feeds; larger servers are split into groups (module docstring)
 MAX_QUEUE_INSTANCES = 256
 

@@ -7,10 +7,10 @@ import math
 from dataclasses import dataclass, replace
 
 from roofline.errors import UserError
-from roofline.serving.request_lengths import RequestLengths
-from roofline.serving.sampling import Sampling
 from roofline.model.build import CeilingSpec
 from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.serving.request_lengths import RequestLengths
+from roofline.serving.sampling import Sampling
 from roofline.spec.model import ModelSpec
 from roofline.spec.vocab import Phase, Scenario
 

@@ -18,8 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import is_dir, is_file, parse_json, parse_toml, regular_file_problem, resolved
 from roofline.errors import SpecError, UnknownNameError, UserError, printable
+from roofline.files.reading import is_dir, is_file, parse_json, parse_toml, regular_file_problem, resolved
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from roofline.version import __version__
 from roofline.catalog.validate import build_trusted, to_plain, validate
+from roofline.version import __version__
 
 T = TypeVar("T")
 

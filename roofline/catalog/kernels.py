@@ -19,6 +19,6 @@ def load_kernel_table(name: str) -> KernelTable:
         path = d / "kernels" / f"{name}.toml"
         if regular_file_problem(path) is None:
             path = resolved(path)
-            return load_validated(KernelTable, path, lambda raw: parse_toml(raw, path))
+            return load_validated(KernelTable, path, lambda raw, path=path: parse_toml(raw, path))
         known += [f.stem for f in (d / "kernels").glob("*.toml")] if (d / "kernels").is_dir() else []
     raise UnknownNameError("kernel table", name, known, "a stack profile's `kernels` names a file in platforms/kernels")

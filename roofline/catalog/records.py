@@ -9,8 +9,8 @@ from pathlib import Path
 
 from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
-from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
 from roofline.errors import SpecError, UserError
+from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
 from roofline.spec.record import Measurement, Record
 
 

@@ -11,8 +11,8 @@ def load_report(path: str, flag: str = ""):
     """The report at ``path`` as a :class:`~roofline.results.validate.ValidateResult`, checked field by field
     (types, finite numbers, positive sizes and times, a schema version this roofline reads); any problem is
     one line naming the file (and ``flag``) and the field."""
-    from roofline.files.reading import load_json, read_bytes
     from roofline.catalog.validate import validate
+    from roofline.files.reading import load_json, read_bytes
     from roofline.results.validate import ValidateResult
 
     where = f"{flag} {path}" if flag else path

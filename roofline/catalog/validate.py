@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from enum import Enum
 import types
 import typing
+from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-from pathlib import Path
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from roofline.version import __version__
 from roofline.errors import EXIT_USER_ERROR, UserError, printable
+from roofline.version import __version__
 
 DESCRIPTION = """\
 How fast can a transformer run on a server CPU in a given precision, what

@@ -49,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
     def page(result, command):
         from roofline.catalog.records import load_records
-        from roofline.report.html import accuracy_page
-
         from roofline.files.reading import shown_path
+        from roofline.report.html import accuracy_page
 
         records = [(x.id, shown_path(x.path), x.record.source) for x in load_records(args.records or None)]
         return accuracy_page(result, command, records)
@@ -63,9 +62,9 @@ def _gate(result, args: argparse.Namespace) -> int:
     from roofline.catalog.cache import load_validated
     from roofline.catalog.write import spec_toml
     from roofline.errors import UserError
+    from roofline.fidelity.gate import Gate, failures, gate_of
     from roofline.files.reading import parse_toml
     from roofline.files.writing import write_text
-    from roofline.fidelity.gate import Gate, failures, gate_of
 
     if args.write_gate:
         if not (args.reason or "").strip():

@@ -71,7 +71,8 @@ def run_llamacpp(args: argparse.Namespace, a) -> int:
     """``validate --engine llama.cpp``: GGUF files with random weights, llama.cpp's pp and tg rates."""
     import shlex
 
-    from roofline.validation.llamacpp import DEFAULT_PRECISIONS, LlamaCppOptions, require_llama_cpp, run_llamacpp as run
+    from roofline.validation.llamacpp import DEFAULT_PRECISIONS, LlamaCppOptions, require_llama_cpp
+    from roofline.validation.llamacpp import run_llamacpp as run
 
     require_llama_cpp()
     for flag in TORCH_ONLY:

@@ -28,21 +28,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import get_args
 
 import numpy as np
 
 from roofline.calc.aggregate import geometric_mean
+from roofline.catalog import load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, pooled_dispatch, profile_from
 from roofline.fidelity.forms import CALL_GRID, CrossTable, FormSearch, choose_forms, fit_forms
-from roofline.catalog import load_platform
 from roofline.fidelity.plans import ServerGroup, ServerPrediction, is_server, offline_twin, predict_servers, rate_of
+from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.results.accuracy import (
     AccuracyResult,
     AccuracyRow,
@@ -52,7 +53,6 @@ from roofline.results.accuracy import (
     Spread,
     StackAccuracy,
 )
-from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.spec.platform import ComputeDtype
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import MIN_PLATFORMS, Accuracy, ClassAccuracy, FormChoice, StackProfile, typical_factor

@@ -28,8 +28,8 @@ from roofline.model.build import CeilingSpec
 from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
-from roofline.model.suspect import Suspect, gemm_bound, step_bound, suspect_input
 from roofline.model.realistic import LINEAR_BLOCK_TERMS, UNFITTED, Realistic, Term, linear_block_speedup
+from roofline.model.suspect import Suspect, gemm_bound, step_bound, suspect_input
 from roofline.model.workload import WorkloadSpec
 from roofline.results.check import CheckResult, CheckRow, CheckTerm, Comparison, LatencyRow
 from roofline.results.validate import ValidateResult

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from roofline.calc.shapes import GemmList
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
-from roofline.calc.shapes import GemmList
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
 from roofline.model.efficiency import attention_path, rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate

@@ -492,7 +492,7 @@ def _from_batched_bench(bench: BatchedFile, given: Given) -> Measured:
     shared = bench.shared_prompt
     flash = bench.settings.get("flash_attn")
     measurements = []
-    for i, r in enumerate(bench.rows):
+    for r in bench.rows:
         for what, phase, rate in (("S_PP", "prefill", r.s_pp), ("S_TG", "decode", r.s_tg)):
             if not rate or (phase == "prefill" and not r.pp) or (phase == "decode" and not r.tg):
                 continue

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from roofline.fidelity.forms import CALL_GRID
 from roofline.fidelity.fit import CALL_S, PER_OP_S, PLATFORM_RANGE, TIME_HALF_MAX, WORK_HALF_MAX
+from roofline.fidelity.forms import CALL_GRID
 from roofline.results.stacks import ProfileValue, StackSummary, StackValues
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import KERNEL_MAX, StackProfile, is_kernel_class

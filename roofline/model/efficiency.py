@@ -33,10 +33,10 @@ from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources, Used
 from roofline.results.estimate import ErrorBand
 from roofline.spec.gguf_types import BLOCKS
+from roofline.spec.kernels import Kernel, KernelTable
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import GGUF_FLOATS, PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.kernels import Kernel, KernelTable
 from roofline.spec.stack import KERNEL_CLASS, Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 

@@ -13,7 +13,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roofline.version import __version__
 from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
 from roofline.calc.shapes import GemmList
@@ -65,6 +64,7 @@ from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
+from roofline.version import __version__
 
 COMMON_LEFT_OUT = [
     LeftOut(what="bias and other GEMM epilogues", why="assumed fused into the GEMM (oneDNN post-ops)"),

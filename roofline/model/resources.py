@@ -38,11 +38,12 @@ import numpy as np
 
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
-from roofline.spec.platform import Platform
 from roofline.spec.ceiling_inputs import STREAM_FRACTION, TURBO_SLIDE
-from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode
+from roofline.spec.platform import Platform
 from roofline.spec.sourced import Sourced
+from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode
 from roofline.units import GIGA
+
 
 @dataclass(frozen=True)
 class Used:

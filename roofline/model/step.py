@@ -34,9 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc.aggregate import aggregate_throughput
-from roofline.calc.gemm import (activation_meta_bytes, gemm_flops, gemm_times, kernel_extra_ops, operand_bytes,
-                                unpack_ops, weight_meta_bytes)
-from roofline.calc.levels import DRAM, LEVELS, LLC, L2, level_bandwidth, level_of, llc_resident
+from roofline.calc.gemm import (
+    activation_meta_bytes,
+    gemm_flops,
+    gemm_times,
+    kernel_extra_ops,
+    operand_bytes,
+    unpack_ops,
+    weight_meta_bytes,
+)
+from roofline.calc.levels import DRAM, L2, LEVELS, LLC, level_bandwidth, level_of, llc_resident
 from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources

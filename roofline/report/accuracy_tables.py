@@ -12,8 +12,8 @@ from rich.text import Text
 
 from roofline.report.fmt import sig
 from roofline.report.headline import Grid, Item, Line, to_rich
-from roofline.report.style import document, section, table
 from roofline.report.listing import WORST_LISTED
+from roofline.report.style import document, section, table
 from roofline.results.accuracy import AccuracyResult, AccuracyRow
 
 

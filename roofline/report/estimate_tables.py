@@ -12,7 +12,6 @@ from roofline.report.headline import to_rich
 from roofline.report.style import document, section, table
 from roofline.results.estimate import EstimateResult, PrecisionResult
 
-
 #: the tensor classes of ``PrecisionResult.levels``, as the tables name them
 LEVEL_NAMES = {"weights": "weights", "activations": "activations", "non_gemm": "non-GEMM", "kv_cache": "KV cache"}
 

@@ -230,7 +230,7 @@ def estimate_page(r, command: str) -> str:
     head, sections = _split(render_estimate(r), render_estimate(r, brief=True))
     figures: list[Figure] = []
     for name, pr in r.precisions.items():
-        at = lambda field: ("precisions", name, field)  # noqa: E731  (a precision's name is a key, dots and all)
+        at = lambda field, name=name: ("precisions", name, field)  # noqa: E731  (a precision's name is a key, dots and all)
         figures += [Figure(f"{name}: bound", at("bound"), pr.bound, pr.bound),
                     Figure(f"{name}: latency, ceiling (ms)", at("instance_latency_s"), pr.instance_latency_s,
                            ms(pr.instance_latency_s)),

@@ -80,9 +80,9 @@ class SweepTable:
 
     def to_arrow(self):
         """A pyarrow Table with the Parquet file's columns and types."""
-        from roofline.files.columns import arrow_batch, arrow_schema
-
         import pyarrow as pa
+
+        from roofline.files.columns import arrow_batch, arrow_schema
 
         return pa.Table.from_batches([arrow_batch(SCHEMA, b) for b in self.blocks() if b.length],
                                      schema=arrow_schema(SCHEMA))

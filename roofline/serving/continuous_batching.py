@@ -58,8 +58,8 @@ import numpy as np
 from roofline.errors import UserError
 from roofline.serving.checks import positive, whole
 from roofline.serving.rate_search import SEARCH_GRID, check_grid, scan
-from roofline.serving.request_lengths import RequestLengths
 from roofline.serving.replication import COMPACT, flat_streams, p99_interval, pooled, row_layout
+from roofline.serving.request_lengths import RequestLengths
 from roofline.serving.sampling import Sampling, quantiles, streams
 
 if TYPE_CHECKING:

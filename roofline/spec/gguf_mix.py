@@ -192,7 +192,7 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     dense = set(model.dense_layers) if model.is_moe else set(range(model.num_hidden_layers))
     out: list[tuple[str, str, int | None, int, int]] = [("token_embd.weight", "token_embd", None, model.vocab_size * h, h)]
     for i in range(model.num_hidden_layers):
-        def add(role: str, rows: int, cols: int, copies: int = 1) -> None:
+        def add(role: str, rows: int, cols: int, copies: int = 1, i: int = i) -> None:
             out.append((f"blk.{i}.{role}.weight", role, i, rows * cols * copies, cols))
         if model.is_mla:
             _add_mla(add, model)

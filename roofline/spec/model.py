@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
-from roofline.spec.vocab import NonGemmMode
 from roofline.spec.limits import LIMITS, check, check_schema_version
+from roofline.spec.vocab import NonGemmMode
 
 #: the newest model file layout this version reads
 SCHEMA_VERSION = 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-
 from dataclasses import dataclass, field
 
 from roofline.calc.aggregate import geometric_mean

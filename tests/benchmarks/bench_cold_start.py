@@ -19,7 +19,6 @@ import subprocess
 import sys
 import time
 
-
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 

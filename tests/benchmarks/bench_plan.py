@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from roofline.catalog import load_model, load_platform
-from roofline.catalog.stacks import load_stack
 from roofline.capacity import PlanOptions, plan
 from roofline.capacity.decoder import _Decoder
 from roofline.capacity.encoder import _Tables
 from roofline.capacity.options import resolve
+from roofline.catalog import load_model, load_platform
+from roofline.catalog.stacks import load_stack
 from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 
 CPUS = ("icx", "spr", "gnr")

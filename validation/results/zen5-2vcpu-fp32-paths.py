@@ -1,4 +1,7 @@
-import torch, time, sys
+import time
+
+import torch
+
 torch.set_num_threads(2)
 n=2048
 a=torch.randn(n,n); b=torch.randn(n,n)
@@ -9,6 +12,7 @@ def rate(f):
     return 2*n**3/best/1e9
 print("mkl sgemm (aten.mm)", round(rate(lambda: torch.mm(a,b)),1), "Gflop/s")
 import torch.utils.mkldnn
+
 lin=torch.nn.Linear(n,n,bias=False); lin.weight.data=b
 ml=torch.utils.mkldnn.to_mkldnn(lin)
 am=a.to_mkldnn()
