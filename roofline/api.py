@@ -75,26 +75,25 @@ def with_sockets(platform, a: Values):
     """The platform as a server of ``--sockets`` of its sockets, when given."""
     from roofline.spec.platform import with_sockets as used
 
-    n = a.get("sockets")
-    if n is None:
-        return platform
-    try:
-        return used(platform, n)
-    except ValueError as e:
-        raise UserError(f"--sockets {n}: {str(e).removeprefix('sockets: ')}") from None
+    return _variant(platform, a, "sockets", used)
 
 
 def with_channels(platform, a: Values):
     """The platform on ``--memory-channels`` channels per socket (its bandwidths scaled), when given."""
     from roofline.spec.platform import with_memory_channels
 
-    n = a.get("memory_channels")
+    return _variant(platform, a, "memory_channels", with_memory_channels)
+
+
+def _variant(platform, a: Values, name: str, make):
+    """``make(platform, value)`` for a flag given, its ValueError ("<what>: <why>") as the flag's one line."""
+    n = a.get(name)
     if n is None:
         return platform
     try:
-        return with_memory_channels(platform, n)
+        return make(platform, n)
     except ValueError as e:
-        raise UserError(f"--memory-channels {n}: {str(e).removeprefix('memory channels: ')}") from None
+        raise UserError(f"--{name.replace('_', '-')} {n}: {str(e).split(': ', 1)[-1]}") from None
 
 
 def _require(command: str, a: Values, *names: str, alternative: str = "") -> None:
