@@ -22,7 +22,7 @@ Projections per layer (rows ``(name, M, N, K, count)``, ``T = B q`` tokens):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,9 +68,10 @@ def replace_attention_rows(base: GemmList, mla_rows: list[Row]) -> GemmList:
     return gemm_list(rows)
 
 
-def _pairs(b, q, k, causal: bool, prefix):
+def _pairs(b: ArrayLike, q: ArrayLike, k: ArrayLike, causal: bool, prefix: ArrayLike) -> np.ndarray:
     """Query-key pairs per head: ``B q k`` (halved when causal over its own tokens) plus ``B q p`` against a prefix."""
-    return b * q * k * (0.5 if causal else 1.0) + b * q * prefix
+    b_, q_ = np.asarray(b, dtype=float), np.asarray(q, dtype=float)
+    return b_ * q_ * np.asarray(k, dtype=float) * (0.5 if causal else 1.0) + b_ * q_ * np.asarray(prefix, dtype=float)
 
 
 def mla_attention_naive(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, qk_nope: int,
@@ -122,7 +123,7 @@ def mla_attention_absorbed(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLi
     return Op("attention", flops, True, layers * act, act, layers * cache_rows, layers * cache_rows, vector)
 
 
-def mla_attention(absorbed: bool, **kw) -> Op:
+def mla_attention(absorbed: bool, **kw: Any) -> Op:
     """:func:`mla_attention_absorbed`, or :func:`mla_attention_naive`; ``kw`` carries both forms' arguments (each
     takes its own)."""
     if not absorbed:

@@ -109,15 +109,16 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     return Op("attention", flops, True, layers * (qo + kv_rows), qo + kv_rows, vector_flops=vector)
 
 
-def _with_prefix(fresh: Op, b, q, p, heads: int, kv_heads: int, head_dim: int, layers: int, softmax_ops: float,
-                 window: float | None, window_layers: int, shared_kv=1.0) -> Op:
+def _with_prefix(fresh: Op, b: np.ndarray, q: np.ndarray, p: np.ndarray, heads: int, kv_heads: int, head_dim: int,
+                 layers: int, softmax_ops: float, window: float | None, window_layers: int,
+                 shared_kv: ArrayLike = 1.0) -> Op:
     """A prefill's attention over its own tokens (``fresh``) plus its ``q`` queries against ``p`` cached keys:
     ``4 B h q p' d`` flops and ``softmax x B h q p'`` vector flops per layer, ``p' = min(p, w)`` in a windowed
     layer, and the cached keys and values read once, ``2 B p' kv d`` elements per layer, a working set of the
     whole cache."""
     full = layers - (window_layers if window is not None else 0)
     seen = full * p + (window_layers * np.minimum(p, float(window)) if window is not None and window_layers else 0.0)
-    scores = shared_kv * b * heads * q * seen
+    scores = _f(shared_kv) * b * heads * q * seen
     cached = 2.0 * b * seen * kv_heads * head_dim
     return Op("attention", fresh.flops + 4.0 * scores * head_dim, True, fresh.act_elements, fresh.act_working_set,
               cached, cached, fresh.vector_flops + softmax_ops * scores)

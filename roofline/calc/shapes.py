@@ -35,7 +35,8 @@ class GemmList:
         return len(self.names)
 
 
-Row = tuple[str, float, int, int, float]
+Row = tuple[str, "float | np.ndarray", int, int, "float | np.ndarray"]
+"""a GEMM row: name, M (rows of activations), N, K, calls (M and the calls may be arrays over a grid)"""
 
 
 def gemm_list(rows: list[Row]) -> GemmList:
