@@ -87,3 +87,20 @@ def test_a_one_entry_token_table_serves_any_batch():
     t = TokenTable([256.0], [[0.5], [0.25]])
     out = t(np.array([0, 1]), np.array([1, 1]), np.array([256.0, 256.0]))
     assert out.tolist() == [0.5, 0.25]
+
+
+def test_a_cpus_plan_is_its_own_whatever_the_cpus_planned_beside_it():
+    """CPUs are planned a few at a time (bounded memory): a CPU's best layout and rate are the same alone and as
+    the sixth of six, past a chunk's boundary, its price kept with it."""
+    import roofline
+    from roofline.capacity import PLAN_CHUNK
+
+    cpus = ["spr", "gnr", "milan", "genoa", "emr", "icx"]
+    assert len(cpus) > PLAN_CHUNK
+    kw = dict(precision="int8-static", p99_ms=100, target_rps=1000)
+    many = roofline.plan("bert-base", cpus, price_per_hour=[1, 2, 3, 4, 5, 6], **kw).cpus
+    alone = roofline.plan("bert-base", "icx", price_per_hour=[6], **kw).cpus[0]
+    assert [c.cpu for c in many] == cpus
+    assert (many[-1].best.rps_per_server, many[-1].best.instance_cores) == (alone.best.rps_per_server,
+                                                                             alone.best.instance_cores)
+    assert many[-1].cost_per_million_requests == alone.cost_per_million_requests

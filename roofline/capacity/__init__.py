@@ -84,6 +84,10 @@ def _priced(c: CpuPlan, price: float | None, o: PlanOptions) -> CpuPlan:
                                  if c.meets and c.cost_per_million_tokens is not None else None))
 
 
+#: CPUs simulated together (each CPU's answer is its own whatever the others; their arrays share one pass)
+PLAN_CHUNK = 4
+
+
 def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: PlanOptions) -> PlanResult:
     from roofline.model.recipes import precision_recipe
 
@@ -95,7 +99,12 @@ def plan(platforms: list[Platform], model: ModelSpec, precision: str, options: P
     # a calibration is one host's: another CPU is refused (unless --calibration-any-platform, then said)
     fitted = list(dict.fromkeys(n for p in distinct for n in o.source.notes(p)))
     decode = o.phase is Phase.DECODE
-    cpus = (plan_continuous_batching if decode else plan_dynamic_batching)(distinct, model, precision, o_distinct)
+    plan_some = plan_continuous_batching if decode else plan_dynamic_batching
+    cpus = []  # a few CPUs at a time: the simulations' memory is bounded whatever the number of CPUs
+    for lo in range(0, len(distinct), PLAN_CHUNK):
+        part = dataclasses.replace(o_distinct, prices=o_distinct.prices[lo:lo + PLAN_CHUNK]) \
+            if o_distinct.prices else o_distinct
+        cpus += plan_some(distinct[lo:lo + PLAN_CHUNK], model, precision, part)
     if not decode:  # a decoder's plan caps its KV cache by the DRAM already; here the weights alone must fit
         cpus = [_weights_fit(p, c, model, precision, o) for p, c in zip(distinct, cpus)]
     cpus = [_priced(cpus[j], o.prices[i] if o.prices else None, o) for i, j in enumerate(where)]
