@@ -26,6 +26,8 @@ from roofline.model.harness import encoder_run, realistic_encoder, realistic_sha
 from roofline.model.realistic import TermName
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 
 @pytest.fixture(scope="module")
 def records():

@@ -13,6 +13,8 @@ from clitools import all_finite, run_cli
 import roofline.api as api
 from roofline.results import json_text
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 
 

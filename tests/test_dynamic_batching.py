@@ -26,6 +26,8 @@ from roofline.serving.dynamic_batching import (
 from roofline.serving.request_lengths import fixed_lengths, histogram_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 LONG = Sampling(requests=20_000, warmup=2_000, replications=10, seed=1)
 
 

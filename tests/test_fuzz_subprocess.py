@@ -10,11 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from gguf_files import write_gguf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline.spec.hf_config import KEY_TYPES
+
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "tests" / "fixtures" / "hf_configs").glob("*/config.json")) + [

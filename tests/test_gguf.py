@@ -313,6 +313,8 @@ def test_llama_cpp_engine_flags_are_checked():
 
 from gguf_files import write_gguf  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 
 @pytest.mark.parametrize("metadata,fragment", [
     ({"llama.embedding_length": "4096"}, "llama.embedding_length: must be a whole number, got '4096'"),

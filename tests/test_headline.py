@@ -8,6 +8,8 @@ import functools
 import pytest
 from clitools import REPO, run_cli, run_json
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 MAIN = [
     ("estimate", "--model", "bert-large", "--cpu", "icx"),
     ("estimate", "--model", "bert-large", "--cpu", "gnr", "--memory-model", "paper"),

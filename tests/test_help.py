@@ -10,6 +10,8 @@ from clitools import REPO, run_cli
 from roofline.cli import COMMANDS as TABLE
 from roofline.cli import command_module, parser_for
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 COMMANDS = sorted(TABLE)
 #: examples that need torch, a report or a chart library, or that measure: parsed, not run
 PARSED_ONLY = ("probe", "validate", "plot", "report.json", "-o ")

@@ -221,6 +221,8 @@ from hypothesis import strategies as st  # noqa: E402
 from roofline.catalog.batched_bench import parse_batched_bench  # noqa: E402
 from roofline.catalog.llama_bench import MAX_TOKENS, parse_llama_bench  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 LB_JSONL = (FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.jsonl").read_text()
 LB_TEST = json.loads(LB_JSONL.splitlines()[0])
 LB_CSV = (FIXTURES / "llama-bench" / "zen5-2vcpu-q4_0-small.csv").read_text()

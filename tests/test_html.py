@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from clitools import REPO, run_cli
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 BENCH = REPO / "tests" / "fixtures" / "llama-bench"
 COMMANDS = {
     "estimate": ["estimate", "--model", "bert-large", "--cpu", "icx"],

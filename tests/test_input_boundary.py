@@ -19,6 +19,8 @@ from clitools import REPO, run_cli
 from roofline.errors import SpecError, printable
 from roofline.files.reading import read_bytes
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 PROBE = str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml")
 REPORT = REPO / "validation" / "results" / "zen4-2vcpu-bert-base.json"
 LLAMA = REPO / "tests" / "fuzz_cases" / "llama-config.json"

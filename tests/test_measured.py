@@ -14,6 +14,8 @@ import roofline
 from roofline.catalog.llama_bench import read_llama_bench
 from roofline.catalog.mlperf_log import read_summary, read_system
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 FIX = REPO / "tests" / "fixtures"
 BENCH = FIX / "llama-bench"
 JSON, MD = BENCH / "zen5-2vcpu-llama-3.2-1b.json", BENCH / "zen5-2vcpu-llama-3.2-1b.md"

@@ -17,6 +17,8 @@ from clitools import run_cli
 from roofline.errors import UserError
 from roofline.files.writing import check_target, open_text, replacing, write_text
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 ESTIMATE = ("estimate", "--model", "bert-base", "--cpu", "icx")
 
 

@@ -10,6 +10,8 @@ import zipfile
 import pytest
 from clitools import REPO
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):

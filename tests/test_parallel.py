@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 HERE = Path(__file__).resolve().parent
 
 #: a test file of ``n`` tests that each sleep 0.4 s and write when they ran and on which worker (``mark``: their

@@ -33,6 +33,8 @@ from roofline.serving.request_lengths import fixed_lengths, lognormal_lengths
 from roofline.serving.sampling import Sampling
 from roofline.spec.vocab import Scenario
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 STACK = load_stack("torch-inductor")
 WITH_STACK = EfficiencySource(STACK)
 QUICK = Sampling(requests=1000, warmup=300, replications=6)

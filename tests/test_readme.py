@@ -7,6 +7,8 @@ import re
 import pytest
 from clitools import REPO, run_cli
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 PATTERN = re.compile(r"<!-- output of: (.+?) -->\n```\n\$ (.+?)\n(.*?)```", re.S)
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCKS = [(path.relative_to(REPO).as_posix(), *m) for path in DOCS for m in PATTERN.findall(path.read_text())]

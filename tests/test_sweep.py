@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from roofline.catalog import load_model, load_platform
 from roofline.model.sweep import COLUMNS, plane
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 
 @settings(max_examples=30, deadline=None)
 @given(model=st.sampled_from(["bert-base", "distilbert-base", "llama-3.2-1b", "qwen3-0.6b", "olmoe-1b-7b",

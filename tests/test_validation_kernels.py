@@ -17,7 +17,7 @@ from roofline.validation.torch_env import require_torchao  # noqa: E402
 
 from roofline.catalog import load_platform  # noqa: E402
 
-pytestmark = pytest.mark.kernels
+pytestmark = [pytest.mark.kernels, pytest.mark.slow]  # slow: out of the fast stage
 FAST = TimingSettings(threads=torch.get_num_threads(), rounds=2, min_run_time=0.02)
 SHAPE = Shape("tiny", 32, 64, 128)
 
