@@ -67,3 +67,17 @@ def test_a_bad_stack_name_is_one_line(argv, fragment):
     proc = run_cli(*argv)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and fragment in proc.stderr
+
+
+@pytest.mark.parametrize("name", stack_names())
+def test_stacks_show_says_the_form_and_the_folds_that_differ(name):
+    """Every committed profile stores the form it was fitted in and one per CPU of its records (chosen without that
+    CPU); ``stacks show`` says the form and lists exactly the CPUs whose fold differs."""
+    profile = load_stack(name)
+    assert profile.forms is not None and profile.forms.folds
+    v = stack_values(profile, "")
+    assert v.form == profile.forms.chosen.label
+    assert v.folds == {p: f.label for p, f in profile.forms.folds.items() if f != profile.forms.chosen}
+    out = run_cli("stacks", "show", name, "--brief").stdout
+    assert f"form: {v.form}" in " ".join(out.split())
+    assert all(p in out for p in v.folds)

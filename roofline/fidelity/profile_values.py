@@ -68,7 +68,10 @@ def stack_values(profile: StackProfile, path: str) -> StackValues:
     for name, s in profile.platform_factors.items():
         rows.append(_row("platform_factors", name, s, *PLATFORM_RANGE))
     return StackValues(name=profile.name, file=path, kernels=profile.kernels or None, records=len(profile.records),
-                       accuracy=a, values=rows, at_bound=[r.label for r in rows if r.at_bound])
+                       accuracy=a, values=rows, at_bound=[r.label for r in rows if r.at_bound],
+                       form=profile.forms.chosen.label if profile.forms else None,
+                       folds={p: f.label for p, f in profile.forms.folds.items() if f != profile.forms.chosen}
+                       if profile.forms else None)
 
 
 def summarize(values: StackValues) -> StackSummary:

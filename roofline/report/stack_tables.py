@@ -35,6 +35,10 @@ def render_stack(v: StackValues, brief: bool = False) -> RenderableType:
             Text("on a bound: " + (", ".join(v.at_bound) + " (the figures did not pin these down: read them as "
                                    "limits, not measurements)" if v.at_bound else "none"),
                  style="bold" if v.at_bound else "")]
+    if v.form is not None:
+        differ = "; ".join(f"{p}: {f}" for p, f in sorted((v.folds or {}).items()))
+        head.append(Text(f"form: {v.form} (chosen by the CPUs' leave-one-out figures; each CPU's own fold chosen "
+                         "without it" + (f", where it differs: {differ})" if differ else ": the same on every CPU)")))
     t = table(["value", "", "kind", "fit range", "bound", "figs", "CPUs"], left=("value", "kind", "bound"))
     for r in v.values:
         t.add_row(r.label, f"{sig(r.value)}{' ' + r.unit if r.unit else ''}", r.kind,

@@ -47,6 +47,10 @@ class StackValues:
     values: list[ProfileValue]
     at_bound: list[str]
     """the fitted values on a bound of their range"""
+    form: str | None = None
+    """the form its values are fitted in (:class:`~roofline.spec.stack.FitForm`'s label; null: none stored)"""
+    folds: dict[str, str] | None = None
+    """per CPU of its records, the form of the profile fitted without it, where it differs from ``form``"""
 
 
 @dataclass(frozen=True)
