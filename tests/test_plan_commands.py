@@ -133,6 +133,7 @@ def test_vllm_commands_bind_threads_and_cap_sequences():
         words = shlex.split(p.command)
         assert int(_env(words)["VLLM_CPU_KVCACHE_SPACE"]) == max(1, -(-kv // 1))
         assert _flag(words, "--max-num-seqs") == "16" and _flag(words, "--tensor-parallel-size") == "1"
+        assert _flag(words, "--membind") == str(p.numa_node)
         bench = shlex.split(p.check)
         assert _flag(bench, "--port") == _flag(words, "--port")
         assert (_flag(bench, "--random-input-len"), _flag(bench, "--random-output-len"),
@@ -194,3 +195,17 @@ def test_cli_prints_the_commands_and_the_json_holds_them():
     data = json.loads(proc.stdout)
     assert data["commands"] is True
     assert [p["cores"][0] for p in data["cpus"][0]["deploy"]["processes"]] == [0, 28, 56, 84]
+
+
+def test_the_html_page_shows_each_command_once():
+    from html import escape
+
+    from roofline.report.html import plan_page
+
+    r = roofline.plan("bert-base", "spr", scenario="offline", seq_len=128, instance_cores=28, commands=True)
+    page = plan_page(r, "roofline plan --commands")
+    assert page.count("Commands: each CPU") == 1
+    for p in r.cpus[0].deploy.processes:  # the first line of each, as the text prints it
+        assert page.count(escape(continued(p.command).splitlines()[0])) == 1
+    assert "Commands" not in plan_page(roofline.plan("bert-base", "spr", scenario="offline", seq_len=128,
+                                                     instance_cores=28), "roofline plan")

@@ -17,7 +17,7 @@ Per engine, the flags and where they are documented:
   shared: https://github.com/ggml-org/llama.cpp/blob/master/tools/batched-bench/README.md), whose table
   ``roofline check --from`` reads.
 - **vLLM CPU** (a bf16 or int8 decoder, or ``--engine vllm``): ``VLLM_CPU_OMP_THREADS_BIND`` the cores its OpenMP
-  threads bind to, ``VLLM_CPU_KVCACHE_SPACE`` the KV cache in GiB
+  threads bind to, ``VLLM_CPU_KVCACHE_SPACE`` the KV cache in GiB, ``numactl --membind`` its memory on their node
   (https://docs.vllm.ai/en/latest/getting_started/installation/cpu.html, "Related runtime environment
   variables"), ``vllm serve MODEL --max-num-seqs <slots> --tensor-parallel-size 1 --port``; the check
   ``vllm bench serve --dataset-name random --random-input-len --random-output-len --max-concurrency
@@ -37,10 +37,14 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from enum import Enum
 
 from roofline.results.deploy import Deployment, Process
 from roofline.results.plan import CpuPlan, PlanResult
+from roofline.spec.model import ModelSpec
+from roofline.spec.platform import Platform
 
 
 class Engine(Enum):
@@ -97,7 +101,8 @@ def _layout(r: PlanResult, c: CpuPlan) -> tuple[int, int, int | None, int | None
     """(cores per instance, instances per socket, sequences per instance, users per instance) of what to deploy:
     a concurrency plan's most users within the SLO (else the most users asked), otherwise the best layout with its
     running-sequence cap; None when nothing serves."""
-    if r.scenario == "concurrency":
+    scenario: str = r.scenario  # the result's type names offline and server; a concurrency plan is one too
+    if scenario == "concurrency":
         point = c.max_users or (max(c.users, key=lambda u: u.users) if c.users else None)
         if point is None:
             return None
@@ -109,6 +114,37 @@ def _layout(r: PlanResult, c: CpuPlan) -> tuple[int, int, int | None, int | None
         return b.instance_cores, b.instances_per_socket, None, None
     k = max(1, int(b.max_concurrent_sequences or 1))
     return b.instance_cores, b.instances_per_socket, k, k
+
+
+@dataclass
+class _Want:
+    """What one CPU's commands deploy."""
+
+    r: PlanResult
+    c: CpuPlan
+    socket_cores: int
+    """physical cores per socket: the core ids of socket s start at s x socket_cores"""
+    cores: int
+    """per instance"""
+    per_socket: int
+    slots: int | None
+    """decoders: sequences per instance"""
+    users: int | None
+    prompt: int
+    """the (mean) prompt length"""
+    output: int
+    longest: int
+    """the longest prompt"""
+    decode: bool
+    notes: list[str] = field(default_factory=list)
+
+    def instances(self) -> Iterator[tuple[int, int, list[int]]]:
+        """(number, socket, cores) of every instance of the server, socket by socket."""
+        k = 0
+        for s in range(self.c.sockets):
+            for i in range(self.per_socket):
+                yield k, s, instance_cores(s, i, self.cores, self.socket_cores)
+                k += 1
 
 
 def deployment(r: PlanResult, c: CpuPlan, socket_cores: int, engine: Engine) -> Deployment | None:
@@ -123,105 +159,98 @@ def deployment(r: PlanResult, c: CpuPlan, socket_cores: int, engine: Engine) -> 
     longest = r.lengths.max  # a slot's context holds the longest prompt and its output
     notes = [CORE_ASSUMPTIONS, "MODEL stands for the model file or name; start the processes together, run the "
              "checks together (the plan's rate is a server's with every instance busy)"]
-    build = {Engine.LLAMA_CPP: _llama, Engine.VLLM: _vllm, Engine.TORCH: _torch, Engine.OPENVINO: _openvino}[engine]
-    processes = build(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes)
+    w = _Want(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes)
+    processes = {Engine.LLAMA_CPP: _llama, Engine.VLLM: _vllm, Engine.TORCH: _torch,
+                 Engine.OPENVINO: _openvino}[engine](w)
     return Deployment(engine=engine.value, instance_cores=cores, instances_per_socket=per_socket, sockets=c.sockets,
-                      processes=processes, assumptions=notes)
+                      processes=processes, assumptions=w.notes)
 
 
-def _instances(c: CpuPlan, socket_cores: int, cores: int, per_socket: int):
-    """(number, socket, cores) of every instance of the server, socket by socket."""
-    k = 0
-    for s in range(c.sockets):
-        for i in range(per_socket):
-            yield k, s, instance_cores(s, i, cores, socket_cores)
-            k += 1
-
-
-def _llama(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes):
-    slots = slots or 1
-    if not decode:
-        notes.append("a prompt-only plan: one slot per instance, each prompt a request")
-    ctx = slots * (longest + output)
-    bench_ctx = slots * (prompt + output)
+def _llama(w: _Want) -> list[Process]:
+    slots = w.slots or 1
+    if not w.decode:
+        w.notes.append("a prompt-only plan: one slot per instance, each prompt a request")
+    ctx = slots * (w.longest + w.output)
     out = []
-    for k, s, ids in _instances(c, socket_cores, cores, per_socket):
+    for k, s, ids in w.instances():
         port = PORTS[Engine.LLAMA_CPP] + k
         pin = _numactl(ids, s)
-        serve = pin + ["llama-server", "-m", "MODEL.gguf", "-t", str(cores), "-tb", str(cores), "--parallel",
+        serve = pin + ["llama-server", "-m", "MODEL.gguf", "-t", str(w.cores), "-tb", str(w.cores), "--parallel",
                        str(slots), "-c", str(ctx), "--port", str(port)]
-        check = pin + ["llama-batched-bench", "-m", "MODEL.gguf", "-c", str(bench_ctx), "-npp", str(prompt), "-ntg",
-                       str(output), "-npl", str(slots), "-t", str(cores), "-tb", str(cores)]
-        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=cores, sequences=slots, port=port,
+        check = pin + ["llama-batched-bench", "-m", "MODEL.gguf", "-c", str(slots * (w.prompt + w.output)), "-npp",
+                       str(w.prompt), "-ntg", str(w.output), "-npl", str(slots), "-t", str(w.cores), "-tb",
+                       str(w.cores)]
+        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=w.cores, sequences=slots, port=port,
                            command=_line({}, serve), check=_line({}, check)))
-    notes.append(f"-c {ctx:,}: {slots} slots x ({longest:,} prompt tokens at most + {output:,} output); "
-                 f"llama-batched-bench at the mean prompt, {prompt:,} tokens")
+    w.notes.append(f"-c {ctx:,}: {slots} slots x ({w.longest:,} prompt tokens at most + {w.output:,} output); "
+                   f"llama-batched-bench at the mean prompt, {w.prompt:,} tokens")
     return out
 
 
-def _vllm(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes):
-    slots = slots or 1
-    users = users or slots
+def _vllm(w: _Want) -> list[Process]:
+    slots = w.slots or 1
+    users = w.users or slots
+    c = w.c
     kv_gib = 1
     if c.memory is not None:
-        kv_gib = max(1, math.ceil(slots * (longest + output) * c.memory.kv_bytes_per_token / GIB))
-        notes.append(f"VLLM_CPU_KVCACHE_SPACE={kv_gib} GiB: {slots} sequences x ({longest:,} + {output:,} tokens) x "
-                     f"{c.memory.kv_bytes_per_token:,.0f} bytes per token, rounded up")
-    notes.append("vLLM binds each process's OpenMP threads to VLLM_CPU_OMP_THREADS_BIND (and its memory to their "
-                 "node); MODEL is the Hugging Face name or path")
+        kv_gib = max(1, math.ceil(slots * (w.longest + w.output) * c.memory.kv_bytes_per_token / GIB))
+        w.notes.append(f"VLLM_CPU_KVCACHE_SPACE={kv_gib} GiB: {slots} sequences x ({w.longest:,} + {w.output:,} "
+                       f"tokens) x {c.memory.kv_bytes_per_token:,.0f} bytes per token, rounded up")
+    w.notes.append("vLLM binds each process's OpenMP threads to VLLM_CPU_OMP_THREADS_BIND, numactl --membind its "
+                   "memory (weights, KV cache) to their node; MODEL is the Hugging Face name or path")
     rate = None
-    if r.scenario == "server" and c.best.rps_per_server > 0:
+    if w.r.scenario == "server" and c.best.rps_per_server > 0:
         rate = c.best.rps_per_server / c.best.instances_per_server
     prompts = max(100, 10 * users)
     out = []
-    for k, s, ids in _instances(c, socket_cores, cores, per_socket):
+    for k, s, ids in w.instances():
         port = PORTS[Engine.VLLM] + k
         env = {"VLLM_CPU_OMP_THREADS_BIND": core_span(ids), "VLLM_CPU_KVCACHE_SPACE": str(kv_gib)}
-        serve = ["vllm", "serve", "MODEL", "--max-num-seqs", str(slots), "--tensor-parallel-size", "1", "--port",
-                 str(port)]
+        serve = ["numactl", f"--membind={s}", "vllm", "serve", "MODEL", "--max-num-seqs", str(slots),
+                 "--tensor-parallel-size", "1", "--port", str(port)]
         check = ["vllm", "bench", "serve", "--model", "MODEL", "--port", str(port), "--dataset-name", "random",
-                 "--random-input-len", str(prompt), "--random-output-len", str(output), "--max-concurrency",
+                 "--random-input-len", str(w.prompt), "--random-output-len", str(w.output), "--max-concurrency",
                  str(users), "--num-prompts", str(prompts)]
         if rate is not None:
             check += ["--request-rate", f"{rate:.4g}"]
         check += ["--save-result"]
-        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=cores, sequences=slots, port=port,
+        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=w.cores, sequences=slots, port=port,
                            command=_line(env, serve), check=_line({}, check)))
     return out
 
 
-def _torch(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes):
-    notes.append(f"serve.py stands for the {r.stack or 'torch'} server (one model per process, batches as the plan "
-                 "runs them); no standard benchmark checks it: give its measured rate to roofline check")
+def _torch(w: _Want) -> list[Process]:
+    w.notes.append(f"serve.py stands for the {w.r.stack or 'torch'} server (one model per process, batches as the "
+                   "plan runs them); no standard benchmark checks it: give its measured rate to roofline check")
     out = []
-    for k, s, ids in _instances(c, socket_cores, cores, per_socket):
+    for k, s, ids in w.instances():
         port = PORTS[Engine.TORCH] + k
         serve = _numactl(ids, s) + ["python", "serve.py", "--port", str(port)]
-        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=cores, sequences=slots, port=port,
-                           command=_line({"OMP_NUM_THREADS": str(cores)}, serve)))
+        out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=w.cores, sequences=w.slots,
+                           port=port, command=_line({"OMP_NUM_THREADS": str(w.cores)}, serve)))
     return out
 
 
-def _openvino(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes):
-    notes.append(f"one process per socket: its {per_socket} instances are OpenVINO streams of {cores} threads "
-                 "sharing one copy of the weights; MODEL.xml is the IR, -shape gives every input one shape")
-    threads = per_socket * cores
+def _openvino(w: _Want) -> list[Process]:
+    n, threads = w.per_socket, w.per_socket * w.cores
+    w.notes.append(f"one process per socket: its {n} instances are OpenVINO streams of {w.cores} threads sharing one "
+                   "copy of the weights; MODEL.xml is the IR, -shape gives every input one shape")
     out = []
-    for s in range(c.sockets):
-        ids = [i for k in range(per_socket) for i in instance_cores(s, k, cores, socket_cores)]
+    for s in range(w.c.sockets):
+        ids = [i for k in range(n) for i in instance_cores(s, k, w.cores, w.socket_cores)]
         port = PORTS[Engine.OPENVINO] + s
         pin = _numactl(ids, s)
-        config = f'{{"NUM_STREAMS": "{per_socket}", "INFERENCE_NUM_THREADS": "{threads}"}}'
+        config = f'{{"NUM_STREAMS": "{n}", "INFERENCE_NUM_THREADS": "{threads}"}}'
         serve = pin + ["ovms", "--model_path", "MODEL_DIR", "--model_name", "model", "--port", str(port),
                        "--rest_port", str(port - 1000), "--target_device", "CPU", "--plugin_config", config]
-        check = pin + ["benchmark_app", "-m", "MODEL.xml", "-d", "CPU", "-hint", "none", "-nstreams", str(per_socket),
-                       "-nthreads", str(threads), "-nireq", str(per_socket), "-shape", f"[1,{prompt}]"]
-        out.append(Process(socket=s, numa_node=s, cores=ids, instances=per_socket, threads=threads,
-                           sequences=slots, port=port, command=_line({}, serve), check=_line({}, check)))
+        check = pin + ["benchmark_app", "-m", "MODEL.xml", "-d", "CPU", "-hint", "none", "-nstreams", str(n),
+                       "-nthreads", str(threads), "-nireq", str(n), "-shape", f"[1,{w.prompt}]"]
+        out.append(Process(socket=s, numa_node=s, cores=ids, instances=n, threads=threads, sequences=w.slots,
+                           port=port, command=_line({}, serve), check=_line({}, check)))
     return out
 
 
-def with_commands(r: PlanResult, platforms, model, engine: str | None = None) -> PlanResult:
+def with_commands(r: PlanResult, platforms: list[Platform], model: ModelSpec, engine: str | None = None) -> PlanResult:
     """``r`` with each CPU's :class:`~roofline.results.deploy.Deployment` (``platforms``: the plan's, in its CPUs'
     order; ``engine``: the engine's name, default :func:`engine_for`)."""
     from dataclasses import replace
@@ -237,6 +266,6 @@ def with_commands(r: PlanResult, platforms, model, engine: str | None = None) ->
         except Exception:  # a GGUF mix's name: not one recipe, a GGUF precision all the same
             gguf = True
         chosen = engine_for(r.stack, r.precision, r.phase == "decode", gguf)
-    cpus = [replace(c, deploy=deployment(r, c, int(p.cores_per_socket.value), chosen))
-            for c, p in zip(r.cpus, platforms)]
+    cpus = [replace(c, deploy=deployment(r, c, int(p.cores_per_socket.value or c.cores_per_socket), chosen))
+            for c, p in zip(r.cpus, platforms)]  # the CPUs as given, one per platform
     return replace(r, cpus=cpus, commands=True)

@@ -22,7 +22,7 @@ WIDTH = 78
 def continued(command: str, width: int = WIDTH) -> str:
     """``command`` over lines of at most ``width`` characters where its words allow, each but the last ending in
     `` \\`` and the next indented: the shell reads it back as the one line."""
-    words, units = [shlex.quote(x) for x in shlex.split(command)], []
+    words, units = [shlex.quote(x) for x in shlex.split(command)], list[str]()
     for w in words:  # a flag and its value stay on one line
         if units and units[-1].startswith("-") and " " not in units[-1] and not w.startswith("-"):
             units[-1] += " " + w

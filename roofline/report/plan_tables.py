@@ -234,6 +234,4 @@ def render_plan(r: PlanResult, all_layouts: bool = True, brief: bool = False) ->
     from roofline.report.deploy_tables import render_commands
 
     commands = render_commands(r)
-    if commands is not None and brief:
-        return document([*headline(r), Text(""), commands], brief=True)
     return document(headline(r), sections + ([commands] if commands is not None else []), brief=brief)
