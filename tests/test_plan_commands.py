@@ -209,3 +209,24 @@ def test_the_html_page_shows_each_command_once():
         assert page.count(escape(continued(p.command).splitlines()[0])) == 1
     assert "Commands" not in plan_page(roofline.plan("bert-base", "spr", scenario="offline", seq_len=128,
                                                      instance_cores=28), "roofline plan")
+
+
+def test_cores_of_a_partial_socket_are_numbered_from_the_sockets_first_core():
+    """--cores 20 on a 56-core socket: socket 1's instances start at core 56, not at 20."""
+    r = roofline.plan("bert-base", "spr", scenario="offline", seq_len=128, cores=20, instance_cores=10, commands=True)
+    d = r.cpus[0].deploy
+    assert [p.cores[0] for p in d.processes] == [0, 10, 56, 66]
+    _partition(r.cpus[0], 56, _numactl_cores)
+
+
+def test_a_cpu_that_serves_nothing_gets_no_commands_and_says_so():
+    r = roofline.plan("llama-3.2-1b", "spr", precision="q4_0", seq_len=512, output_len=128, memory_gb=0.5,
+                      instance_cores=28, commands=True)
+    assert not r.cpus[0].meets and r.cpus[0].deploy is None and r.commands
+    from rich.console import Console
+
+    from roofline.report.deploy_tables import render_commands
+
+    console = Console(width=100, record=True)
+    console.print(render_commands(r))
+    assert "spr: no layout serves, nothing to deploy" in console.export_text()
