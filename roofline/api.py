@@ -502,13 +502,13 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
         users=tuple(a.concurrency) if a.get("concurrency") else None,
     )
+    if a.get("engine") and not a.get("commands"):
+        raise UserError("--engine chooses the engine of --commands: give --commands too")
     result = capacity_plan(platforms, spec, a.precision, options)
     if a.get("commands"):
         from roofline.capacity.deploy import with_commands
 
         result = with_commands(result, platforms, spec, a.get("engine"))
-    elif a.get("engine"):
-        raise UserError("--engine chooses the engine of --commands: give --commands too")
     return result
 
 
