@@ -480,7 +480,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, batch_watermark_tokens, max_wait_ms,
     output_len, ttft_ms, tpot_ms, concurrency, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
-    memory_model, ceiling, bandwidth, seed
+    memory_model, ceiling, bandwidth, seed, commands, engine
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions
     from roofline.capacity import plan as capacity_plan
@@ -502,7 +502,14 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
         users=tuple(a.concurrency) if a.get("concurrency") else None,
     )
-    return capacity_plan(platforms, spec, a.precision, options)
+    if a.get("engine") and not a.get("commands"):
+        raise UserError("--engine chooses the engine of --commands: give --commands too")
+    result = capacity_plan(platforms, spec, a.precision, options)
+    if a.get("commands"):
+        from roofline.capacity.deploy import with_commands
+
+        result = with_commands(result, platforms, spec, a.get("engine"))
+    return result
 
 
 DEFAULT_SEQ_LEN = 256

@@ -532,6 +532,11 @@ PLAN = Command("plan", (
     SOCKETS.but(help="sockets per server, 1 to 64 (default: all the platform file has); the rate, memory and price "
                 "are a server's of that many"),
     Arg("seed", "the simulation's random seed, 0 to 4,294,967,295 (default 0)", Int(0, 2**32 - 1), default=0),
+    Arg("commands", "per CPU, the commands that deploy its best layout on one server (each instance pinned to its "
+        "cores and NUMA node, the engine's thread and batch flags) and the benchmark that checks it", switch=True,
+        default=False),
+    Arg("engine", "with --commands: the engine to deploy, llama.cpp, vllm, torch or openvino (default: the stack "
+        "profile's; vllm for a bf16 or int8 decoder)", Choice(("llama.cpp", "vllm", "torch", "openvino"))),
 ))
 
 SWEEP = Command("sweep", (

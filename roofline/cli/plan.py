@@ -43,7 +43,16 @@ def run(args: argparse.Namespace) -> int:
     def render():
         from roofline.report.plan_tables import render_plan
 
-        return render_plan(result, all_layouts=not args.best_only, brief=args.brief)
+        out = render_plan(result, all_layouts=not args.best_only, brief=args.brief)
+        if not args.brief:
+            return out
+        from rich.console import Group
+        from rich.text import Text
+
+        from roofline.report.deploy_tables import render_commands
+
+        commands = render_commands(result)  # asked for: shown under the headline too
+        return out if commands is None else Group(out, Text(""), commands)
 
     def draw(result, path):
         from roofline.report.plan_chart import plot_plan

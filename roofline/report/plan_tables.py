@@ -231,4 +231,7 @@ def render_plan(r: PlanResult, all_layouts: bool = True, brief: bool = False) ->
     if all_layouts:
         sections += [_decoder_layouts(r, c) if r.phase == "decode" else _encoder_layouts(r, c) for c in r.cpus]
     sections.append(section("Notes", None, _notes(r)))
-    return document(headline(r), sections, brief=brief)
+    from roofline.report.deploy_tables import render_commands
+
+    commands = render_commands(r)
+    return document(headline(r), sections + ([commands] if commands is not None else []), brief=brief)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.results import JsonResult
+from roofline.results.deploy import Deployment
 from roofline.spec import PYDANTIC_CONFIG
 
 SCHEMA_VERSION = 2
@@ -229,6 +230,9 @@ class CpuPlan:
     max_users: UsersPoint | None = None
     """concurrency scenario with --ttft-ms or --tpot-ms: the most users one server holds within them (null: not
     even one)"""
+    deploy: Deployment | None = None
+    """``--commands``: the processes that deploy the best layout on one server and the benchmarks that check it
+    (null: not asked, or no layout serves)"""
 
 
 @dataclass(frozen=True)
@@ -305,4 +309,6 @@ class PlanResult(JsonResult):
     """encoders: a batch closes once its tokens reach this many (null: at ``max_batch_tokens``)"""
     batching_from: str | None = None
     """the stack profile whose serving harness's batching the plan took (null: the arguments', or the default)"""
+    commands: bool = False
+    """``--commands``: each CPU's ``deploy`` holds the commands of its best layout"""
     schema_version: int = SCHEMA_VERSION
