@@ -111,7 +111,7 @@ def estimate(model: Any = None, cpu: Any = None, **flags: Any):
 
     Arguments: precision, baseline, batch, seq_len, phase, context, bandwidth, memory_model, cores, instance_cores,
     sockets, group_size, kv_dtype, quantize_lm_head, calibration, stack, separate_qkv, f_gemm, gemm_speedup,
-    non_gemm_speedup, calibration_any_platform (``roofline estimate --help``)."""
+    non_gemm_speedup, calibration_any_platform, server_overhead_w (``roofline estimate --help``)."""
     return run_estimate(checked(A.ESTIMATE, {"model": model, "cpu": cpu, **flags}))
 
 
@@ -143,10 +143,12 @@ def estimate_inputs(a: Values):
 
 def run_estimate(a: Values):
     """The estimate of checked arguments (also what ``plot`` draws)."""
+    from roofline.model.energy import estimate_energy
     from roofline.model.estimate import estimate as model_estimate
 
     platform, platform_file, spec, query = estimate_inputs(a)
-    return model_estimate(platform, spec, query, platform_file=platform_file)
+    result = model_estimate(platform, spec, query, platform_file=platform_file)
+    return estimate_energy(result, platform, a.get("server_overhead_w") or 0.0)
 
 
 # ------------------------------------------------------------------------------- footprint
@@ -480,12 +482,13 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, batch_watermark_tokens, max_wait_ms,
     output_len, ttft_ms, tpot_ms, concurrency, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
-    memory_model, ceiling, bandwidth, seed, commands, engine
+    memory_model, ceiling, bandwidth, seed, commands, engine, price_per_kwh, server_overhead_w
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions
     from roofline.capacity import plan as capacity_plan
     from roofline.catalog import resolve
     from roofline.model.build import CeilingSpec
+    from roofline.model.energy import plan_with_energy
 
     a = checked(A.PLAN, {"model": model, "cpu": cpu, **flags})
     _require("plan", a, "model", "cpu")
@@ -505,6 +508,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     if a.get("engine") and not a.get("commands"):
         raise UserError("--engine chooses the engine of --commands: give --commands too")
     result = capacity_plan(platforms, spec, a.precision, options)
+    result = plan_with_energy(result, platforms, overhead_w=a.server_overhead_w, price_per_kwh=a.price_per_kwh)
     if a.get("commands"):
         from roofline.capacity.deploy import with_commands
 
@@ -597,7 +601,7 @@ def sweep(model: Any = None, cpu: Any = None, **flags: Any):
     ``t.write("grid.parquet")``.
 
     Arguments: precision, batch, seq_len (lists, or ``start:stop[:step]`` strings), phase, context, bandwidth,
-    memory_model, cores, instance_cores."""
+    memory_model, cores, instance_cores, server_overhead_w."""
     from roofline.model.build import CeilingSpec, LayoutSpec
     from roofline.model.sweep import sweep_table
 
@@ -606,4 +610,5 @@ def sweep(model: Any = None, cpu: Any = None, **flags: Any):
     return sweep_table(platforms, models, precisions, batches, seqs,
                        grid=grid_words(models, platforms, precisions, batches, seqs), phase=a.phase,
                        context=a.context, ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
-                       layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores))
+                       layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
+                       overhead_w=a.server_overhead_w)

@@ -451,11 +451,19 @@ EFFICIENCIES = (CALIBRATION, ANY_PLATFORM, STACK)
 OVERRIDES = (F_GEMM, GEMM_SPEEDUP, NON_GEMM_SPEEDUP)
 
 
+SERVER_OVERHEAD_W = Arg("server_overhead_w", "energy: watts a busy server draws beyond its sockets' TDP (DRAM, fans, "
+                        "power-supply losses), per server, 0 to 100,000 (default 0: the sockets only)",
+                        Float(0, 1e5, "watts"), default=0.0)
+PRICE_PER_KWH = Arg("price_per_kwh", "energy price per kWh, 0 to 1,000: the energy of a busy server (sockets x TDP + "
+                    "--server-overhead-w) priced into the cost per million, added to --price-per-hour's share",
+                    Float(0, 1e3, "price per kWh"))
+
+
 # ------------------------------------------------------------------------------- the commands
 
 ESTIMATE = Command("estimate", (
     MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, GROUP_SIZE, KV_DTYPE, QUANTIZE_LM_HEAD, *EFFICIENCIES,
-    SOCKETS, SEPARATE_QKV, *OVERRIDES))
+    SOCKETS, SEPARATE_QKV, *OVERRIDES, SERVER_OVERHEAD_W))
 
 FOOTPRINT = Command("footprint", (
     MODEL,
@@ -537,6 +545,7 @@ PLAN = Command("plan", (
         default=False),
     Arg("engine", "with --commands: the engine to deploy, llama.cpp, vllm, torch or openvino (default: the stack "
         "profile's; vllm for a bf16 or int8 decoder)", Choice(("llama.cpp", "vllm", "torch", "openvino"))),
+    PRICE_PER_KWH, SERVER_OVERHEAD_W,
 ))
 
 SWEEP = Command("sweep", (
@@ -548,6 +557,7 @@ SWEEP = Command("sweep", (
     Arg("seq_len", f"e.g. 128,256 or 64:512:64, values 1 to {MAX_TOKENS:,} (default 256)", Axis(1, MAX_TOKENS),
         many=True),
     PHASE, CONTEXT_ARG.but(help=f"decode: tokens in the KV cache, 0 to {MAX_TOKENS:,}"), BANDWIDTH, *LAYOUT, SOCKETS,
+    SERVER_OVERHEAD_W,
 ))
 
 PLOT = Command("plot", (MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, SOCKETS,

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from roofline.calc.energy import joules_per_unit
 from roofline.files.columns import Block, Constant, Words
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions, build_steps
+from roofline.model.energy import power_draw
 from roofline.model.step import BOUNDS
 from roofline.model.workload import make_workload
 from roofline.results.sweep import COLUMNS, SweepTable
@@ -89,6 +91,9 @@ class Plane:
     weight_bytes: np.ndarray
     """weights read per step (estimate's ``weight_bytes``: a mixture of experts reads the experts its tokens chose)"""
     llc_resident: bool
+    power_w: float | None = None
+    """a busy server's draw, sockets used x TDP + overhead (:func:`roofline.model.energy.power_draw`); None: no
+    power figure"""
 
     def __len__(self) -> int:
         return len(self.batch)
@@ -96,6 +101,16 @@ class Plane:
     @property
     def throughput_per_s(self) -> np.ndarray:
         return self.batch / self.step_time_s
+
+    @property
+    def joules_per_sample(self) -> np.ndarray | None:
+        """``P / throughput_per_s``: a sequence's forward pass or prefill, or one decode token of a sequence."""
+        return None if self.power_w is None else joules_per_unit(self.power_w, self.throughput_per_s)
+
+    @property
+    def joules_per_token(self) -> np.ndarray | None:
+        """``P x step_time_s / m``: per token the step processes."""
+        return None if self.power_w is None else joules_per_unit(self.power_w, self.m / self.step_time_s)
 
     def block(self) -> Block:
         """The plane's rows as a table block."""
@@ -106,11 +121,13 @@ class Plane:
             "step_time_s": self.step_time_s, "throughput_per_s": self.throughput_per_s,
             "aggregate_ops_per_s": self.aggregate_ops_per_s, "bound": Words(self.bound, BOUND_WORDS),
             "weight_bytes": self.weight_bytes, "llc_resident": Constant(self.llc_resident),
+            **{k: Constant(None) if v is None else v for k, v in (("joules_per_sample", self.joules_per_sample),
+                                                                  ("joules_per_token", self.joules_per_token))},
         })
 
     def rows(self) -> Iterator[dict]:
         """The rows as dictionaries (plain Python values), one per point."""
-        throughput = self.throughput_per_s
+        throughput, per_sample, per_token = self.throughput_per_s, self.joules_per_sample, self.joules_per_token
         for i in range(len(self)):
             yield {
                 "model": self.model, "cpu": self.cpu, "precision": self.precision, "phase": self.phase,
@@ -119,16 +136,19 @@ class Plane:
                 "throughput_per_s": float(throughput[i]), "aggregate_ops_per_s": float(self.aggregate_ops_per_s[i]),
                 "bound": BOUND_WORDS[int(self.bound[i])], "weight_bytes": float(self.weight_bytes[i]),
                 "llc_resident": self.llc_resident,
+                "joules_per_sample": None if per_sample is None else float(per_sample[i]),
+                "joules_per_token": None if per_token is None else float(per_token[i]),
             }
 
 
 def _evaluate(platform: Platform, model: ModelSpec, work, precisions: list[str], b: np.ndarray, s: np.ndarray, *,
-              ceiling: CeilingSpec, layout: LayoutSpec) -> list[Plane]:
+              ceiling: CeilingSpec, layout: LayoutSpec, overhead_w: float = 0.0) -> list[Plane]:
     """Every precision at the points ``(b[i], s[i])``: one :func:`build_steps` call."""
     b, s = b.astype(float), s.astype(float)
     steps = build_steps(platform, work, precisions, layout=layout, ceiling=ceiling,
                         options=StepOptions(realistic=False), batch=b, seq_len=s)
     res = steps.res
+    power_w = power_draw(platform, res.layout.sockets, overhead_w).watts
     decode = work.phase is Phase.DECODE
     tokens = (b if decode else b * s).astype(np.int64)
     out = []
@@ -138,7 +158,7 @@ def _evaluate(platform: Platform, model: ModelSpec, work, precisions: list[str],
         out.append(Plane(model.name, platform.name, built.name, work.phase.value, b.astype(np.int64),
                          s.astype(np.int64), work.context if decode else None, tokens, step.gemm_time, step.step_time,
                          step.aggregate, np.asarray(step.bound, dtype=np.int64),
-                         np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident))
+                         np.broadcast_to(step.weight_read_bytes, b.shape).astype(float), resident, power_w))
     return out
 
 
@@ -160,7 +180,7 @@ def plane(platform: Platform, model: ModelSpec, precision: str, batches: Sequenc
 def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: Sequence[int] | AxisValues,
           seq_lens: Sequence[int] | AxisValues, *, phase: Phase | None = None, context: int | None = None,
           ceiling: CeilingSpec = CeilingSpec(), layout: LayoutSpec = LayoutSpec(),
-          chunk: int = CHUNK_POINTS) -> Iterator[Plane]:
+          chunk: int = CHUNK_POINTS, overhead_w: float = 0.0) -> Iterator[Plane]:
     """Every plane, a chunk of points at a time: (model, CPU) in order, then chunk by chunk, each chunk's
     precisions in turn."""
     batches = batches if isinstance(batches, AxisValues) else AxisValues(batches)
@@ -171,7 +191,7 @@ def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[s
         for start in range(0, n, chunk):
             idx = np.arange(start, min(start + chunk, n))
             yield from _evaluate(platform, model, work, precisions, batches.take(idx // n_seq),
-                                 seq_lens.take(idx % n_seq), ceiling=ceiling, layout=layout)
+                                 seq_lens.take(idx % n_seq), ceiling=ceiling, layout=layout, overhead_w=overhead_w)
 
 
 def sweep_table(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: AxisValues,

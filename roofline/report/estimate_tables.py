@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from roofline.report.energy_lines import estimate_line
 from roofline.report.estimate_headline import bands, headline
 from roofline.report.fmt import giga, mega, ms, pct, ratio, realistic_basis, sig, tera
 from roofline.report.headline import to_rich
@@ -54,7 +55,7 @@ def platform_table(r: EstimateResult) -> RenderableType:
 def ceilings_table(r: EstimateResult) -> list[RenderableType]:
     """The attainable ceiling, the bound and the realistic estimate side by side (levels model)."""
     if r.memory_model == "paper":
-        return []
+        return [section("Energy", None, [estimate_line(r)])] if r.energy is not None else []
     unit = "tok/s" if r.workload.phase == "decode" else "seq/s"
     t = table(["precision", f"attainable {unit}", f"bound {unit}", f"realistic {unit}", "of attainable"],
               left=("precision",))
@@ -67,7 +68,8 @@ def ceilings_table(r: EstimateResult) -> list[RenderableType]:
         "boost at one), "
         "STREAM-class DRAM bandwidth, datasheet ops per cycle; bound: the highest clock the datasheet allows and the "
         "theoretical bandwidth, which no real run may beat" + ("" if r.ceiling == "attainable" else
-                                                              "; --ceiling bound: the figures above are the bound's")])]
+                                                              "; --ceiling bound: the figures above are the bound's"),
+        estimate_line(r)])]
 
 
 def gemm_table(r: EstimateResult, pr: PrecisionResult) -> RenderableType:

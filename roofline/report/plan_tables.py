@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from roofline.report.energy_lines import plan_joules, plan_note, shows_energy
 from roofline.report.fmt import ms, sig
 from roofline.report.style import document, grid, section, table
 from roofline.results.plan import CpuPlan, PlanLayout, PlanResult, batch_limits
@@ -98,6 +99,8 @@ def _summary(r: PlanResult) -> Group:
     if server:
         cols += ["TTFT p99", "TPOT p99"] if decode else ["p99 ms"]
     cols += ["servers", "$/M tok" if decode else "$/M req"]
+    energy = shows_energy(r)
+    cols += ["J/tok" if decode else "J/req"] if energy else []
     title = "Best layout per CPU: instances x cores per socket x sockets, rates per server"
     sec = _table(title + (", p99 in ms" if server else ""), cols, left=("cpu", "layout"))
     t = _rows(sec)
@@ -126,6 +129,7 @@ def _summary(r: PlanResult) -> Group:
             row += [_ms(b.ttft_p99_s), _ms(b.tpot_p99_s)] if decode else [_ms(b.p99_s)]
         cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
         row += ["-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}"]
+        row += [plan_joules(c, decode)] if energy else []
         t.add_row(*row)
     return sec
 
@@ -163,6 +167,7 @@ def _notes(r: PlanResult) -> list[str]:
                        f"{m.weight_bytes / 1e9:.3g} GB of weights, {m.kv_bytes_per_token / 1e3:.4g} kB per token, "
                        f"{m.tokens_per_sequence:,.0f} tokens per sequence")
         out += [n for n in c.notes if n != c.best_reason]
+        out += [plan_note(c, r.phase == "decode")] if c.energy is not None and shows_energy(r) else []
     s = r.simulation
     if r.scenario == "server" or any(c.curve for c in r.cpus):
         out.append(f"simulation: {s.replications} replications of at least {s.requests_per_replication:,} requests, "

@@ -17,23 +17,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline.results import JsonResult
+from roofline.results.energy import EstimateEnergy
+from roofline.results.provenance import Provenance
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.stack import Accuracy
 
 SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where an input number came from."""
-
-    __pydantic_config__ = PYDANTIC_CONFIG
-
-    what: str
-    value: str
-    kind: str
-    """datasheet | measured | paper | derived | assumed"""
-    source: str
 
 
 @dataclass(frozen=True)
@@ -339,3 +328,6 @@ class EstimateResult(JsonResult):
     """levels: which ceiling ``step_time_s`` is (the attainable one: the nominal all-core clock of the busy cores,
     STREAM-class bandwidth; or the bound: the highest clock the datasheet allows, theoretical bandwidth)"""
     schema_version: int = SCHEMA_VERSION
+    energy: EstimateEnergy | None = None
+    """joules per sequence (decode: per token) at a busy server's power, sockets x TDP + overhead (null: not
+    computed; ``energy.power.watts`` null: no power figure)"""

@@ -16,6 +16,7 @@ from typing import Literal
 
 from roofline.results import JsonResult
 from roofline.results.deploy import Deployment
+from roofline.results.energy import PlanEnergy
 from roofline.spec import PYDANTIC_CONFIG
 
 SCHEMA_VERSION = 2
@@ -207,7 +208,8 @@ class CpuPlan:
     """ceil(target_rps / (best.rps_per_server x utilization)); null without a target, or when no layout meets"""
     price_per_hour: float | None
     cost_per_million_requests: float | None
-    """price_per_hour / (best.rps_per_server x utilization x 3600) x 1e6"""
+    """price_per_hour / (best.rps_per_server x utilization x 3600) x 1e6, plus the energy's cost at --price-per-kwh
+    (``energy``) when given"""
     ceiling: CeilingPlan | None
     """the same plan at the ceiling's service times (its own best layout)"""
     curve: list[CurvePoint]
@@ -233,6 +235,9 @@ class CpuPlan:
     deploy: Deployment | None = None
     """``--commands``: the processes that deploy the best layout on one server and the benchmarks that check it
     (null: not asked, or no layout serves)"""
+    energy: PlanEnergy | None = None
+    """the best layout's power per server, joules per request (and token) and their cost at --price-per-kwh (null:
+    not computed)"""
 
 
 @dataclass(frozen=True)

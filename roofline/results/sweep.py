@@ -3,7 +3,9 @@
 Columns (SI units, the unit in each name): ``model``, ``cpu``, ``precision``, ``phase``, ``batch``,
 ``seq_len``, ``context`` (decode only, else missing), ``m`` (GEMM rows: tokens per step), ``gemm_time_s``,
 ``step_time_s``, ``throughput_per_s`` (sequences per second of the whole platform), ``aggregate_ops_per_s``,
-``bound``, ``weight_bytes`` (weights read per step), ``llc_resident``.
+``bound``, ``weight_bytes`` (weights read per step), ``llc_resident``, ``joules_per_sample`` and
+``joules_per_token`` (a busy server's sockets x TDP + --server-overhead-w over the sequences, or the tokens
+(``m`` per step), per second; missing where the platform file gives no TDP).
 
 The table is lazy: the grid is evaluated block by block (:meth:`SweepTable.blocks`) when it is written or
 converted, so a sweep of 1e8 points streams to a file in the memory of one block; ``to_pandas``,
@@ -23,7 +25,7 @@ SCHEMA = Schema((
     ("model", "text"), ("cpu", "text"), ("precision", "text"), ("phase", "text"), ("batch", "int"),
     ("seq_len", "int"), ("context", "int"), ("m", "int"), ("gemm_time_s", "float"), ("step_time_s", "float"),
     ("throughput_per_s", "float"), ("aggregate_ops_per_s", "float"), ("bound", "text"), ("weight_bytes", "float"),
-    ("llc_resident", "bool"),
+    ("llc_resident", "bool"), ("joules_per_sample", "float"), ("joules_per_token", "float"),
 ))
 COLUMNS = SCHEMA.names
 

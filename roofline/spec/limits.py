@@ -73,6 +73,8 @@ LIMITS: dict[str, Limit] = {
                                               low_open=False),
     "platform.l2.read_gb_per_s": Limit(0.1, 1_000_000, "GB/s", "1 PB/s per socket is beyond any cache",
                                        low_open=False),
+    "platform.power.*": Limit(0.1, 10_000, "W", "server CPUs draw 100 to 500 W per socket; 10 kW is beyond any "
+                              "socket", low_open=False),
     # ------------------------------------------------------------------ model files and config.json
     "model.hidden_size": Limit(1, 1 << 20, "", "a million-wide hidden state is no transformer", low_open=False),
     "model.intermediate_size": Limit(1, 1 << 22, "", "beyond any transformer's MLP", low_open=False),

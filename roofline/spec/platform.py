@@ -12,6 +12,7 @@ from typing import Literal
 
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_schema_version, check_sourced
+from roofline.spec.power import Power
 from roofline.spec.sourced import UNMEASURED, Sourced
 from roofline.units import GIGA, MIB
 
@@ -138,6 +139,9 @@ class Platform:
     whole machine. A guest's idle vCPUs say nothing of the host's other cores, which other guests keep busy, so
     the attainable ceiling gives a few busy cores no more than the all-core clock (``frequency_ghz``); the bound
     still allows the boost"""
+    power: Power | None = None
+    """per socket: TDP, idle and measured package power (the energy figures of estimate, plan and sweep); null:
+    no power figure"""
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
@@ -269,13 +273,13 @@ class Platform:
 def platform_fingerprint(p: Platform) -> str:
     """A platform's measured identity: the SHA-256 of every number and source it holds, its name, aliases,
     description and notes left out (every probe is named ``host``; the same probe copied and renamed is the
-    same host), and its core's name (a label of the microarchitecture, which a file may add later)."""
+    same host), its power figures (datasheet figures a file may add later), and its core's name (a label of the microarchitecture, which a file may add later)."""
     import dataclasses
     import hashlib
     import json
 
     data = dataclasses.asdict(p)
-    for k in ("name", "aliases", "description", "notes", "core"):
+    for k in ("name", "aliases", "description", "notes", "core", "power"):
         data.pop(k, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
