@@ -44,7 +44,7 @@ def power_draw(platform: Platform, sockets: int, overhead_w: float = 0.0) -> Pow
                          FULL_LOAD), overhead]
     return PowerDraw(watts=watts, sockets=sockets, tdp_w=tdp, overhead_w=overhead_w, inputs=inputs,
                      note=f"{sockets} x {tdp:g} W TDP" + (f" + {overhead_w:g} W" if overhead_w else "")
-                     + f" = {watts:g} W per server at full load (assumed)")
+                     + f" = {watts:g} W, full load assumed")
 
 
 def estimate_energy(r: EstimateResult, platform: Platform, overhead_w: float = 0.0) -> EstimateResult:

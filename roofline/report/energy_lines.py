@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 from roofline.report.fmt import sig
-from roofline.results.energy import PlanEnergy, PowerDraw
+from roofline.results.energy import PlanEnergy
 from roofline.results.estimate import EstimateResult
 from roofline.results.plan import CpuPlan
 
 
-def _power(p: PowerDraw) -> str:
-    """``2 x 350 W TDP = 700 W per server at full load (assumed; TDP: datasheet)``."""
-    tdp = next((i for i in p.inputs if i.what == "power.tdp_w"), None)
-    return p.note[:-1] + f"; TDP: {tdp.kind})" if tdp is not None and p.note.endswith(")") else p.note
-
-
 def estimate_line(r: EstimateResult) -> str:
-    """``energy: 2 x 350 W TDP = 700 W ... : fp32 7.91 J/seq at the ceiling, 10.9 realistic; ...`` (or why none)."""
+    """``energy at 2 x 350 W TDP = 700 W, full load assumed, J/seq at the attainable ceiling / realistic: fp32
+    7.91 / 10.9; ...`` (or why there is none)."""
     e = r.energy
     if e is None:
         return ""
     if e.power.watts is None:
         return f"energy: {e.power.note}"
     unit = "J/tok" if r.workload.phase == "decode" else "J/seq"
-    figures = "; ".join(f"{f.precision} {sig(f.joules)} {unit} at the {r.ceiling} ceiling, {sig(f.realistic_joules)} "
-                        "realistic" for f in e.figures)
-    return f"energy at {_power(e.power)}: {figures} (inputs below, --json: energy)"
+    figures = "; ".join(f"{f.precision} {sig(f.joules)} / {sig(f.realistic_joules)}" for f in e.figures)
+    return f"energy at {e.power.note}, {unit} at the {r.ceiling} ceiling / realistic: {figures}"
 
 
 def plan_joules(c: CpuPlan, decode: bool) -> str:
@@ -35,19 +29,19 @@ def plan_joules(c: CpuPlan, decode: bool) -> str:
 
 
 def plan_note(c: CpuPlan, decode: bool) -> str:
-    """``spr: energy at 2 x 350 W TDP = 700 W ...: 0.517 J per request; at 0.2 per kWh 0.0287 per million,
-    in $/M req`` (or: no power figure, the cost per million without energy)."""
+    """``spr: 2 x 350 W TDP = 700 W, full load assumed: 0.517 J per request; at 0.2/kWh 0.0287 per million
+    requests, included in $/M req`` (or: no power figure, and the cost per million without energy)."""
     e: PlanEnergy | None = c.energy
     if e is None:
         return ""
     if e.power.watts is None:
         unpriced = ", so the cost per million leaves energy out" if e.price_per_kwh is not None else ""
-        return f"{c.cpu}: energy: {e.power.note}{unpriced}"
+        return f"{c.cpu}: {e.power.note}{unpriced}"
     j = e.joules_per_token if decode else e.joules_per_request
     if j is None:
-        return f"{c.cpu}: energy at {_power(e.power)}: no rate, no figure"
+        return f"{c.cpu}: {e.power.note}: no rate, no energy figure"
     what = "output token" if decode else "request"
-    line = f"{c.cpu}: energy at {_power(e.power)}: {sig(j)} J per {what}"
+    line = f"{c.cpu}: {e.power.note}: {sig(j)} J per {what}"
     if decode and e.joules_per_request is not None:
         line += f" ({sig(e.joules_per_request)} J per request)"
     cost = e.energy_cost_per_million_tokens if decode else e.energy_cost_per_million_requests
