@@ -11,6 +11,7 @@ from rich.console import Console
 import roofline
 from roofline.catalog import builtin_dir, load_platform
 from roofline.errors import SpecError, UserError
+from roofline.report.catalog_tables import render_platform
 from roofline.report.estimate_tables import render_estimate
 from roofline.report.plan_tables import render_plan
 
@@ -35,6 +36,8 @@ def test_platform_files_give_the_datasheet_tdp_with_its_row(cpu):
     assert re.search(r"github\.com/\S+/blob/[0-9a-f]{40}/\S+#L\d+", p.tdp_w.source), p.tdp_w.source
     assert not p.idle_w.known and p.idle_w.unknown  # no source states one: unknown, with the reason
     assert (tdp.what, tdp.kind, tdp.source) == ("power.tdp_w", "datasheet", p.tdp_w.source)
+    shown = text(render_platform(load_platform(str(builtin_dir("platforms") / f"{cpu}.toml"))))
+    assert re.search(rf"power\.tdp_w +{watts} W +datasheet", shown) and re.search(r"power\.idle_w +unknown", shown)
 
 
 def test_estimate_joules_per_sequence_is_the_servers_tdp_over_its_throughput():

@@ -76,6 +76,10 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
             _sourced_row(t, "l2.read_bytes_per_cycle", p.l2.read_bytes_per_cycle, " B/cycle/core")
         if p.l2.read_gb_per_s.known:
             _sourced_row(t, "l2.read", p.l2.read_gb_per_s, " GB/s")
+    if p.power is not None:  # per socket: what the energy figures of estimate, plan and sweep are priced at
+        for name in ("tdp_w", "idle_w", "measured_w"):
+            if getattr(p.power, name).known or name != "measured_w":
+                _sourced_row(t, f"power.{name}", getattr(p.power, name), " W")
     sockets = int(p.sockets.value)
     peaks = table(["path", "dtype", "peak Tops/s", "BP ops/B"], left=("path", "dtype"))
     for name, c in p.compute.items():
