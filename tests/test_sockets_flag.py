@@ -43,3 +43,20 @@ def test_a_typed_gguf_rate_is_priced_by_llama_cpp():
     assert r.rates[0].stack == "llama.cpp"
     assert roofline.check(model="llama-3.1-8b", cpu="genoa", precision="bf16", tokens_per_s=10.0,
                           phase="decode").rates[0].stack == "torch-inductor"
+
+
+def test_the_sweep_command_line_takes_sockets(tmp_path):
+    """The CLI's sweep builds its layout with --sockets as the API's does: half the sockets, half the rate."""
+    import csv
+
+    from clitools import run_cli
+
+    rate = {}
+    for s in (1, 2):
+        out = tmp_path / f"s{s}.csv"
+        done = run_cli("sweep", "--model", "llama-3.1-8b", "--cpu", "genoa", "--precision", "bf16", "--phase",
+                       "decode", "--instance-cores", "96", "--sockets", str(s), "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        (row,) = csv.DictReader(out.open())
+        rate[s] = float(row["throughput_per_s"])
+    assert rate[2] == pytest.approx(2 * rate[1], rel=1e-9)

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     grid = grid_words(models, platforms, precisions, batches, seqs)
     table = sweep_table(platforms, models, precisions, batches, seqs, grid=grid, phase=a.phase, context=a.context,
                         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
-                        layout=LayoutSpec(cores=a.cores, instance_cores=a.instance_cores),
+                        layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
                         overhead_w=a.server_overhead_w)
     to_file = bool(args.output and args.output != "-")
     with _interrupt_between_blocks() as interrupted:
