@@ -20,7 +20,7 @@ from typing import Any
 from roofline.spec import limits
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
-MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"}
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "glm4_moe"}
 #: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
@@ -52,6 +52,7 @@ ARCHITECTURE_TYPES = {
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
     "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
     "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
+    "glm4moe": "glm4_moe",
     "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
     "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
 }
@@ -106,10 +107,12 @@ KEY_TYPES: dict[str, Any] = {
     # Gemma 3 and Llama 4
     "sliding_window_pattern": INT, "attention_chunk_size": INT, "no_rope_layers": LIST_INT,
     "interleave_moe_layer_step": INT, "moe_layers": LIST_INT, "intermediate_size_mlp": INT,
+    # GLM-4.5 (glm4_moe)
+    "use_qk_norm": bool, "partial_rotary_factor": float,
     # sliding-window attention
     "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
-_TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or false", INT: "a whole number",
+_TYPE_WORDS = {float: "a number", str: "a string", LIST_STR: "a list of strings", bool: "true or false", INT: "a whole number",
                LIST_INT: "a list of whole numbers"}
 
 #: the range of a config.json key that is not a ModelSpec field of the same name
@@ -161,6 +164,8 @@ def _is(want: Any, value: Any) -> bool:
         return type(value) is list and all(type(v) is str for v in value)
     if want is LIST_INT:
         return type(value) is list and all(type(v) is int for v in value)
+    if want is float:  # JSON writes 1.0 and 1 alike
+        return type(value) in (int, float)
     return type(value) is want
 
 
@@ -273,6 +278,10 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     if model_type == "llama4_text":  # dense layers use intermediate_size_mlp; experts and the shared one intermediate_size
         if cfg.get("intermediate_size_mlp") is not None:
             fields["intermediate_size"] = cfg["intermediate_size_mlp"]
+    if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v biases (attention_bias), none on o_proj; q/k norms if asked
+        fields["o_proj_bias"] = False
+        fields["qk_norm"] = bool(cfg.get("use_qk_norm"))
+    _check_rotary_fraction(cfg)
     if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too
         fields["expert_bias"] = True
         fields["attention_sinks"] = True  # GptOssAttention's sinks: one learned logit per head and layer
@@ -280,6 +289,15 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
     return fields
+
+
+def _check_rotary_fraction(cfg: dict[str, Any]) -> None:
+    """``partial_rotary_factor`` (GLM-4.5 0.5, Qwen3-Next 0.25): the share of each head's dimensions rotated. It
+    changes no shape and costs no GEMM work (rotary embeddings are left out of every step); only its range is
+    checked."""
+    f = cfg.get("partial_rotary_factor")
+    if f is not None and not 0 < f <= 1:
+        raise ConfigError("partial_rotary_factor", f"the share of each head's dimensions rotated, in (0, 1]; got {f}")
 
 
 # ------------------------------------------------------------------ multi-head latent attention
