@@ -125,3 +125,122 @@ def test_estimate_runs_for_glm(name):
     d = out["precisions"]["q4_k_m"]["decode"]
     layers = 92 if name == "glm-4.5" else 46
     assert d["tokens_per_s"] > 0 and d["kv_cache_bytes"] == 1024 * layers * 2048 * 2
+
+
+# ------------------------------------------------------------------ Falcon
+
+
+@pytest.mark.parametrize("name, folder", [("falcon-40b", "falcon-40b"), ("falcon-7b", "falcon-7b"),
+                                          ("chatglm3-6b", "chatglm3-6b")])
+def test_renamed_catalog_entries_are_their_configs(name, folder):
+    assert_same_model(load_model(name), config_model(folder))
+
+
+def _falcon_by_hand(h, layers, heads, kv, norms):
+    """One fused query_key_value of (heads + 2 kv) x 64 outputs, dense h x h, a plain MLP of 4h (two matrices),
+    ``norms`` LayerNorms per block (weight and bias) and the final ln_f; the embedding tied to the lm_head."""
+    return layers * (h * (heads + 2 * kv) * 64 + h * h + 2 * h * 4 * h + norms * 2 * h) + 2 * h + 65024 * h
+
+
+@pytest.mark.parametrize("name, shape, published", [("falcon-40b", (8192, 60, 128, 8, 2), 40e9),
+                                                    ("falcon-7b", (4544, 32, 71, 1, 1), 7e9)])
+def test_falcon_counts_by_hand_and_published(name, shape, published):
+    """The count is the layer shapes by hand: Falcon-40B 41.30B, Falcon-7B 6.92B. The model cards give "40B" and "7B",
+    a name to one or two digits rather than a count: within 5% (the 40B name sits 3.2% under the count)."""
+    m = load_model(name)
+    count = sum(groups(m).values())
+    assert count == _falcon_by_hand(*shape)
+    assert abs(count / published - 1) < 0.05
+    assert active_params(m) == count  # dense
+
+
+def test_falcon_config_reading():
+    """Falcon-40B: num_kv_heads 8 under new_decoder_architecture, two LayerNorms; Falcon-7B: multi_query gives one
+    key-value head, one LayerNorm (parallel_attn); without parallel_attn a block has two. The MLP is plain of 4 x
+    hidden and nothing has a bias (bias false)."""
+    big, small = config_model("falcon-40b"), config_model("falcon-7b")
+    assert (big.kv_heads, big.norms_per_layer, big.intermediate_size, big.gated_mlp) == (8, 2, 32768, False)
+    assert (small.kv_heads, small.norms_per_layer, small.head_size) == (1, 1, 64)
+    assert not (big.attention_bias or big.mlp_bias) and big.layer_norm and big.tie_word_embeddings
+    sequential = hf_config_to_fields({**config("falcon-7b"), "parallel_attn": False}, "x", "t")
+    assert sequential["norms_per_layer"] == 2
+    mha = hf_config_to_fields({**config("falcon-7b"), "multi_query": False}, "x", "t")
+    assert mha["num_key_value_heads"] == 71
+    biased = hf_config_to_fields({**config("falcon-40b"), "bias": True, "ffn_hidden_size": 1000}, "x", "t")
+    assert (biased["attention_bias"], biased["mlp_bias"], biased["intermediate_size"]) == (True, True, 1000)
+
+
+def test_falcon_kv_cache_by_hand():
+    """Falcon-7B caches one key-value head of 64: 2 x 64 x 32 layers = 4,096 elements, 8,192 bytes per token in F16;
+    Falcon-40B 2 x 8 x 64 x 60 = 61,440 elements."""
+    assert make_workload(load_model("falcon-7b"), Phase.DECODE, 1, 1, 1000).kv_cache_elements() == 4096 * 1000
+    assert make_workload(load_model("falcon-40b"), Phase.DECODE, 3, 1, 100).kv_cache_elements() == 3 * 61_440 * 100
+
+
+@pytest.mark.parametrize("change, key", [({"alibi": True}, "alibi: ALiBi"),
+                                         ({"num_ln_in_parallel_attn": 3}, "num_ln_in_parallel_attn: 3"),
+                                         ({"multi_query": "yes"}, "multi_query: must be true or false"),
+                                         ({"num_kv_heads": 0}, "num_kv_heads: must be a positive")])
+def test_falcon_refusals_by_name(change, key):
+    """ALiBi adds a bias to every score, which is not priced; a LayerNorm count Falcon does not have; wrong types."""
+    with pytest.raises(ConfigError, match=key):
+        hf_config_to_fields({**config("falcon-40b"), **change}, "x", "t")
+
+
+# ------------------------------------------------------------------ ChatGLM3
+
+
+def test_chatglm3_count_by_hand_and_published():
+    """Per layer: query_key_value 4096 x (32 + 2 x 2) x 128 with its bias (4,608), dense 4096 x 4096, SwiGLU 3 x 4096
+    x 13696, two RMSNorms; a final norm; embedding and output_layer of 65,024 rows: 6,243,584,000. Published "6.2B"
+    (two digits: 6.15B to 6.25B)."""
+    m = load_model("chatglm3-6b")
+    layer = 4096 * 36 * 128 + 4608 + 4096 * 4096 + 3 * 4096 * 13696 + 2 * 4096
+    count = sum(groups(m).values())
+    assert count == 28 * layer + 4096 + 2 * 65024 * 4096 == 6_243_584_000
+    assert 6.15e9 <= count < 6.25e9
+
+
+def test_chatglm_config_reading():
+    """ChatGLM's own names: num_layers, padded_vocab_size, ffn_hidden_size, kv_channels, multi_query_group_num,
+    seq_length; add_qkv_bias gives q/k/v biases, add_bias_linear every bias; rmsnorm false a LayerNorm. GLM-4-9B's
+    config writes num_hidden_layers beside num_layers: equal, read; different, refused."""
+    m = config_model("chatglm3-6b")
+    assert (m.num_hidden_layers, m.vocab_size, m.intermediate_size, m.head_size, m.kv_heads) == (28, 65024, 13696, 128, 2)
+    assert (m.max_position_embeddings, m.attention_bias, m.o_proj_bias, m.mlp_bias, m.gated_mlp) == (
+        8192, True, False, False, True)
+    cfg = config("chatglm3-6b")
+    biased = hf_config_to_fields({**cfg, "add_bias_linear": True, "rmsnorm": False}, "x", "t")
+    assert (biased["o_proj_bias"], biased["mlp_bias"], biased["norm"]) == (True, True, "layer")
+    mha = hf_config_to_fields({**cfg, "multi_query_attention": False}, "x", "t")
+    assert mha["num_key_value_heads"] == 32
+    assert hf_config_to_fields({**cfg, "num_hidden_layers": 28}, "x", "t")["num_hidden_layers"] == 28
+    with pytest.raises(ConfigError, match="num_layers: 28 differs from num_hidden_layers 40"):
+        hf_config_to_fields({**cfg, "num_hidden_layers": 40}, "x", "t")
+
+
+def test_chatglm3_kv_cache_by_hand():
+    """2 groups x 128 x 2 (K and V) x 28 layers = 14,336 elements, 28,672 bytes per token in F16."""
+    m = load_model("chatglm3-6b")
+    assert m.kv_width * m.num_hidden_layers * 2 == 28_672
+    assert make_workload(m, Phase.DECODE, 1, 1, 8000).kv_cache_elements() == 14_336 * 8000
+
+
+@pytest.mark.parametrize("change, key", [({"pre_seq_len": 128}, "pre_seq_len: a prefix encoder"),
+                                         ({"post_layer_norm": False}, "post_layer_norm: false"),
+                                         ({"position_encoding_2d": True}, "position_encoding_2d"),
+                                         ({"kv_channels": "128"}, "kv_channels: must be a whole number"),
+                                         ({"num_layers": 10**9}, "num_layers")])
+def test_chatglm_refusals_by_name(change, key):
+    """A prefix encoder, a missing final norm and ChatGLM-6B's 2-D positions change shapes this tool does not price;
+    wrong types and absurd sizes are one line naming ChatGLM's own key."""
+    with pytest.raises(ConfigError, match=key):
+        hf_config_to_fields({**config("chatglm3-6b"), **change}, "x", "t")
+
+
+@pytest.mark.parametrize("name", ["falcon-40b", "falcon-7b", "chatglm3-6b"])
+def test_estimate_runs_for_falcon_and_chatglm(name):
+    out = run_json("estimate", "--model", name, "--cpu", "genoa", "--phase", "decode", "--precision", "q4_k_m")
+    d = out["precisions"]["q4_k_m"]["decode"]
+    per_token = {"falcon-40b": 61_440, "falcon-7b": 4096, "chatglm3-6b": 14_336}[name]
+    assert d["tokens_per_s"] > 0 and d["kv_cache_bytes"] == 1024 * per_token * 2

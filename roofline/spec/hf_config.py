@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from roofline.spec import limits
+from roofline.spec.hf_renamed import KEY_TYPES_BY_MODEL, LIMIT_OF, renamed_config
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
 MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "glm4_moe"}
@@ -31,7 +32,7 @@ ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "cam
 #: activation, down: StarCoder2's c_fc/c_proj). The activation alone does not tell: Gemma's
 #: gelu_pytorch_tanh is gated, StarCoder2's is not.
 GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "llama4_text", "phi3",
-                  "granite", "olmo", "olmo2", "deepseek", *MOE_TYPES, *MLA_TYPES}
+                  "granite", "olmo", "olmo2", "deepseek", "chatglm", *MOE_TYPES, *MLA_TYPES}
 
 #: multimodal checkpoints whose text model is their ``text_config`` (its model type when it names none): the
 #: text decoder is priced, the vision tower and projector are not counted
@@ -42,7 +43,8 @@ TEXT_CONFIG_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 #: configuration_gemma3.py, ``Gemma3TextConfig.__init__``
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "tie_word_embeddings": True,
                         "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}
-PLAIN_DECODERS = {"starcoder2"}
+#: Falcon's keys are renamed first (:mod:`roofline.spec.hf_renamed`); so are ChatGLM's
+PLAIN_DECODERS = {"starcoder2", "falcon"}
 DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
 #: the model_type of a transformers architecture class, by its name without ``For...`` / ``Model`` (lower case, no
@@ -52,7 +54,7 @@ ARCHITECTURE_TYPES = {
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
     "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
     "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
-    "glm4moe": "glm4_moe",
+    "glm4moe": "glm4_moe", "falcon": "falcon", "chatglm": "chatglm",
     "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
     "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
 }
@@ -170,15 +172,17 @@ def _is(want: Any, value: Any) -> bool:
 
 
 def _check_types(cfg: dict[str, Any]) -> None:
-    """Every key read here has its JSON type, and every number its range (before anything loops over it)."""
+    """Every key read here has its JSON type, and every number its range (before anything loops over it); a Falcon or
+    ChatGLM config's own keys too (:data:`~roofline.spec.hf_renamed.KEY_TYPES_BY_MODEL`)."""
+    own = KEY_TYPES_BY_MODEL.get(str(cfg.get("model_type", "")).lower(), {})
     for key, value in cfg.items():
         name = _ALIASES.get(key, key)
-        want = KEY_TYPES.get(name)
+        want = own.get(key) or KEY_TYPES.get(name)
         if want is None or value is None:
             continue
         if not _is(want, value):
             raise ConfigError(key, f"must be {_TYPE_WORDS[want]}, got {_shown(value)}")
-        limit = _LIMIT_KEYS.get(name, f"model.{name}")
+        limit = _LIMIT_KEYS.get(name) or (LIMIT_OF.get(key) if key in own else None) or f"model.{name}"
         if want is INT and limit in limits.LIMITS:
             if value < 1 <= limits.LIMITS[limit].low:
                 raise ConfigError(key, f"must be a positive whole number, got {value}")
@@ -216,6 +220,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     cfg, outer = text_model(cfg)
     _check_types(cfg)
     _check_modelled(cfg)
+    cfg, renamed = renamed_config(cfg, model_type_of(cfg))
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
     model_type = model_type_of(cfg)
     archs = " ".join(cfg.get("architectures") or [])
@@ -288,6 +293,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     fields.update(moe)
     fields.update(mla_fields(cfg))
     fields.update(sliding_window_fields(cfg, model_type, layers))
+    fields.update(renamed)
     return fields
 
 
