@@ -244,3 +244,111 @@ def test_estimate_runs_for_falcon_and_chatglm(name):
     d = out["precisions"]["q4_k_m"]["decode"]
     per_token = {"falcon-40b": 61_440, "falcon-7b": 4096, "chatglm3-6b": 14_336}[name]
     assert d["tokens_per_s"] > 0 and d["kv_cache_bytes"] == 1024 * per_token * 2
+
+
+# ------------------------------------------------------------------ Qwen3-Next: Gated DeltaNet and full attention
+
+
+def test_qwen3_next_catalog_entry_is_its_config():
+    m = config_model("qwen3-next-80b-a3b")
+    assert_same_model(load_model("qwen3-next-80b-a3b"), m)
+    # full_attention_interval 4: layer i is full attention when (i + 1) % 4 == 0 (transformers' Qwen3NextConfig)
+    assert m.attention_layers == 12 and 3 not in m.linear_attention_layers and 0 in m.linear_attention_layers
+    assert m.attention_output_gate and m.qk_norm and m.shared_expert_gate
+
+
+def test_qwen3_next_counts_by_hand_and_published():
+    """By hand per full-attention layer: q_proj 2 x 16 x 256 (queries and the output gate), k and v 2 x 256, o_proj,
+    q/k norms of 256; per linear layer: in_proj_qkvz (2 x 16 x 128 + 2 x 32 x 128), in_proj_ba (2 x 32), out_proj
+    (32 x 128), the convolution's 8,192 x 4 weights, dt_bias and A_log (32 each), the gated norm (128); per layer 512
+    experts and a shared one of 3 x 2048 x 512, the router and the shared expert's gate (513 x 2048), two norms.
+    Published (model card): 80B total, 79B non-embedding, 3B activated, each to its last digit (79.67B, 79.36B;
+    3.25B active without the embedding and lm_head, as Qwen3-30B-A3B's 3.3B is its "A3B")."""
+    m = load_model("qwen3-next-80b-a3b")
+    h = 2048
+    full = 2 * 4096 * h + 2 * 512 * h + h * 4096 + 2 * 256
+    linear = 12288 * h + 64 * h + h * 4096 + 8192 * 4 + 2 * 32 + 128
+    expert = 3 * h * 512
+    moe = 512 * expert + expert + 513 * h
+    total = 12 * full + 36 * linear + 48 * (moe + 2 * h) + h + 2 * 151936 * h
+    g = groups(m)
+    assert sum(g.values()) == total
+    assert 79.5e9 <= total < 80.5e9
+    assert 78.5e9 <= total - g["embeddings"] < 79.5e9
+    active = active_params(m) - g["embeddings"] - g["lm_head"]
+    assert active == total - 2 * 151936 * h - 48 * (512 - 10) * expert
+    assert 2.5e9 <= active < 3.5e9
+
+
+def test_qwen3_next_state_and_kv_by_hand():
+    """The KV cache: 12 full-attention layers x 2 x 2 heads x 256 = 12,288 elements per token. The state: 36 linear
+    layers x (32 heads x 128 x 128 + 8,192 channels x 3 past inputs) = 19,759,104 elements per sequence, F32 (as
+    llama.cpp keeps recurrent states): 79,036,416 bytes, the same at any context."""
+    m = load_model("qwen3-next-80b-a3b")
+    assert m.linear_state_elements == 36 * (32 * 128 * 128 + 8192 * 3) == 19_759_104
+    for context in (1000, 100_000):
+        work = make_workload(m, Phase.DECODE, 2, 1, context)
+        assert work.kv_cache_elements() == 2 * 12_288 * context
+        assert work.state_bytes() == 2 * 19_759_104 * 4
+
+
+def test_qwen3_next_decode_step_work_by_hand():
+    """One decode step (batch 3): the linear layers' op does 7 d_k d_v per value head (the gated delta rule) and
+    2 C K (the convolution) per token and layer, and reads and writes the state once; the softmax attention op reads
+    the cache of the 12 full layers only; the GEMM rows are the full layers' (q doubled by the gate) and the linear
+    layers' projections."""
+    m = load_model("qwen3-next-80b-a3b")
+    work = make_workload(m, Phase.DECODE, 3, 1, 4096)
+    ops = {o.name: o for o in work.ops()}
+    lin = ops["linear_attention"]
+    assert float(lin.flops) == 36 * 3 * (7 * 32 * 128 * 128 + 2 * 8192 * 4)
+    assert float(lin.state_bytes) == 2 * 36 * 3 * 548_864 * 4
+    assert float(ops["attention"].kv_elements) == 3 * 12 * 2 * 2 * 256 * 4096
+    gemms, _ = work.gemms()
+    rows = {n: (float(mm), int(nn), int(k), float(c)) for n, mm, nn, k, c in
+            zip(gemms.names, gemms.m, gemms.n, gemms.k, gemms.count)}
+    assert rows["qkv"] == (3.0, 2 * 4096 + 2 * 512, 2048, 12.0)
+    assert rows["attn_out"] == (3.0, 2048, 4096, 12.0)
+    assert rows["lin_qkvz"] == (3.0, 12288, 2048, 36.0) and rows["lin_out"] == (3.0, 2048, 4096, 36.0)
+    assert rows["lin_ba"] == (3.0, 64, 2048, 36.0)
+
+
+def test_linear_attention_formula_on_a_small_case():
+    """calc/linear_attention on 1 layer, 1 key and 2 value heads of d_k 2, d_v 3, kernel 2, 5 sequences of one token:
+    C = 2 x 2 + 2 x 3 = 10; flops 5 x (7 x 2 x 2 x 3 + 2 x 10 x 2) = 620; state 2 x 2 x 3 + 10 x 1 = 22 per sequence,
+    read and written: 2 x 5 x 22 x 4 bytes."""
+    from roofline.calc.linear_attention import linear_attention, state_elements
+
+    assert state_elements(k_heads=1, v_heads=2, d_k=2, d_v=3, conv_kernel=2) == 22
+    op = linear_attention(batch=5, q_len=1, layers=1, k_heads=1, v_heads=2, d_k=2, d_v=3, conv_kernel=2)
+    assert float(op.flops) == 620 and float(op.state_bytes) == 2 * 5 * 22 * 4 and not op.matmul
+
+
+def test_qwen3_next_estimate_at_long_context():
+    """At a 128k context the linear layers' state stays 79 MB per sequence while the 12 full layers' F16 cache grows:
+    kv_cache_bytes is the two together."""
+    out = run_json("estimate", "--model", "qwen3-next-80b-a3b", "--cpu", "genoa", "--phase", "decode", "--precision",
+                   "q4_k_m", "--context", "131072")
+    d = out["precisions"]["q4_k_m"]["decode"]
+    assert d["tokens_per_s"] > 0 and d["kv_cache_bytes"] == 131072 * 12_288 * 2 + 19_759_104 * 4
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"layer_types": ["linear_attention", "mamba", "linear_attention", "full_attention"] * 12}, "layer_types: 'mamba'"),
+    ({"linear_conv_kernel_dim": None}, "linear_conv_kernel_dim: linear-attention layers need"),
+    ({"linear_num_value_heads": 20}, "linear_num_value_heads: 20 is not a multiple"),
+    ({"use_sliding_window": True, "sliding_window": 4096}, "use_sliding_window"),
+    ({"full_attention_interval": None}, "full_attention_interval"),
+])
+def test_qwen3_next_refusals_by_name(change, key):
+    """A kind of layer, a missing state dimension, value heads that do not share key heads evenly, a window in the
+    hybrid, and a hybrid that names no full-attention layers: each refused naming the key."""
+    with pytest.raises(ConfigError, match=key):
+        hf_config_to_fields({**config("qwen3-next-80b-a3b"), **change}, "x", "t")
+
+
+def test_linear_attention_keys_outside_qwen3_next_stay_refused():
+    """The state keys on a model type this tool does not read them for are refused as before, naming the key."""
+    cfg = {**config("qwen3-next-80b-a3b"), "model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"]}
+    with pytest.raises(ConfigError, match="full_attention_interval: linear-attention layers"):
+        hf_config_to_fields(cfg, "x", "t")

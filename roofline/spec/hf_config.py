@@ -21,7 +21,9 @@ from roofline.spec import limits
 from roofline.spec.hf_renamed import KEY_TYPES_BY_MODEL, LIMIT_OF, renamed_config
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
-MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "glm4_moe"}
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "glm4_moe", "qwen3_next"}
+#: decoders with linear-attention layers of a fixed-size state (:func:`linear_attention_fields`)
+LINEAR_TYPES = {"qwen3_next"}
 #: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
@@ -54,7 +56,7 @@ ARCHITECTURE_TYPES = {
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
     "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
     "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
-    "glm4moe": "glm4_moe", "falcon": "falcon", "chatglm": "chatglm",
+    "glm4moe": "glm4_moe", "falcon": "falcon", "chatglm": "chatglm", "qwen3next": "qwen3_next",
     "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
     "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
 }
@@ -111,6 +113,9 @@ KEY_TYPES: dict[str, Any] = {
     "interleave_moe_layer_step": INT, "moe_layers": LIST_INT, "intermediate_size_mlp": INT,
     # GLM-4.5 (glm4_moe)
     "use_qk_norm": bool, "partial_rotary_factor": float,
+    # Qwen3-Next's linear attention
+    "full_attention_interval": INT, "linear_num_key_heads": INT, "linear_num_value_heads": INT,
+    "linear_key_head_dim": INT, "linear_value_head_dim": INT, "linear_conv_kernel_dim": INT,
     # sliding-window attention
     "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
@@ -126,7 +131,10 @@ _LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "mo
                "num_nextn_predict_layers": "model.nextn_predict_layers",
                "sliding_window_pattern": "config.sliding_window_pattern",
                "attention_chunk_size": "model.sliding_window", "interleave_moe_layer_step": "config.decoder_sparse_step",
-               "intermediate_size_mlp": "model.intermediate_size"}
+               "intermediate_size_mlp": "model.intermediate_size",
+               "full_attention_interval": "model.num_hidden_layers", "linear_num_key_heads": "model.num_attention_heads",
+               "linear_num_value_heads": "model.num_attention_heads", "linear_key_head_dim": "model.head_dim",
+               "linear_value_head_dim": "model.head_dim", "linear_conv_kernel_dim": "model.head_dim"}
 
 #: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
 _UNMODELLED_KEYS = {
@@ -142,7 +150,8 @@ _UNMODELLED_KEYS = {
 }
 #: the keys of _UNMODELLED_KEYS that these model types define and this tool reads
 _MODELLED_BY_TYPE = {"sliding_window_pattern": {"gemma3_text"}, "attention_chunk_size": {"llama4_text"}}
-_SSM_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_", "linear_conv_")
+_LINEAR_KEYS = ("linear_num_", "linear_key_", "linear_value_", "linear_conv_")
+_SSM_PREFIXES = ("mamba_", "ssm_", *_LINEAR_KEYS)
 _NON_ATTENTION_LAYER = re.compile(r"mamba|ssm|linear|conv|recurrent|rnn|delta", re.I)
 #: the kinds of layer a ``layer_types`` list may name
 _LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
@@ -199,6 +208,9 @@ def _check_modelled(cfg: dict[str, Any]) -> None:
             continue
         if model_type in _MODELLED_BY_TYPE.get(key, ()):
             continue
+        if model_type in LINEAR_TYPES and (key in ("full_attention_interval", "layer_types") or
+                                           key.startswith(_LINEAR_KEYS)):
+            continue  # read by linear_attention_fields, which refuses a kind of layer it does not know
         what = _UNMODELLED_KEYS.get(key)
         if what is None and key.startswith(_SSM_PREFIXES):
             what = "linear-attention layers" if key.startswith("linear_") else "hybrid Mamba/SSM layers"
@@ -262,7 +274,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     layers = cfg.get("num_hidden_layers") or 0
     moe = moe_fields(cfg, model_type)  # an expert key this tool does not read is the more telling refusal
     fields["gated_mlp"] = _gated(cfg, model_type)
-    fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe"}
+    fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe", "qwen3_next"}
     bias = cfg.get("use_bias")  # StarCoder2: every projection and the MLP carry a bias
     qwen2 = model_type in ("qwen2", "qwen2_moe")  # q/k/v biases, none on the output projection
     fields["attention_bias"] = bool(_first(cfg.get("attention_bias"), bias, qwen2))
@@ -292,7 +304,10 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
         fields["attention_sinks"] = True  # GptOssAttention's sinks: one learned logit per head and layer
     fields.update(moe)
     fields.update(mla_fields(cfg))
-    fields.update(sliding_window_fields(cfg, model_type, layers))
+    if model_type in LINEAR_TYPES:
+        fields.update(linear_attention_fields(cfg, layers))
+    else:
+        fields.update(sliding_window_fields(cfg, model_type, layers))
     fields.update(renamed)
     return fields
 
@@ -304,6 +319,49 @@ def _check_rotary_fraction(cfg: dict[str, Any]) -> None:
     f = cfg.get("partial_rotary_factor")
     if f is not None and not 0 < f <= 1:
         raise ConfigError("partial_rotary_factor", f"the share of each head's dimensions rotated, in (0, 1]; got {f}")
+
+
+# ------------------------------------------------------------------ linear attention (Qwen3-Next)
+
+_LINEAR_DIMS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+                "linear_conv_kernel_dim")
+
+
+def linear_attention_fields(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Qwen3-Next's hybrid: its Gated DeltaNet layers (``layer_types`` ``linear_attention``, else every layer but each
+    ``full_attention_interval``-th: transformers' Qwen3NextConfig, ``"linear_attention" if bool((i + 1) % interval)``)
+    with their dimensions (:data:`_LINEAR_DIMS`, each required), and the full-attention layers' output gate
+    (Qwen3NextAttention's ``q_proj`` of ``2 heads head_dim``). A sliding window or a kind of layer other than these two
+    is refused naming the key."""
+    if cfg.get("use_sliding_window") and cfg.get("sliding_window"):
+        raise ConfigError("use_sliding_window", "a sliding window in a linear-attention hybrid is not modelled")
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != layers:
+            raise ConfigError("layer_types", f"{len(types)} entries for {layers} layers (num_hidden_layers)")
+        odd = sorted(set(types) - {"linear_attention", "full_attention"})
+        if odd:
+            raise ConfigError("layer_types", f"{', '.join(map(repr, odd[:3]))}: not a kind of layer this tool prices "
+                                             "in a hybrid (linear_attention, full_attention)")
+        linear = tuple(i for i, t in enumerate(types) if t == "linear_attention")
+    else:
+        interval = cfg.get("full_attention_interval")
+        if interval is None:
+            raise ConfigError("full_attention_interval", "a linear-attention hybrid names its full-attention layers "
+                                                         "(full_attention_interval or layer_types)")
+        linear = tuple(i for i in range(layers) if (i + 1) % interval)
+    if not linear:
+        return {"attention_output_gate": True}
+    missing = [k for k in _LINEAR_DIMS if not cfg.get(k)]
+    if missing:
+        raise ConfigError(missing[0], f"linear-attention layers need {', '.join(_LINEAR_DIMS)}")
+    if cfg["linear_num_value_heads"] % cfg["linear_num_key_heads"]:
+        raise ConfigError("linear_num_value_heads", f"{cfg['linear_num_value_heads']} is not a multiple of "
+                                                    f"linear_num_key_heads {cfg['linear_num_key_heads']}")
+    if len(linear) == layers:
+        raise ConfigError("full_attention_interval", "every layer linear: a model without softmax attention is not "
+                                                     "modelled")
+    return {"linear_attention_layers": linear, "attention_output_gate": True, **{k: cfg[k] for k in _LINEAR_DIMS}}
 
 
 # ------------------------------------------------------------------ multi-head latent attention
@@ -523,7 +581,7 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         out["moe_intermediate_size"] = cfg["moe_intermediate_size"]
     if cfg.get("shared_expert_intermediate_size"):
         out["shared_expert_intermediate_size"] = cfg["shared_expert_intermediate_size"]
-        out["shared_expert_gate"] = model_type == "qwen2_moe"
+        out["shared_expert_gate"] = model_type in ("qwen2_moe", "qwen3_next")
     elif cfg.get("n_shared_experts"):
         width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size") or 0
         out["shared_expert_intermediate_size"] = cfg["n_shared_experts"] * width
