@@ -352,3 +352,12 @@ def test_linear_attention_keys_outside_qwen3_next_stay_refused():
     cfg = {**config("qwen3-next-80b-a3b"), "model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"]}
     with pytest.raises(ConfigError, match="full_attention_interval: linear-attention layers"):
         hf_config_to_fields(cfg, "x", "t")
+
+
+def test_qwen3_next_plan_counts_the_state_per_sequence():
+    """A capacity plan's memory per token of a sequence (256-token prompts + 128 output tokens by default): the
+    full-attention layers' F16 cache, 12,288 x 2 bytes, plus the 79,036,416-byte state spread over its 384 tokens."""
+    out = run_json("plan", "--model", "qwen3-next-80b-a3b", "--cpu", "genoa", "--precision", "q4_k_m")
+    mem = out["cpus"][0]["memory"]
+    assert mem["tokens_per_sequence"] == 384
+    assert mem["kv_bytes_per_token"] == pytest.approx(12_288 * 2 + 19_759_104 * 4 / 384, rel=1e-12)
