@@ -361,3 +361,35 @@ def test_qwen3_next_plan_counts_the_state_per_sequence():
     mem = out["cpus"][0]["memory"]
     assert mem["tokens_per_sequence"] == 384
     assert mem["kv_bytes_per_token"] == pytest.approx(12_288 * 2 + 19_759_104 * 4 / 384, rel=1e-12)
+
+
+def test_output_gate_alone_doubles_q_in_weights_and_rows_alike():
+    """A model whose every layer is full attention with the gate (full_attention_interval 1): no linear layers, q_proj
+    twice the query width in the footprint and in the step's qkv row, the same weights either way."""
+    from roofline.model.footprint import weight_params
+
+    cfg = {**config("qwen3-next-80b-a3b"), "full_attention_interval": 1}
+    m = ModelSpec(**hf_config_to_fields(cfg, "x", "t"))
+    assert m.linear_attention_layers == () and m.attention_output_gate and m.linear_state_elements == 0
+    work = make_workload(m, Phase.DECODE, 1, 1, 16)
+    gemms, lm_head = work.gemms()
+    qkv = list(gemms.names).index("qkv")
+    assert int(gemms.n[qkv]) == 2 * 4096 + 2 * 512 and float(gemms.count[qkv]) == 48
+    step = sum(int(n) * int(k) * c for n, k, c, head in zip(gemms.n, gemms.k, work.weight_set_counts(gemms), lm_head)
+               if not head)
+    assert step + 151936 * 2048 == weight_params(m) - 151936 * 2048  # the rows hold every matrix but the embedding
+
+
+@pytest.mark.parametrize("name", ["glm-4.5-air", "falcon-7b", "falcon-40b", "chatglm3-6b", "qwen3-next-80b-a3b"])
+def test_step_rows_hold_the_footprint_matrices(name):
+    """The GEMM rows of a step, each expert counted (weight_set_counts), hold exactly the footprint's matrices but the
+    embedding table and the lm_head: the shapes a step prices are the shapes counted (the MTP layer in neither)."""
+    from roofline.model.footprint import weight_params
+
+    m = load_model(name)
+    work = make_workload(m, Phase.DECODE, 1, 1, 16)
+    gemms, lm_head = work.gemms()
+    rows = sum(int(n) * int(k) * c for n, k, c, head in zip(gemms.n, gemms.k, work.weight_set_counts(gemms), lm_head)
+               if not head)
+    tables = m.vocab_size * m.hidden_size * (1 if m.tie_word_embeddings else 2)
+    assert rows == weight_params(m) - tables

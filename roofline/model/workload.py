@@ -64,7 +64,7 @@ class Workload:
         layers = decoder_gemms(**shape, **self._moe()) if m.is_moe else transformer_gemms(**shape)
         if m.is_mla:
             layers = replace_attention_rows(layers, self._mla_rows(self.batch, self.seq_len))
-        if m.linear_attention_layers:
+        if m.linear_attention_layers or m.attention_output_gate:
             layers = replace_attention_rows(layers, self._hybrid_rows())
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
@@ -118,10 +118,12 @@ class Workload:
         q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
         gate = 2 if m.attention_output_gate else 1
         full = m.attention_layers
-        return [("qkv", t, gate * q_out + 2 * kv_out, m.hidden_size, full), ("attn_out", t, m.hidden_size, q_out, full),
-                *linear_attention_gemms(tokens=t, hidden=m.hidden_size, layers=len(m.linear_attention_layers),
-                                        k_heads=m.linear_num_key_heads, v_heads=m.linear_num_value_heads,
-                                        d_k=m.linear_key_head_dim, d_v=m.linear_value_head_dim)]
+        rows = [("qkv", t, gate * q_out + 2 * kv_out, m.hidden_size, full), ("attn_out", t, m.hidden_size, q_out, full)]
+        if m.linear_attention_layers:
+            rows += linear_attention_gemms(tokens=t, hidden=m.hidden_size, layers=len(m.linear_attention_layers),
+                                           k_heads=m.linear_num_key_heads, v_heads=m.linear_num_value_heads,
+                                           d_k=m.linear_key_head_dim, d_v=m.linear_value_head_dim)
+        return rows
 
     def state_bytes(self) -> float:
         """Bytes of the linear-attention layers' recurrent state a decode step reads (and writes back): the batch's

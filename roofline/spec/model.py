@@ -212,6 +212,8 @@ class ModelSpec:
     def _check_linear(self) -> None:
         dims = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
                 "linear_conv_kernel_dim")
+        if self.attention_output_gate and self.is_mla:
+            raise ValueError("attention_output_gate: with multi-head latent attention not modelled")
         if not self.linear_attention_layers:
             given = [f for f in dims if getattr(self, f) is not None]
             if given:
