@@ -2,14 +2,16 @@
 
 Only architecture hyper-parameters are read; nothing in the file is executed.
 BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral / Gemma / StarCoder2 style
-decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`).
+decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`), GLM-4.5's
+``glm4_moe``, Qwen3-Next's linear-attention hybrid (:func:`linear_attention_fields`), and Falcon and ChatGLM through
+their own key names (:mod:`roofline.spec.hf_renamed`).
 
 Every key read here has a JSON type (:data:`KEY_TYPES`) and, when it is a number, a range
 (:mod:`roofline.spec.limits`); both are checked before anything uses the value, so that a layer count
 of ``1e9`` is refused before a loop over the layers, and ``"mlp_only_layers": 5`` is a one-line
 error, not a ``TypeError``. What the model cannot price is refused naming the key, never silently
-approximated: an MLP whose shape the model type does not say (gated or not), linear-attention and
-state-space layers, a sliding window whose layers are not known.
+approximated: an MLP whose shape the model type does not say (gated or not), linear-attention layers outside
+Qwen3-Next and state-space layers, a sliding window whose layers are not known.
 """
 
 from __future__ import annotations
