@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from roofline.calc import ops as op
 from roofline.catalog import load_model_file
-from roofline.errors import SpecError
 from roofline.model.footprint import active_params, footprint
 from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 
@@ -81,13 +80,15 @@ def test_qwen2_moe_has_qkv_biases_and_no_window_unless_asked():
     assert on["sliding_window"] == 65536 and on["sliding_window_layers"] == tuple(range(20, 28))
 
 
-def test_qwen3_next_linear_attention_is_refused_naming_the_key():
-    with pytest.raises(SpecError, match="full_attention_interval: linear-attention layers"):
-        model("qwen3-next-80b-a3b")
+def test_qwen3_next_linear_attention_is_read_and_other_types_refused_naming_the_key():
+    """Qwen3-Next's Gated DeltaNet layers are priced (tests/test_model_families2.py); its state keys on another model
+    type, and a layer kind that is not attention, are still refused naming the key."""
+    m = model("qwen3-next-80b-a3b")
+    assert len(m.linear_attention_layers) == 36 and m.attention_layers == 12
     for key, value in (("linear_num_value_heads", 32), ("layer_types", ["linear_attention"] * 3 + ["full_attention"])):
         cfg = {k: v for k, v in config("qwen3-next-80b-a3b").items() if not k.startswith("linear_")
                and k != "full_attention_interval"}
-        cfg["num_hidden_layers"] = 4
+        cfg.update(num_hidden_layers=4, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"])
         cfg[key] = value
         with pytest.raises(ConfigError) as e:
             hf_config_to_fields(cfg, "q", "s")

@@ -47,6 +47,11 @@ class Op:
     vector_flops: np.ndarray | float = 0.0
     """per step: flops of a matmul operation that run on the vector path all the same (attention's softmax:
     no matrix unit computes an exponential)"""
+    state_bytes: np.ndarray | float = 0.0
+    """bytes of a fixed-size recurrent state read and written per step (linear attention:
+    :mod:`roofline.calc.linear_attention`), in the state's own type whatever the KV cache's"""
+    state_working_set: np.ndarray | float = 0.0
+    """bytes of the whole recurrent state (all layers): it persists between steps"""
 
 
 def _f(x: ArrayLike) -> np.ndarray:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from roofline.calc.kv_capacity import max_concurrent_sequences
+from roofline.calc.linear_attention import STATE_ELEMENT_BYTES
 from roofline.capacity.fleet import (
     band_factors,
     choose,
@@ -92,8 +93,10 @@ class _Decoder:
         self.weights = footprint(model, precision).total_bytes
         self.per_sequence = prompts.mean + out
         # per token of a sequence of per_sequence tokens: a windowed layer holds at most its window
+        # a linear-attention layer's fixed state (F32) is spread over the sequence's tokens the same way
         self.kv_per_token = (float(model.kv_tokens(self.per_sequence)) / self.per_sequence * model.kv_width
-                             * DTYPE_BYTES[kv_dtype])
+                             * DTYPE_BYTES[kv_dtype]
+                             + model.linear_state_elements * STATE_ELEMENT_BYTES / self.per_sequence)
         self.memory, self.kv_cap, self.k = [], [], []
         for p in platforms:
             d, source = dram_per_socket(p, o.memory_gb)

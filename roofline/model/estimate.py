@@ -374,7 +374,7 @@ def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, 
     if model.family == "decoder":
         tokens = work.context + 1 if work.phase is Phase.DECODE else work.seq_len
         e_kv = DTYPE_BYTES[kv_dtype(e.recipe, q.options.kv_dtype) or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]]
-        per_sequence = float(model.kv_tokens(tokens)) * model.kv_width * e_kv
+        per_sequence = float(model.kv_tokens(tokens)) * model.kv_width * e_kv + work.state_bytes() / work.batch
         kv = float(res.layout.total_instances) * work.batch * per_sequence
     need = weights * sockets + kv
     what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (
@@ -392,7 +392,8 @@ def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str |
     kv = kv_dtype or res.non_gemm_peaks(e.recipe.non_gemm_mode)[0]
     return DecodeResult(
         token_latency_s=latency, tokens_per_s=work.batch / latency, bound=split.bound, bound_detail=split.detail(),
-        weight_bytes=float(e.step.weight_read_bytes), kv_cache_bytes=work.kv_cache_elements() * DTYPE_BYTES[kv],
+        weight_bytes=float(e.step.weight_read_bytes),
+        kv_cache_bytes=work.kv_cache_elements() * DTYPE_BYTES[kv] + work.state_bytes(),  # + a linear layer's state
         kv_dtype=kv, compute_bound_batch=compute_bound_batch(
             res, e.cells, gemms, (lambda b: dataclasses.replace(work, batch=b).gemms()[0]) if work.model.is_moe else None),
     )

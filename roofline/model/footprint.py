@@ -15,6 +15,10 @@ Tensor groups, from the architecture alone:
 - norms: LayerNorm weight and bias (encoders) or RMSNorm weight (decoders, plus q/k norms)
 - biases: of the projections
 - scales / zero points: the quantization metadata of every quantized tensor
+- linear attention projections (Qwen3-Next's Gated DeltaNet layers): ``in_proj_qkvz``, ``in_proj_ba``,
+  ``out_proj`` per linear layer (:mod:`roofline.calc.linear_attention`); their 1-D tensors (the convolution's
+  ``C x K`` weights, ``dt_bias``, ``A_log``, the gated norm) counted with the norms, in the base dtype; softmax
+  attention's projections then count the full-attention layers only (their ``q_proj`` doubled by an output gate)
 - multi-token prediction (DeepSeek-V3 ``num_nextn_predict_layers``): each such layer's ``eh_proj``, attention,
   MoE MLP and norms (it shares the embeddings and the lm_head); in the total, not in the active parameters,
   since a step does not run it
@@ -44,10 +48,11 @@ class _Tensor:
 
 
 def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
-    h, layers = m.hidden_size, m.num_hidden_layers
+    h, layers = m.hidden_size, m.attention_layers
     q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
+    gate = 2 if m.attention_output_gate else 1
     attn = (_mla_tensors(m, layers) if m.is_mla else
-            [_Tensor(q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)])
+            [_Tensor(gate * q_out, h, layers), _Tensor(kv_out, h, 2 * layers), _Tensor(h, q_out, layers)])
     up = 2 if m.gated_mlp else 1
     dense = m.dense_mlp_layers
     mlp = [_Tensor(m.intermediate_size, h, up * dense), _Tensor(h, m.intermediate_size, dense)] if dense else []
@@ -60,13 +65,39 @@ def _groups(m: ModelSpec, count_tied_copy: bool) -> dict[str, list[_Tensor]]:
     lm_head = []
     if m.family == "decoder" and (not m.tie_word_embeddings or count_tied_copy):
         lm_head = [_Tensor(m.vocab_size, h, 1)]
-    return {"attention projections": attn, "MLP projections": mlp, "expert projections": experts,
+    return {"attention projections": attn, LINEAR_GROUP: _linear_tensors(m), "MLP projections": mlp, "expert projections": experts,
             "shared experts": shared, "routers": routers, "embeddings": emb, "lm_head": lm_head,
             MTP_GROUP: _mtp_tensors(m)}
 
 
 #: the footprint group of the multi-token prediction layers (counted in the total, not in a step)
 MTP_GROUP = "multi-token prediction"
+#: the footprint group of the linear-attention layers' projections
+LINEAR_GROUP = "linear attention projections"
+
+
+def _linear_tensors(m: ModelSpec) -> list[_Tensor]:
+    """The linear-attention layers' matrices (:mod:`roofline.calc.linear_attention`): ``in_proj_qkvz``
+    ``(2 h_k d_k + 2 h_v d_v, H)``, ``in_proj_ba`` ``(2 h_v, H)``, ``out_proj`` ``(H, h_v d_v)``."""
+    n = len(m.linear_attention_layers)
+    if not n:
+        return []
+    h, hk, hv, dk, dv = (m.hidden_size, m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim,
+                         m.linear_value_head_dim)
+    return [_Tensor(2 * hk * dk + 2 * hv * dv, h, n), _Tensor(2 * hv, h, n), _Tensor(h, hv * dv, n)]
+
+
+def _linear_vectors(m: ModelSpec) -> tuple[int, int]:
+    """(tensors, parameters) of the linear-attention layers' 1-D tensors: the depthwise convolution ``C x K``,
+    ``dt_bias`` and ``A_log`` (``h_v`` each) and the gated RMSNorm (``d_v``), per layer."""
+    n = len(m.linear_attention_layers)
+    if not n:
+        return 0, 0
+    from roofline.calc.linear_attention import conv_channels
+
+    c = conv_channels(m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim,
+                      m.linear_value_head_dim)
+    return 4 * n, n * (c * m.linear_conv_kernel_dim + 2 * m.linear_num_value_heads + m.linear_value_head_dim)
 
 
 def _mla_tensors(m: ModelSpec, layers: int) -> list[_Tensor]:
@@ -150,17 +181,19 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
     norms, per_norm = m.norms_per_layer * layers + 1, 2 if m.layer_norm else 1
     norm_tensors, norm_params = per_norm * norms, per_norm * h * norms
     if m.family == "decoder":
-        if m.qk_norm:
-            norm_tensors += 2 * layers
-            norm_params += 2 * layers * m.head_size
+        if m.qk_norm:  # in the softmax-attention layers
+            norm_tensors += 2 * m.attention_layers
+            norm_params += 2 * m.attention_layers * m.head_size
+        lin_tensors, lin_params = _linear_vectors(m)
+        norm_tensors, norm_params = norm_tensors + lin_tensors, norm_params + lin_params
         if m.is_mla:  # kv_a_layernorm on the latent, q_a_layernorm on the compressed query
             norm_tensors += layers * (1 + int(bool(m.q_lora_rank)))
             norm_params += layers * (m.kv_lora_rank + (m.q_lora_rank or 0))
     bias_tensors = bias_params = 0
     if m.attention_bias:
         o_bias = m.attention_bias if m.o_proj_bias is None else m.o_proj_bias
-        bias_tensors += layers * (3 + int(o_bias))
-        bias_params += layers * (q_out + 2 * kv_out + (h if o_bias else 0))
+        bias_tensors += m.attention_layers * (3 + int(o_bias))
+        bias_params += m.attention_layers * (q_out + 2 * kv_out + (h if o_bias else 0))
     if m.expert_bias:  # every expert's projections, and the router (gpt-oss)
         bias_tensors += m.moe_layers * (2 + int(m.gated_mlp) + 1)
         bias_params += m.moe_layers * (m.num_experts * _expert_bias_width(m) + m.num_experts)
@@ -196,7 +229,7 @@ def footprint(model: ModelSpec, precision: str, *, base_dtype: str | None = None
     recipe = get_recipe(precision, group_size)
     e_base = DTYPE_BYTES[base_dtype]
     quantized_groups = {"attention projections", "MLP projections", "expert projections", "shared experts",
-                        MTP_GROUP}
+                        MTP_GROUP, LINEAR_GROUP}
     if quantize_lm_head:
         quantized_groups.add("lm_head")
     if quantize_embeddings:

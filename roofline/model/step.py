@@ -343,6 +343,9 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
         k_level = level_of(np.asarray(o.kv_working_set) * e_kv, res.l2_capacity, llc_cap)
         t_a = np.asarray(o.act_elements, dtype=float) * e_act / level_bandwidth(a_level, b_l2, b_llc, b_dram)
         t_k = np.asarray(o.kv_elements, dtype=float) * e_kv / level_bandwidth(k_level, b_l2, b_llc, b_dram)
+        if np.any(np.asarray(o.state_bytes) > 0):  # a recurrent state, in its own type (linear attention)
+            k_level = level_of(np.asarray(o.state_working_set, dtype=float), res.l2_capacity, llc_cap)
+            t_k = t_k + np.asarray(o.state_bytes, dtype=float) / level_bandwidth(k_level, b_l2, b_llc, b_dram)
         t_m = t_a + t_k
         tc.append(t_c), tm.append(t_m), la.append(a_level), lk.append(k_level)
         bd.append(np.where(t_c >= t_m, COMPUTE, 1 + np.where(t_a >= t_k, a_level, k_level)))

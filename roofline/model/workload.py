@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calc import ops as op
+from roofline.calc.linear_attention import STATE_ELEMENT_BYTES, linear_attention, linear_attention_gemms
 from roofline.calc.mla import DECOMPRESS_ROW, decompressed_keys, mla_attention, mla_gemms, replace_attention_rows
 from roofline.calc.shapes import GemmList, decoder_gemms, expected_distinct_experts, gemm_list, transformer_gemms
 from roofline.errors import UserError
@@ -63,6 +64,8 @@ class Workload:
         layers = decoder_gemms(**shape, **self._moe()) if m.is_moe else transformer_gemms(**shape)
         if m.is_mla:
             layers = replace_attention_rows(layers, self._mla_rows(self.batch, self.seq_len))
+        if m.linear_attention_layers or m.attention_output_gate:
+            layers = replace_attention_rows(layers, self._hybrid_rows())
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
         rows = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
@@ -106,6 +109,26 @@ class Workload:
                          layers=m.num_hidden_layers, heads=m.num_attention_heads, q_lora_rank=m.q_lora_rank,
                          kv_lora_rank=m.kv_lora_rank, qk_nope=m.qk_nope_head_dim, qk_rope=m.qk_rope_head_dim,
                          v_head=m.v_head_dim, absorbed=MlaForm(self.mla_form) is MlaForm.ABSORBED)
+
+    def _hybrid_rows(self) -> list:
+        """A linear-attention hybrid's attention rows: q/k/v (q doubled by an output gate) and the output projection
+        of its full-attention layers, and the linear layers' projections
+        (:func:`~roofline.calc.linear_attention.linear_attention_gemms`)."""
+        m, t = self.model, float(self.tokens)
+        q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
+        gate = 2 if m.attention_output_gate else 1
+        full = m.attention_layers
+        rows = [("qkv", t, gate * q_out + 2 * kv_out, m.hidden_size, full), ("attn_out", t, m.hidden_size, q_out, full)]
+        if m.linear_attention_layers:
+            rows += linear_attention_gemms(tokens=t, hidden=m.hidden_size, layers=len(m.linear_attention_layers),
+                                           k_heads=m.linear_num_key_heads, v_heads=m.linear_num_value_heads,
+                                           d_k=m.linear_key_head_dim, d_v=m.linear_value_head_dim)
+        return rows
+
+    def state_bytes(self) -> float:
+        """Bytes of the linear-attention layers' recurrent state a decode step reads (and writes back): the batch's
+        sequences' states, whatever the context (:mod:`roofline.calc.linear_attention`)."""
+        return float(self.batch * self.model.linear_state_elements * STATE_ELEMENT_BYTES)
 
     def _moe(self) -> dict:
         """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
@@ -154,7 +177,7 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
     else:
         attention = op.attention(
             batch=batch, q_len=1 if decode else seq_len, k_len=context if decode else seq_len,
-            heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=layers,
+            heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=m.attention_layers,
             causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
             window=m.sliding_window, window_layers=m.windowed_layers,
             prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv)
@@ -168,6 +191,11 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
         op.residual_add(tokens=tokens, hidden=m.hidden_size, calls=2 * layers,
                         ops_per_element=cost("residual_add_ops_per_element")),
     ]
+    if m.linear_attention_layers:
+        out.insert(1, linear_attention(batch=batch, q_len=1 if decode else seq_len,
+                                       layers=len(m.linear_attention_layers), k_heads=m.linear_num_key_heads,
+                                       v_heads=m.linear_num_value_heads, d_k=m.linear_key_head_dim,
+                                       d_v=m.linear_value_head_dim, conv_kernel=m.linear_conv_kernel_dim))
     if embeddings:
         tables = (3 if m.type_vocab_size else 2) if encoder else 1
         out.append(op.embeddings(tokens=tokens, hidden=m.hidden_size, tables=tables, norm_ops=norm_ops))

@@ -69,6 +69,10 @@ ROW_ROLES: dict[str, tuple[str, ...]] = {
     "kv_b": ("attn_k_b", "attn_v_b", "attn_kv_b"),
     "k_absorb": ("attn_k_b", "attn_kv_b"),
     "v_absorb": ("attn_v_b", "attn_kv_b"),
+    # linear attention (Qwen3-Next's Gated DeltaNet: llama.cpp's ssm_* tensors, names assumed)
+    "lin_qkvz": ("ssm_in",),
+    "lin_ba": ("ssm_ba",),
+    "lin_out": ("ssm_out",),
     "ffn_up": ("ffn_gate", "ffn_up"),
     "ffn_down": ("ffn_down",),
     "router": ("ffn_gate_inp",),
@@ -190,14 +194,17 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     h, hd = model.hidden_size, model.head_size
     q_out, kv_out = model.num_attention_heads * hd, model.kv_heads * hd
     dense = set(model.dense_layers) if model.is_moe else set(range(model.num_hidden_layers))
+    linear = set(model.linear_attention_layers)
     out: list[tuple[str, str, int | None, int, int]] = [("token_embd.weight", "token_embd", None, model.vocab_size * h, h)]
     for i in range(model.num_hidden_layers):
         def add(role: str, rows: int, cols: int, copies: int = 1, i: int = i) -> None:
             out.append((f"blk.{i}.{role}.weight", role, i, rows * cols * copies, cols))
         if model.is_mla:
             _add_mla(add, model)
+        elif i in linear:
+            _add_linear(add, model)
         else:
-            add("attn_q", q_out, h)
+            add("attn_q", (2 if model.attention_output_gate else 1) * q_out, h)
             add("attn_k", kv_out, h)
             add("attn_v", kv_out, h)
             add("attn_output", h, q_out)
@@ -222,6 +229,17 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     if not model.tie_word_embeddings:
         out.append(("output.weight", "output", None, model.vocab_size * h, h))
     return out
+
+
+def _add_linear(add, model: ModelSpec) -> None:
+    """A Gated DeltaNet layer's matrices as llama.cpp's qwen3next names them (``ssm_in``: in_proj_qkvz, ``ssm_ba``:
+    in_proj_ba, ``ssm_out``: out_proj; assumed from its LLM_TENSOR_SSM_* names); a mix gives them its default type
+    (llama.cpp's own branches for them, if any, are not modelled: assumed)."""
+    h, hk, hv = model.hidden_size, model.linear_num_key_heads, model.linear_num_value_heads
+    dk, dv = model.linear_key_head_dim, model.linear_value_head_dim
+    add("ssm_in", 2 * hk * dk + 2 * hv * dv, h)
+    add("ssm_ba", 2 * hv, h)
+    add("ssm_out", h, hv * dv)
 
 
 def _add_mla(add, model: ModelSpec) -> None:

@@ -2,14 +2,16 @@
 
 Only architecture hyper-parameters are read; nothing in the file is executed.
 BERT / RoBERTa / XLM-R / DistilBERT encoders and Llama / Qwen / Mistral / Gemma / StarCoder2 style
-decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`).
+decoders are understood, and DeepSeek-V2/V3 and Kimi-K2's multi-head latent attention (:func:`mla_fields`), GLM-4.5's
+``glm4_moe``, Qwen3-Next's linear-attention hybrid (:func:`linear_attention_fields`), and Falcon and ChatGLM through
+their own key names (:mod:`roofline.spec.hf_renamed`).
 
 Every key read here has a JSON type (:data:`KEY_TYPES`) and, when it is a number, a range
 (:mod:`roofline.spec.limits`); both are checked before anything uses the value, so that a layer count
 of ``1e9`` is refused before a loop over the layers, and ``"mlp_only_layers": 5`` is a one-line
 error, not a ``TypeError``. What the model cannot price is refused naming the key, never silently
-approximated: an MLP whose shape the model type does not say (gated or not), linear-attention and
-state-space layers, a sliding window whose layers are not known.
+approximated: an MLP whose shape the model type does not say (gated or not), linear-attention layers outside
+Qwen3-Next and state-space layers, a sliding window whose layers are not known.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import re
 from typing import Any
 
 from roofline.spec import limits
+from roofline.spec.hf_renamed import KEY_TYPES_BY_MODEL, LIMIT_OF, renamed_config
 
 #: mixture-of-experts decoders whose config.json keys :func:`moe_fields` reads
-MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"}
+MOE_TYPES = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "glm4_moe", "qwen3_next"}
+#: decoders with linear-attention layers of a fixed-size state (:func:`linear_attention_fields`)
+LINEAR_TYPES = {"qwen3_next"}
 #: decoders with multi-head latent attention (:func:`mla_fields`) and DeepSeekMoE experts
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "kimi_k2"}
 
@@ -31,7 +36,7 @@ ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "cam
 #: activation, down: StarCoder2's c_fc/c_proj). The activation alone does not tell: Gemma's
 #: gelu_pytorch_tanh is gated, StarCoder2's is not.
 GATED_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "llama4_text", "phi3",
-                  "granite", "olmo", "olmo2", "deepseek", *MOE_TYPES, *MLA_TYPES}
+                  "granite", "olmo", "olmo2", "deepseek", "chatglm", *MOE_TYPES, *MLA_TYPES}
 
 #: multimodal checkpoints whose text model is their ``text_config`` (its model type when it names none): the
 #: text decoder is priced, the vision tower and projector are not counted
@@ -42,7 +47,8 @@ TEXT_CONFIG_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 #: configuration_gemma3.py, ``Gemma3TextConfig.__init__``
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "tie_word_embeddings": True,
                         "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}
-PLAIN_DECODERS = {"starcoder2"}
+#: Falcon's keys are renamed first (:mod:`roofline.spec.hf_renamed`); so are ChatGLM's
+PLAIN_DECODERS = {"starcoder2", "falcon"}
 DECODER_TYPES = GATED_DECODERS | PLAIN_DECODERS
 
 #: the model_type of a transformers architecture class, by its name without ``For...`` / ``Model`` (lower case, no
@@ -52,6 +58,7 @@ ARCHITECTURE_TYPES = {
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3", "starcoder2": "starcoder2",
     "mixtral": "mixtral", "olmoe": "olmoe", "granite": "granite", "olmo": "olmo", "olmo2": "olmo2",
     "deepseek": "deepseek", "deepseekv2": "deepseek_v2", "deepseekv3": "deepseek_v3", "gptoss": "gpt_oss",
+    "glm4moe": "glm4_moe", "falcon": "falcon", "chatglm": "chatglm", "qwen3next": "qwen3_next",
     "bert": "bert", "roberta": "roberta", "xlmroberta": "xlm-roberta",
     "distilbert": "distilbert", "electra": "electra", "camembert": "camembert", "ernie": "ernie", "mpnet": "mpnet",
 }
@@ -106,10 +113,15 @@ KEY_TYPES: dict[str, Any] = {
     # Gemma 3 and Llama 4
     "sliding_window_pattern": INT, "attention_chunk_size": INT, "no_rope_layers": LIST_INT,
     "interleave_moe_layer_step": INT, "moe_layers": LIST_INT, "intermediate_size_mlp": INT,
+    # GLM-4.5 (glm4_moe)
+    "use_qk_norm": bool, "partial_rotary_factor": float,
+    # Qwen3-Next's linear attention
+    "full_attention_interval": INT, "linear_num_key_heads": INT, "linear_num_value_heads": INT,
+    "linear_key_head_dim": INT, "linear_value_head_dim": INT, "linear_conv_kernel_dim": INT,
     # sliding-window attention
     "sliding_window": INT, "use_sliding_window": bool, "max_window_layers": INT, "layer_types": LIST_STR,
 }
-_TYPE_WORDS = {str: "a string", LIST_STR: "a list of strings", bool: "true or false", INT: "a whole number",
+_TYPE_WORDS = {float: "a number", str: "a string", LIST_STR: "a list of strings", bool: "true or false", INT: "a whole number",
                LIST_INT: "a list of whole numbers"}
 
 #: the range of a config.json key that is not a ModelSpec field of the same name
@@ -121,7 +133,10 @@ _LIMIT_KEYS = {"num_local_experts": "model.num_experts", "n_routed_experts": "mo
                "num_nextn_predict_layers": "model.nextn_predict_layers",
                "sliding_window_pattern": "config.sliding_window_pattern",
                "attention_chunk_size": "model.sliding_window", "interleave_moe_layer_step": "config.decoder_sparse_step",
-               "intermediate_size_mlp": "model.intermediate_size"}
+               "intermediate_size_mlp": "model.intermediate_size",
+               "full_attention_interval": "model.num_hidden_layers", "linear_num_key_heads": "model.num_attention_heads",
+               "linear_num_value_heads": "model.num_attention_heads", "linear_key_head_dim": "model.head_dim",
+               "linear_value_head_dim": "model.head_dim", "linear_conv_kernel_dim": "model.head_dim"}
 
 #: architectures whose layers are not the GEMMs this model counts: refused, not estimated as dense
 _UNMODELLED_KEYS = {
@@ -137,7 +152,8 @@ _UNMODELLED_KEYS = {
 }
 #: the keys of _UNMODELLED_KEYS that these model types define and this tool reads
 _MODELLED_BY_TYPE = {"sliding_window_pattern": {"gemma3_text"}, "attention_chunk_size": {"llama4_text"}}
-_SSM_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_", "linear_conv_")
+_LINEAR_KEYS = ("linear_num_", "linear_key_", "linear_value_", "linear_conv_")
+_SSM_PREFIXES = ("mamba_", "ssm_", *_LINEAR_KEYS)
 _NON_ATTENTION_LAYER = re.compile(r"mamba|ssm|linear|conv|recurrent|rnn|delta", re.I)
 #: the kinds of layer a ``layer_types`` list may name
 _LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
@@ -161,19 +177,23 @@ def _is(want: Any, value: Any) -> bool:
         return type(value) is list and all(type(v) is str for v in value)
     if want is LIST_INT:
         return type(value) is list and all(type(v) is int for v in value)
+    if want is float:  # JSON writes 1.0 and 1 alike
+        return type(value) in (int, float)
     return type(value) is want
 
 
 def _check_types(cfg: dict[str, Any]) -> None:
-    """Every key read here has its JSON type, and every number its range (before anything loops over it)."""
+    """Every key read here has its JSON type, and every number its range (before anything loops over it); a Falcon or
+    ChatGLM config's own keys too (:data:`~roofline.spec.hf_renamed.KEY_TYPES_BY_MODEL`)."""
+    own = KEY_TYPES_BY_MODEL.get(str(cfg.get("model_type", "")).lower(), {})
     for key, value in cfg.items():
         name = _ALIASES.get(key, key)
-        want = KEY_TYPES.get(name)
+        want = own.get(key) or KEY_TYPES.get(name)
         if want is None or value is None:
             continue
         if not _is(want, value):
             raise ConfigError(key, f"must be {_TYPE_WORDS[want]}, got {_shown(value)}")
-        limit = _LIMIT_KEYS.get(name, f"model.{name}")
+        limit = _LIMIT_KEYS.get(name) or (LIMIT_OF.get(key) if key in own else None) or f"model.{name}"
         if want is INT and limit in limits.LIMITS:
             if value < 1 <= limits.LIMITS[limit].low:
                 raise ConfigError(key, f"must be a positive whole number, got {value}")
@@ -190,6 +210,9 @@ def _check_modelled(cfg: dict[str, Any]) -> None:
             continue
         if model_type in _MODELLED_BY_TYPE.get(key, ()):
             continue
+        if model_type in LINEAR_TYPES and (key in ("full_attention_interval", "layer_types") or
+                                           key.startswith(_LINEAR_KEYS)):
+            continue  # read by linear_attention_fields, which refuses a kind of layer it does not know
         what = _UNMODELLED_KEYS.get(key)
         if what is None and key.startswith(_SSM_PREFIXES):
             what = "linear-attention layers" if key.startswith("linear_") else "hybrid Mamba/SSM layers"
@@ -211,6 +234,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     cfg, outer = text_model(cfg)
     _check_types(cfg)
     _check_modelled(cfg)
+    cfg, renamed = renamed_config(cfg, model_type_of(cfg))
     cfg = {_ALIASES.get(k, k): v for k, v in cfg.items()}
     model_type = model_type_of(cfg)
     archs = " ".join(cfg.get("architectures") or [])
@@ -252,7 +276,7 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     layers = cfg.get("num_hidden_layers") or 0
     moe = moe_fields(cfg, model_type)  # an expert key this tool does not read is the more telling refusal
     fields["gated_mlp"] = _gated(cfg, model_type)
-    fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe"}
+    fields["qk_norm"] = model_type in {"qwen3", "qwen3_moe", "olmoe", "qwen3_next"}
     bias = cfg.get("use_bias")  # StarCoder2: every projection and the MLP carry a bias
     qwen2 = model_type in ("qwen2", "qwen2_moe")  # q/k/v biases, none on the output projection
     fields["attention_bias"] = bool(_first(cfg.get("attention_bias"), bias, qwen2))
@@ -273,13 +297,73 @@ def hf_config_to_fields(cfg: dict[str, Any], name: str, source: str) -> dict[str
     if model_type == "llama4_text":  # dense layers use intermediate_size_mlp; experts and the shared one intermediate_size
         if cfg.get("intermediate_size_mlp") is not None:
             fields["intermediate_size"] = cfg["intermediate_size_mlp"]
+    if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v biases (attention_bias), none on o_proj; q/k norms if asked
+        fields["o_proj_bias"] = False
+        fields["qk_norm"] = bool(cfg.get("use_qk_norm"))
+    _check_rotary_fraction(cfg)
     if model_type == "gpt_oss":  # transformers' GptOssExperts carry biases, its router too
         fields["expert_bias"] = True
         fields["attention_sinks"] = True  # GptOssAttention's sinks: one learned logit per head and layer
     fields.update(moe)
     fields.update(mla_fields(cfg))
-    fields.update(sliding_window_fields(cfg, model_type, layers))
+    if model_type in LINEAR_TYPES:
+        fields.update(linear_attention_fields(cfg, layers))
+    else:
+        fields.update(sliding_window_fields(cfg, model_type, layers))
+    fields.update(renamed)
     return fields
+
+
+def _check_rotary_fraction(cfg: dict[str, Any]) -> None:
+    """``partial_rotary_factor`` (GLM-4.5 0.5, Qwen3-Next 0.25): the share of each head's dimensions rotated. It
+    changes no shape and costs no GEMM work (rotary embeddings are left out of every step); only its range is
+    checked."""
+    f = cfg.get("partial_rotary_factor")
+    if f is not None and not 0 < f <= 1:
+        raise ConfigError("partial_rotary_factor", f"the share of each head's dimensions rotated, in (0, 1]; got {f}")
+
+
+# ------------------------------------------------------------------ linear attention (Qwen3-Next)
+
+_LINEAR_DIMS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+                "linear_conv_kernel_dim")
+
+
+def linear_attention_fields(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Qwen3-Next's hybrid: its Gated DeltaNet layers (``layer_types`` ``linear_attention``, else every layer but each
+    ``full_attention_interval``-th: transformers' Qwen3NextConfig, ``"linear_attention" if bool((i + 1) % interval)``)
+    with their dimensions (:data:`_LINEAR_DIMS`, each required), and the full-attention layers' output gate
+    (Qwen3NextAttention's ``q_proj`` of ``2 heads head_dim``). A sliding window or a kind of layer other than these two
+    is refused naming the key."""
+    if cfg.get("use_sliding_window") and cfg.get("sliding_window"):
+        raise ConfigError("use_sliding_window", "a sliding window in a linear-attention hybrid is not modelled")
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != layers:
+            raise ConfigError("layer_types", f"{len(types)} entries for {layers} layers (num_hidden_layers)")
+        odd = sorted(set(types) - {"linear_attention", "full_attention"})
+        if odd:
+            raise ConfigError("layer_types", f"{', '.join(map(repr, odd[:3]))}: not a kind of layer this tool prices "
+                                             "in a hybrid (linear_attention, full_attention)")
+        linear = tuple(i for i, t in enumerate(types) if t == "linear_attention")
+    else:
+        interval = cfg.get("full_attention_interval")
+        if interval is None:
+            raise ConfigError("full_attention_interval", "a linear-attention hybrid names its full-attention layers "
+                                                         "(full_attention_interval or layer_types)")
+        linear = tuple(i for i in range(layers) if (i + 1) % interval)
+    if not linear:
+        return {"attention_output_gate": True}
+    missing = [k for k in _LINEAR_DIMS if not cfg.get(k)]
+    if missing:
+        raise ConfigError(missing[0], f"linear-attention layers need {', '.join(_LINEAR_DIMS)}")
+    if cfg["linear_num_value_heads"] % cfg["linear_num_key_heads"]:
+        raise ConfigError("linear_num_value_heads", f"{cfg['linear_num_value_heads']} is not a multiple of "
+                                                    f"linear_num_key_heads {cfg['linear_num_key_heads']}")
+    if len(linear) == layers:
+        raise ConfigError("full_attention_interval", "every layer linear: a model without softmax attention is not "
+                                                     "modelled")
+    return {"linear_attention_layers": linear, "attention_output_gate": True, **{k: cfg[k] for k in _LINEAR_DIMS}}
 
 
 # ------------------------------------------------------------------ multi-head latent attention
@@ -499,7 +583,7 @@ def moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         out["moe_intermediate_size"] = cfg["moe_intermediate_size"]
     if cfg.get("shared_expert_intermediate_size"):
         out["shared_expert_intermediate_size"] = cfg["shared_expert_intermediate_size"]
-        out["shared_expert_gate"] = model_type == "qwen2_moe"
+        out["shared_expert_gate"] = model_type in ("qwen2_moe", "qwen3_next")
     elif cfg.get("n_shared_experts"):
         width = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size") or 0
         out["shared_expert_intermediate_size"] = cfg["n_shared_experts"] * width

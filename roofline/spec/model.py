@@ -158,6 +158,23 @@ class ModelSpec:
     nextn_predict_layers: int = 0
     """multi-token prediction layers (DeepSeek-V3 ``num_nextn_predict_layers``): counted in the footprint, left out
     of a step (they serve speculative decoding only)"""
+    linear_attention_layers: tuple[int, ...] = ()
+    """layers whose attention is linear with a fixed-size state instead of softmax attention over a KV cache (Qwen3-Next's
+    Gated DeltaNet, :mod:`roofline.calc.linear_attention`); with them ``linear_num_key_heads``,
+    ``linear_num_value_heads``, ``linear_key_head_dim``, ``linear_value_head_dim``, ``linear_conv_kernel_dim``"""
+    linear_num_key_heads: int | None = None
+    """linear attention: key (and query) heads"""
+    linear_num_value_heads: int | None = None
+    """linear attention: value heads, each with a ``d_k x d_v`` state"""
+    linear_key_head_dim: int | None = None
+    """linear attention: ``d_k``"""
+    linear_value_head_dim: int | None = None
+    """linear attention: ``d_v``"""
+    linear_conv_kernel_dim: int | None = None
+    """linear attention: the causal convolution's kernel over q, k and v"""
+    attention_output_gate: bool = False
+    """softmax attention's output is gated by a sigmoid of a second query-sized projection (Qwen3-Next: ``q_proj``
+    gives ``2 heads head_dim``)"""
     gguf_tensors: tuple[StoredTensor, ...] = ()
     """a model read from a .gguf file: every tensor with the type it is stored in (precision ``gguf``)"""
     measured: tuple[MeasuredBaseline, ...] = ()
@@ -190,6 +207,31 @@ class ModelSpec:
             )
         self._check_moe()
         self._check_mla()
+        self._check_linear()
+
+    def _check_linear(self) -> None:
+        dims = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+                "linear_conv_kernel_dim")
+        if self.attention_output_gate and self.is_mla:
+            raise ValueError("attention_output_gate: with multi-head latent attention not modelled")
+        if not self.linear_attention_layers:
+            given = [f for f in dims if getattr(self, f) is not None]
+            if given:
+                raise ValueError(f"{given[0]}: only with linear-attention layers (give linear_attention_layers)")
+            return
+        missing = [f for f in dims if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"{missing[0]}: linear-attention layers need {', '.join(dims)}")
+        n, layers = self.num_hidden_layers, self.linear_attention_layers
+        if any(not 0 <= i < n for i in layers) or len(set(layers)) != len(layers):
+            raise ValueError(f"linear_attention_layers: distinct layer indices in [0, {n}), got {_short_list(layers)}")
+        if self.linear_num_value_heads % self.linear_num_key_heads:
+            raise ValueError(f"linear_num_value_heads: {self.linear_num_value_heads} must be a multiple of "
+                             f"linear_num_key_heads {self.linear_num_key_heads}")
+        if self.is_mla or self.sliding_window is not None:
+            raise ValueError("linear_attention_layers: with multi-head latent attention or a sliding window not modelled")
+        if self.family != "decoder":
+            raise ValueError("linear_attention_layers: modelled for decoders only")
 
     def _check_mla(self) -> None:
         dims = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -278,10 +320,27 @@ class ModelSpec:
 
         c = np.asarray(context, dtype=float)
         windowed = self.windowed_layers
-        out = (self.num_hidden_layers - windowed) * c
+        out = (self.attention_layers - windowed) * c
         if windowed:
             out = out + windowed * np.minimum(c, float(self.sliding_window))
         return out
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers of softmax attention with a KV cache: all but the linear-attention ones."""
+        return self.num_hidden_layers - len(self.linear_attention_layers)
+
+    @property
+    def linear_state_elements(self) -> int:
+        """One sequence's recurrent state over all linear-attention layers (0 without them); it does not grow with
+        the context (:func:`roofline.calc.linear_attention.state_elements`)."""
+        if not self.linear_attention_layers:
+            return 0
+        from roofline.calc.linear_attention import state_elements
+
+        return len(self.linear_attention_layers) * state_elements(
+            k_heads=self.linear_num_key_heads, v_heads=self.linear_num_value_heads, d_k=self.linear_key_head_dim,
+            d_v=self.linear_value_head_dim, conv_kernel=self.linear_conv_kernel_dim)
 
     @property
     def is_mla(self) -> bool:
