@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 from clitools import run_json
+from model_helpers import assert_same_model, groups
 
 from roofline.calc.mla import mla_attention_absorbed, mla_attention_naive, mla_gemms
 from roofline.catalog import load_model, load_model_file, load_platform
 from roofline.errors import UserError
-from roofline.model.footprint import MTP_GROUP, active_params, footprint
+from roofline.model.footprint import MTP_GROUP, active_params
 from roofline.model.workload import make_workload
 from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 from roofline.spec.mla import DEFAULT_MLA, MlaForm, mla_rule
@@ -26,21 +27,6 @@ CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 
 def config_model(folder: str) -> ModelSpec:
     return load_model_file((CONFIGS / folder / "config.json").resolve())
-
-
-def groups(m: ModelSpec) -> dict[str, int]:
-    return {g.name: g.params for g in footprint(m, "bf16").groups}
-
-
-def _plain(v):
-    return tuple(v) if isinstance(v, (list, tuple)) else v
-
-
-def assert_same_model(a: ModelSpec, b: ModelSpec) -> None:
-    """Every architecture field equal (a cached spec may hold a list where a fresh one holds a tuple)."""
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            assert _plain(getattr(a, f.name)) == _plain(getattr(b, f.name)), f.name
 
 
 # ------------------------------------------------------------------ multi-head latent attention: parameter counts

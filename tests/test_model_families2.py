@@ -4,15 +4,15 @@ KV-cache (or recurrent state) bytes by hand, and the refusal of a key that would
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from clitools import run_json
+from model_helpers import assert_same_model, groups
 
 from roofline.catalog import load_model, load_model_file
-from roofline.model.footprint import MTP_GROUP, active_params, footprint
+from roofline.model.footprint import MTP_GROUP, active_params
 from roofline.model.workload import make_workload
 from roofline.spec.hf_config import ConfigError, hf_config_to_fields
 from roofline.spec.model import ModelSpec
@@ -27,21 +27,6 @@ def config_model(folder: str) -> ModelSpec:
 
 def config(folder: str) -> dict:
     return json.loads((CONFIGS / folder / "config.json").read_text())
-
-
-def groups(m: ModelSpec) -> dict[str, int]:
-    return {g.name: g.params for g in footprint(m, "bf16").groups}
-
-
-def _plain(v):
-    return tuple(v) if isinstance(v, (list, tuple)) else v
-
-
-def assert_same_model(a: ModelSpec, b: ModelSpec) -> None:
-    """Every architecture field equal (a cached spec may hold a list where a fresh one holds a tuple)."""
-    for f in dataclasses.fields(ModelSpec):
-        if f.name not in ("name", "source", "description", "aliases"):
-            assert _plain(getattr(a, f.name)) == _plain(getattr(b, f.name)), f.name
 
 
 # ------------------------------------------------------------------ GLM-4.5 (glm4_moe)
