@@ -17,6 +17,8 @@ from roofline.fidelity.check import report_model
 from roofline.model.harness import shape_run
 from roofline.model.realistic import UNFITTED, Efficiency, TermName
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 RESULTS = REPO / "validation" / "results"
 BASE = str(RESULTS / "zen4-2vcpu-bert-base.json")
 LARGE = str(RESULTS / "zen4-2vcpu-bert-large.json")

@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from clitools import REPO, run_cli
 
+pytestmark = pytest.mark.slow  # the file takes seconds: out of the fast stage (pytest -m "not slow")
+
 pytest.importorskip("matplotlib")
 
 
