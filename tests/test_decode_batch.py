@@ -5,8 +5,9 @@ A decode step streams each weight matrix once for all its sequences; what grows 
 batch grows and never more than doubles when it doubles (subadditive, but for a working set that leaves a cache level
 on the way), at the ceiling and in the realistic estimate, for every stack; and realistic >= attainable >= bound.
 One exception is llama.cpp's own: a repacked type runs a GEMV per row below 4 rows and a GEMM of 4 rows from 4 on
-(``forward_mul_mat_one_chunk`` in ggml-cpu/repack.cpp), so 3 sequences cost more than 4; its steps are monotone over
-whole groups of 4.
+(``forward_mul_mat_one_chunk`` in ggml-cpu/repack.cpp), so 3 sequences cost more than 4, and that GEMM takes 16 rows at a
+time, then 4 ("anr = nr - nr%16"), so 16 sequences may cost less than 12; doubling a whole group of 4 never costs
+less.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ cases = st.one_of(st.tuples(st.sampled_from(CPUS), st.sampled_from(GGUF), st.jus
 @given(cases, st.integers(1, 24))
 def test_decode_step_monotone_and_subadditive_in_the_batch(case, b):
     cpu, precision, stack = case
-    # llama.cpp (a GGUF type's engine): whole groups of 4 rows (module docstring); the others from 2 rows on, as one
+    # llama.cpp (a GGUF type's engine): whole groups of 4 rows, doubled (module docstring); the others from 2 rows on, as one
     # row runs a GEMV, its own kernel and class (a slower GEMM of 2 rows may cost more than 2 GEMVs)
     b = 4 * b if stack is None else b + 1
     one, two = step(cpu, precision, b, stack), step(cpu, precision, 2 * b, stack)
