@@ -601,11 +601,15 @@ def sweep(model: Any = None, cpu: Any = None, **flags: Any):
     ``t.write("grid.parquet")``.
 
     Arguments: precision, batch, seq_len (lists, or ``start:stop[:step]`` strings), phase, context, bandwidth,
-    memory_model, cores, instance_cores, server_overhead_w."""
+    memory_model, cores, instance_cores, sockets, server_overhead_w."""
+    return sweep_of(checked(A.SWEEP, {"model": model, "cpu": cpu, **flags}))
+
+
+def sweep_of(a: Values):
+    """The sweep table of checked arguments (``sweep`` and the command line's, which streams it to a file)."""
     from roofline.model.build import CeilingSpec, LayoutSpec
     from roofline.model.sweep import sweep_table
 
-    a = checked(A.SWEEP, {"model": model, "cpu": cpu, **flags})
     models, platforms, precisions, batches, seqs = sweep_grid(a)
     return sweep_table(platforms, models, precisions, batches, seqs,
                        grid=grid_words(models, platforms, precisions, batches, seqs), phase=a.phase,

@@ -35,19 +35,12 @@ def parser(name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from roofline.api import grid_words, sweep_grid
+    from roofline.api import sweep_of
     from roofline.files.columns import checked_blocks, table_format, write_table
-    from roofline.model.build import CeilingSpec, LayoutSpec
-    from roofline.model.sweep import sweep_table
 
     fmt = table_format(args.output, args.format)
-    a = flags.values(A.SWEEP, args)
-    models, platforms, precisions, batches, seqs = sweep_grid(a)
-    grid = grid_words(models, platforms, precisions, batches, seqs)
-    table = sweep_table(platforms, models, precisions, batches, seqs, grid=grid, phase=a.phase, context=a.context,
-                        ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
-                        layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
-                        overhead_w=a.server_overhead_w)
+    table = sweep_of(flags.values(A.SWEEP, args))
+    grid = table.grid
     to_file = bool(args.output and args.output != "-")
     with _interrupt_between_blocks() as interrupted:
         def check() -> None:

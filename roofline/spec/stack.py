@@ -10,13 +10,13 @@ accuracy (leave-one-platform-out).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_sourced
 from roofline.spec.mla import MlaRule
+from roofline.spec.record import is_iso_date
 from roofline.spec.sourced import Sourced
 from roofline.spec.vocab import ShapeForm
 
@@ -97,7 +97,7 @@ class PathRule:
             raise ValueError("rows_per_unpack: a whole number of rows, at least 1, and only with unpack_per_row")
         if (self.unpack_per_row or self.before) and not self.types:
             raise ValueError("unpack_per_row and before: for the GGUF types a rule names (types = [...])")
-        if self.before and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.before):
+        if self.before and not is_iso_date(self.before):
             raise ValueError(f"before: a date as YYYY-MM-DD, got {self.before!r}")
         for name in ("max_ops_per_cycle", "chain_ops_per_cycle"):
             check(f"stack.path_rules.{name}", getattr(self, name), name)
@@ -117,7 +117,7 @@ class SharedKvRule:
     evidence: str = ""
 
     def __post_init__(self) -> None:
-        if self.before and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.before):
+        if self.before and not is_iso_date(self.before):
             raise ValueError(f"shared_kv.before: a date as YYYY-MM-DD, got {self.before!r}")
 
     def holds(self, date: str | None) -> bool:
