@@ -316,8 +316,9 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     rules = profile.path_rules if profile else ()
     kernels = profile.kernels if profile else ""
     shared = profile.shared_kv if profile else None
-    att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared)]
-    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared)]
+    barriers = profile.barriers if profile else None
+    att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared, barriers=barriers)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared, barriers)]
     return att, bound
 
 
@@ -638,4 +639,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     return mark_bounds(profile_from(stack, description or (i.profile.description if i.profile else stack), full, recs,
                                     len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "",
                                     forms, i.profile.shared_kv if i.profile else None,
-                                    i.profile.mla if i.profile else None))
+                                    i.profile.mla if i.profile else None,
+                                    i.profile.barriers if i.profile else None))

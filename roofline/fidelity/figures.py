@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from roofline.calc.barriers import barrier_seconds
 from roofline.calc.shapes import GemmList
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
@@ -27,7 +28,7 @@ from roofline.model.workload import WorkloadSpec
 from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
-from roofline.spec.stack import PathRule, SharedKvRule, StackProfile
+from roofline.spec.stack import BarrierRule, PathRule, SharedKvRule, StackProfile
 from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase, Scenario
 
 
@@ -100,9 +101,11 @@ class Figure:
 
 
 def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE,
-            kernels: str = "", shared_kv: SharedKvRule | None = None) -> list[Figure]:
+            kernels: str = "", shared_kv: SharedKvRule | None = None,
+            barriers: BarrierRule | None = None) -> list[Figure]:
     """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules``,
-    ``kernels`` and ``shared_kv``: its stack profile's path rules, kernel table and KV-cache rule)."""
+    ``kernels``, ``shared_kv`` and ``barriers``: its stack profile's path rules, kernel table, KV-cache rule and
+    barrier count)."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
@@ -119,7 +122,8 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
         raise SpecError(str(rec.path), "model", str(e)) from None
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
     stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
-                         source="-"), path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv)
+                         source="-"), path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv,
+                         barriers=barriers)
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}
     for m in rec.measurements:
@@ -167,7 +171,8 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
             h = encoder_run(platform, spec, m.precision, spec.num_hidden_layers, r.batch, r.seq_len,
                             NonGemmMode(m.non_gemm_mode or variant_recipe(m.precision).non_gemm_mode),
                             cores=cores, embeddings=r.embeddings, ceiling=ceiling, sockets=r.platform.sockets)
-        return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack),)
+        return (_figure_step(h.res, h.built.cells, h.built.parts, h.mode, h.graph, stack, threads=r.threads,
+                             layers=spec.num_hidden_layers),)
     names = [m.baseline, m.precision] if m.baseline else [m.precision]
     phase = m.phase or r.phase
     context = m.context if m.context is not None else r.context
@@ -183,15 +188,20 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision)))
-    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None, ev.gemms)
-                 for e in ev.evaluated)
+    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None, ev.gemms,
+                              r.threads, spec.num_hidden_layers) for e in ev.evaluated)
 
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,
                  stack: StackProfile, m: np.ndarray | None = None, date: str | None = None,
-                 gemms: GemmList | None = None) -> FigureStep:
+                 gemms: GemmList | None = None, threads: int | None = None, layers: int = 0) -> FigureStep:
     """``m``: the rows' M (None: many rows each, none unpacked again); ``date``: the record's, the build's it ran;
-    ``gemms``: the rows' shapes (a kernel table prices the rows it has cycles for)."""
+    ``gemms``: the rows' shapes (a kernel table prices the rows it has cycles for); ``threads``: the record's threads
+    per process (None: one per core of an instance), each one arrival at every barrier of the ``layers``."""
+    if stack.barriers is not None:  # the engine's graph's barriers over one instance's threads (counted)
+        n = res.layout.instance_cores if threads is None else threads
+        parts = dataclasses.replace(parts, barrier_s=barrier_seconds(
+            np.full_like(parts.launches, layers), stack.barriers.rounds_per_layer, n, res.line_transfer_s))
     rules = rows_under_rules(res, cells, stack, None if m is None else np.asarray(m, dtype=float), date, gemms)
     rows = np.full(len(cells), np.inf) if m is None else np.asarray(m, dtype=float).reshape(len(cells))
     kernels = [r.kernel for r in rules]

@@ -47,6 +47,7 @@ from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import (
     KERNEL_MAX,
     Accuracy,
+    BarrierRule,
     FormChoice,
     PathRule,
     SharedKvRule,
@@ -612,7 +613,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
                  cross: dict[str, Sourced] | None = None, kernels: str = "",
                  forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
-                 mla: MlaRule | None = None) -> StackProfile:
+                 mla: MlaRule | None = None, barriers: BarrierRule | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -656,7 +657,7 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, records=ids, accuracy=accuracy,
+        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, barriers=barriers, records=ids, accuracy=accuracy,
         forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else

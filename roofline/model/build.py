@@ -177,7 +177,8 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
         if options.realistic:
             eff = source.for_recipe(recipe).efficiency(res, name, mode, cells, gemms, None if inverse is None else m)
             parts = step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
-                               m=None if inverse is None else m)
+                               m=None if inverse is None else m,
+                               barrier_rounds=eff.barrier_rounds * (model.num_hidden_layers if model is not None else 0))
             built = BuiltStep(name, recipe, cells, mode, step, eff, parts,
                               realistic_times(parts, eff.rows(parts, options.graph)))
         out.steps.append(built)

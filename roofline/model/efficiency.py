@@ -651,6 +651,8 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     if stack.call_s is not None:
         values["call_s"] = stack.call_s.value
         values["per_op_s"] = stack.per_op_s.value if stack.per_op_s is not None else 0.0
+    if stack.barriers is not None:
+        values["barrier_rounds"] = stack.barriers.rounds_per_layer
     att, said = attention_path(res, mode, stack)
     if said:
         values["attention_path"] = att
@@ -659,4 +661,4 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
                       fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial",
-                                                  "attention_path", "kernel_s"})
+                                                  "attention_path", "kernel_s", "barrier_rounds"})

@@ -39,6 +39,7 @@ from enum import Enum
 
 import numpy as np
 
+from roofline.calc.barriers import barrier_seconds
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
@@ -117,6 +118,9 @@ class StepParts:
     """(P,) the u8 shift and compensation (no efficiency scales it)"""
     launches: np.ndarray
     """(P,) GEMM launches per step"""
+    barrier_s: np.ndarray
+    """(P,) one instance's graph's thread barriers per step (:func:`roofline.calc.barriers.barrier_seconds`; 0 when
+    the stack counts none)"""
     instances: np.ndarray
     """(P,) the instances sharing the platform: a step's times are one instance's call over them (the whole
     platform, amortised), so one call's dispatch, paid by each instance, counts ``1 / instances`` here"""
@@ -164,7 +168,7 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      t_weights=cat("t_weights"),
                      attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
-                     launches=cat("launches"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
+                     launches=cat("launches"), barrier_s=cat("barrier_s"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
                      ceiling_s=cat("ceiling_s"),
                      lead=(int(sum(p.steps for p in parts)),),
                      **{k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
@@ -294,8 +298,9 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
       and its memory time at the memory one (a pass that spills out of L2 runs at a share of that level's
       bandwidth, not at the share of L2's that passes inside it reach);
-    - compensation as priced; dispatch ``(call_s + launches x per_op_s) / instances``: each instance pays its
-      own calls, and a step's time is one instance's call over the instances."""
+    - compensation as priced; dispatch ``(call_s + launches x per_op_s + T_b) / instances``: each instance pays
+      its own calls and its graph's barriers ``T_b`` (counted, not fitted), and a step's time is one instance's call
+      over the instances."""
     eta_x = np.minimum(e.eta / e.shape, 1.0) if e.extra is None else e.extra
     t_mac = parts.t_compute - parts.t_extra
     t_extra = parts.t_extra if e.unpack is None else parts.t_extra + (e.unpack - 1.0) * parts.t_unpack
@@ -323,7 +328,7 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
                                         e.quantization, e.pass_memory),
                  compensation_s=parts.compensation_s,
-                 dispatch_s=(e.call_s + parts.launches * e.per_op_s) / parts.instances)
+                 dispatch_s=(e.call_s + parts.launches * e.per_op_s + parts.barrier_s) / parts.instances)
 
 
 # ------------------------------------------------------------------------------- a step's parts
@@ -352,10 +357,12 @@ def work_per_core(m: np.ndarray, gemms: GemmList, res: Resources) -> np.ndarray:
 
 
 def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
-               graph: bool = True, m: np.ndarray | None = None) -> StepParts:
+               graph: bool = True, m: np.ndarray | None = None, barrier_rounds: float = 0.0) -> StepParts:
     """The parts of an evaluated step (any leading axes) of ``recipe``; ``graph``: the GEMMs sit in a
     compiled model (False: one linear compiled and called on its own); ``m``: the rows' M when the step
-    was evaluated at other rows than ``gemms``' (a sweep)."""
+    was evaluated at other rows than ``gemms``' (a sweep); ``barrier_rounds``: the step's thread-barrier rounds (the
+    stack's per layer, :class:`~roofline.spec.stack.BarrierRule`, times the layers), each over one instance's
+    threads."""
     g = step.gemms
     lead = g.flops.shape[:-1]
     rows = g.flops.shape[-1]
@@ -371,12 +378,15 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     ops = step.ops
     per_op = lambda t, which: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which  # noqa: E731
     per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
+    launches = per_step(np.sum(g.count, axis=-1))
+    barrier = (per_step(barrier_seconds(1.0, barrier_rounds, res.layout.instance_cores, res.line_transfer_s))
+               if barrier_rounds > 0 else np.zeros_like(launches))
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
                      t_mac=flat(t_mac),
                      rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
-                     compensation_s=per_step(comp), launches=per_step(np.sum(g.count, axis=-1)),
+                     compensation_s=per_step(comp), launches=launches, barrier_s=barrier,
                      instances=per_step(res.layout.total_instances),
                      gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead,
                      pass_compute_s=per_op(ops.t_compute, ~ops.matmul), pass_memory_s=per_op(ops.t_memory, ~ops.matmul),
@@ -463,6 +473,8 @@ class Efficiency:
     """one call of a compiled graph"""
     per_op_s: float = 0.0
     """each GEMM launch inside a compiled graph"""
+    barrier_rounds: float = 0.0
+    """the stack's thread-barrier rounds per layer (a counted rule, not fitted: :attr:`StepParts.barrier_s`)"""
     source: str = ""
     """where the values come from (a calibration file, a stack profile)"""
     fitted: frozenset[str] = field(default_factory=frozenset)
@@ -571,12 +583,17 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     terms: list[Term] = []
     if recipe.compute_dtype == "int8":
         terms += _quantization_terms(recipe, res, at(times.quantization_s), at(times.compensation_s), e, graph, mode)
+    barrier = at(parts.barrier_s)
+    barriers = (f" + thread barriers {barrier * 1e6:.0f} us ({e.barrier_rounds:g} rounds per layer, counted from the "
+                "engine's graph, x threads x core-to-core latency)" if barrier > 0 else "")
     if "call_s" in fitted:
         calls, n = at(parts.launches), at(parts.instances)
         shared = f", each instance's, over {n:g} instances" if n > 1 else ""
         terms.append(Term(TermName.DISPATCH, at(times.dispatch_s),
                           f"one graph call {e.call_s * 1e6:.0f} us + {calls:g} GEMM launches x {e.per_op_s * 1e6:.1f} us"
-                          f"{shared} ({e.source})", calibrated=True))
+                          f"{barriers}{shared} ({e.source})", calibrated=True))
+    elif barrier > 0:
+        terms.append(Term(TermName.DISPATCH, at(times.dispatch_s), barriers.removeprefix(" + "), calibrated=False))
     else:
         terms.append(Term(TermName.DISPATCH, 0.0, "not fitted: run `roofline calibrate` on a validate report of this host"))
     eta_c = np.minimum(np.asarray(e.gemm if graph else e.kernel, dtype=float), e.limit)  # a rate limit included

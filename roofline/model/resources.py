@@ -162,6 +162,17 @@ class Resources:
         self.used["int_alu"] = Used(f"cores.int_alu_bits.{self.platform.core}", source.value, source)
         return self.vector_peak * max(ops / fp32, 1.0)
 
+    @property
+    def line_transfer_s(self) -> float:
+        """One cache line's transfer between two cores, seconds: the platform's ``core_to_core_ns``, else its core's
+        (:mod:`roofline.spec.core_latency`)."""
+        from roofline.spec.core_latency import line_transfer_ns
+
+        given = self.platform.core_to_core_ns
+        ns, key = (given, "core_to_core_ns") if given.known else line_transfer_ns(self.platform.core)
+        self.used["core_to_core"] = Used(key, ns.value, ns)
+        return float(ns.value) * 1e-9
+
     def non_gemm_peaks(self, mode: NonGemmMode) -> tuple[str, float | np.ndarray, float | np.ndarray]:
         """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: ``fp32`` runs
         everything on the FP32 paths; ``amp-bf16`` keeps BF16 activations and runs attention on the BF16

@@ -142,6 +142,10 @@ class Platform:
     power: Power | None = None
     """per socket: TDP, idle and measured package power (the energy figures of estimate, plan and sweep); null:
     no power figure"""
+    core_to_core_ns: Sourced = Sourced(unknown="not given")
+    """the latency of one cache line's transfer between two cores of the socket, typical over all pairs (a spin
+    barrier's cost per thread, :mod:`roofline.calc.barriers`); not given: the core's value in
+    :data:`roofline.spec.core_latency.LINE_TRANSFER_NS`"""
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
@@ -170,6 +174,9 @@ class Platform:
                 name = next(n for n, p in self.compute.items() if p.dtype == dtype)
                 raise ValueError(f"compute.{name}.emulated: every {dtype} path is emulated; {dtype} needs a native "
                                  "path (the one the estimate prices it on): set emulated = false on the path that runs")
+        if self.core_to_core_ns.known:
+            _positive("core_to_core_ns", self.core_to_core_ns)
+            check_sourced("platform.core_to_core_ns", self.core_to_core_ns)
         theoretical, measured = self.dram.theoretical_gb_per_s, self.dram.measured_gb_per_s
         if not (theoretical.known or measured.known):
             raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
@@ -273,13 +280,14 @@ class Platform:
 def platform_fingerprint(p: Platform) -> str:
     """A platform's measured identity: the SHA-256 of every number and source it holds, its name, aliases,
     description and notes left out (every probe is named ``host``; the same probe copied and renamed is the
-    same host), its power figures (datasheet figures a file may add later), and its core's name (a label of the microarchitecture, which a file may add later)."""
+    same host), its power figures (datasheet figures a file may add later), its core's name (a label of the
+    microarchitecture, which a file may add later) and its core-to-core latency (a published figure, likewise)."""
     import dataclasses
     import hashlib
     import json
 
     data = dataclasses.asdict(p)
-    for k in ("name", "aliases", "description", "notes", "core", "power"):
+    for k in ("name", "aliases", "description", "notes", "core", "power", "core_to_core_ns"):
         data.pop(k, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -125,6 +125,21 @@ class SharedKvRule:
         return not self.before or (date is not None and date < self.before)
 
 
+@dataclass(frozen=True)
+class BarrierRule:
+    """The engine's graph ends each node with a spin barrier over its threads: ``rounds_per_layer`` rounds of atomic
+    updates of one shared line per transformer layer, counted from its source (:mod:`roofline.calc.barriers`)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    rounds_per_layer: float
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.rounds_per_layer) and 0 <= self.rounds_per_layer <= 10_000):
+            raise ValueError(f"barriers.rounds_per_layer: 0 to 10,000 rounds, got {self.rounds_per_layer}")
+
+
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
 MIN_PLATFORMS = 3
 #: the class of a GEMM row a kernel table prices: ``<kernel>-kernels`` (``gemv-kernels``)
@@ -303,6 +318,9 @@ class StackProfile:
     none, every row priced from the ceiling"""
     shared_kv: SharedKvRule | None = None
     """the engine's KV cache is one buffer all a step's sequences share (records dated before ``before``)"""
+    barriers: BarrierRule | None = None
+    """the engine's graph's thread barriers, counted per layer (None: none priced; the dispatch fit holds them).
+    Kept as it is by ``calibrate``"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
     (a plan with this profile batches so unless told otherwise)"""
