@@ -111,8 +111,9 @@ def test_a_torch_stack_has_no_barrier_term():
 
 
 def test_core_to_core_ns_out_of_range_in_a_platform_file_is_one_line(tmp_path):
+    from clitools import run_cli
+
     from roofline.catalog import find_file
-    from tests.clitools import run_cli
 
     text = find_file("platforms", "genoa").read_text()
     for bad in ("nan", "1e300", "-5", '"fast"'):
