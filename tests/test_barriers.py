@@ -123,3 +123,12 @@ def test_core_to_core_ns_out_of_range_in_a_platform_file_is_one_line(tmp_path):
         r = run_cli("estimate", "--model", "bert-base", "--cpu", str(f))
         assert r.returncode == 2, (bad, r.stderr)
         assert "core_to_core_ns" in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_platforms_show_lists_a_files_own_core_to_core_latency():
+    from clitools import run_cli
+
+    r = run_cli("platforms", "show", "ryzen-7950x")
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("core_to_core"))
+    assert "68 ns" in row and "measured" in row

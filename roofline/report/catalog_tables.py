@@ -76,6 +76,8 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
             _sourced_row(t, "l2.read_bytes_per_cycle", p.l2.read_bytes_per_cycle, " B/cycle/core")
         if p.l2.read_gb_per_s.known:
             _sourced_row(t, "l2.read", p.l2.read_gb_per_s, " GB/s")
+    if p.core_to_core_ns.known:  # else the core's table entry (roofline/spec/core_latency.py)
+        _sourced_row(t, "core_to_core", p.core_to_core_ns, " ns")
     if p.power is not None:  # per socket: what the energy figures of estimate, plan and sweep are priced at
         for name in ("tdp_w", "idle_w", "measured_w"):
             if getattr(p.power, name).known or name != "measured_w":
