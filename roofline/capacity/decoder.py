@@ -160,7 +160,8 @@ class _Decoder:
         steps' on a tie or where no prefill band is wider; None: no profile's accuracy)"""
         pre = self.prefill[cpu].error_band
         dec = self.decode[cpu].error_band if self.decode else None
-        if dec is None or (pre is not None and pre.realistic_error > dec.realistic_error):
+        if dec is None or dec.realistic_error is None or (
+                pre is not None and pre.realistic_error is not None and pre.realistic_error > dec.realistic_error):
             return pre
         return dec
 

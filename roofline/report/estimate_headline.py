@@ -52,7 +52,8 @@ def headline(r: EstimateResult) -> list[Item]:
     speedups = {s.precision: s for s in r.speedups}
     for name, pr in r.precisions.items():
         s = speedups.get(name)
-        band = [] if not banded else ["" if pr.error_band is None else f"{pr.error_band.realistic_error:.0%}"]
+        err = pr.error_band.realistic_error if pr.error_band is not None else None
+        band = [] if not banded else ["" if pr.error_band is None else "none" if err is None else f"{err:.0%}"]
         t.add_row(name, pr.bound, f"{ms(pr.instance_latency_s)} / {ms(pr.realistic_instance_latency_s)}",
                   f"{sig(pr.throughput_per_s)} / {sig(pr.realistic_throughput_per_s)}",
                   ratio(s.gemm_speedup) if s else "",

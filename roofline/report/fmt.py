@@ -82,7 +82,8 @@ def class_bands(bands, band: float) -> list[str]:
         if b is None:
             continue
         if not b.class_figures:
-            out.append(f"{name} on {b.path_class}: no record's figure ran on it")
+            out.append(f"{name} on {b.path_class}: no record's figure ran on it, " + (
+                "no band" if b.realistic_error is None else f"the cross-stack band +/-{b.realistic_error:.0%}"))
         elif b.realistic_error > band:
             out.append(f"{name} on {b.path_class} +/-{b.realistic_error:.0%} ({b.class_figures} "
                        f"figure{'s' if b.class_figures > 1 else ''}, {b.class_platforms} CPU(s))")

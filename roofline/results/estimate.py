@@ -179,7 +179,8 @@ class ErrorBand:
 
     path_class: str
     """the compute path class its GEMMs run on under the profile (``<dtype>-<isa class>``)"""
-    realistic_error: float
+    realistic_error: float | None
+    """null: no band (a class none of the stack's records ran on, and no cross-stack band in its profile)"""
     class_figures: int
     """how many of the profile's figures ran on ``path_class`` (0: none; its efficiency is the stack's fallback)"""
     class_platforms: int

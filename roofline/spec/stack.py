@@ -216,14 +216,15 @@ class Accuracy:
         check_median_worst(self.median_abs_error, self.worst_abs_error)
         check("stack.accuracy.abs_error", self.cross_stack_median_abs_error, "cross_stack_median_abs_error")
 
-    def class_band(self, cls: str | None) -> tuple[float, ClassAccuracy | None]:
+    def class_band(self, cls: str | None) -> tuple[float | None, ClassAccuracy | None]:
         """The band an estimate whose GEMMs run on ``cls`` quotes, and the class's own error where the profile
         has it: the stack's :attr:`band`, or the class's own median where that is wider (a class whose figures
         are predicted worse than the stack's as a whole is not covered by the stack's median). A class no figure
-        runs on quotes the stack's band, and the caller says so."""
+        runs on quotes the cross-stack band where the profile holds one, else none (None): the stack's own band
+        was measured on other classes."""
         c = self.classes.get(cls) if cls else None
         if c is None:
-            return self.band, None
+            return (self.cross_stack_median_abs_error if self.classes else self.band), None
         return max(self.band, c.median_abs_error), c
 
 
