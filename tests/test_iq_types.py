@@ -121,6 +121,24 @@ def test_the_llama_cpp_profile_prices_them_from_the_ceiling_and_says_so():
     assert not [i for i in q.inputs if "no cycles" in i.value]
 
 
+def test_builds_before_the_tiled_matmul_unpack_them_per_activation_row():
+    """llama.cpp ran ggml_vec_dot_<type>_q8_K per activation row for the i-quants until its tiled matmul took them:
+    the profile's rule holds for records dated before the kernel table's tiled dispatch, not for today's build."""
+    from roofline.catalog.kernels import load_kernel_table
+    from roofline.catalog.stacks import load_stack
+    from roofline.spec.kernels import Kernel
+
+    stack, table = load_stack("llama.cpp"), load_kernel_table("llama.cpp")
+    for name in IQ:
+        tiled = table.rule(name, Kernel.TILED, ("avx2", "avx512f"), None)
+        assert tiled is not None and table.rule(name, Kernel.TILED, ("avx2",), "2024-12-24") is None
+        rule = stack.unpack_rule("AMD", "int8", name, "2024-12-24")
+        assert rule is not None and rule.rows_per_unpack == 1 and rule.before == tiled.since
+        assert stack.unpack_rule("AMD", "int8", name, None) is None
+        assert stack.unpack_rule("AMD", "int8", name, tiled.since) is None
+    assert stack.unpack_rule("AMD", "int8", "q4_K", "2024-12-24") is None  # the kernel table's types: its cycles
+
+
 @pytest.mark.parametrize("name", ["iq2_xxs", "iq3_s", "iq1_m"])
 def test_a_gguf_file_of_the_type_is_read_and_priced(tmp_path, monkeypatch, name):
     """A file whose matrices are all of the type (gguf's writer, the type ids above): read with each tensor's type and

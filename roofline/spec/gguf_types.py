@@ -62,7 +62,7 @@ ceiling amortizes it over a call's rows, as a kernel that unpacks each block onc
 ``vec_dot`` redoes it per activation row; its REPACK GEMMs, which on x86 take q4_0, q4_K and iq4_nl, and
 q2_K where AVX-512 is present (``ggml-cpu/repack.cpp``), share it over 4 or 8; in the llama.cpp that
 llama-cpp-python 0.3.36 vendors (0c1e570) a tiled matmul (``ggml-cpu/tiled``) unpacks 256 x 256 tiles of the
-other k-quants and of iq4_xs once for batches of 8 rows or more).
+other k-quants, of iq4_xs and of the i-quants iq1_s to iq3_s once for batches of 8 rows or more).
 The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
 in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops. A constant correction's second
 multiply (q6_K's ``-32`` offset, q3_K's third bit, each a ``vpmaddubsw`` and a subtraction) is not
