@@ -39,7 +39,10 @@ def test_block_layouts_match_the_gguf_package():
                                                ("q2_k", 2.625, 292 / 256), ("q3_k", 3.4375, 292 / 256),
                                                ("iq4_xs", 4.25, 292 / 256),
                                                ("q4_k", 4.5, 292 / 256), ("q5_k", 5.5, 292 / 256),
-                                               ("q6_k", 6.5625, 292 / 256)])
+                                               ("q6_k", 6.5625, 292 / 256), ("iq1_s", 1.5625, 292 / 256),
+                                               ("iq1_m", 1.75, 292 / 256), ("iq2_xxs", 2.0625, 292 / 256),
+                                               ("iq2_xs", 2.3125, 292 / 256), ("iq2_s", 2.5625, 292 / 256),
+                                               ("iq3_xxs", 3.0625, 292 / 256), ("iq3_s", 3.4375, 292 / 256)])
 def test_gguf_recipes_bytes_per_weight(name, bits, x_bytes):
     r = get_recipe(name)
     assert r.bytes_per_weight * 8 == pytest.approx(bits)
@@ -403,28 +406,29 @@ def test_a_gguf_of_the_k_and_i_quants_is_priced_and_an_unknown_type_said_left_ou
             text = run_cli("estimate", "--model", str(path), "--cpu", cpu, "--phase", "decode", "--context", "256",
                            "--precision", "gguf", "--stack", "llama.cpp").stdout
             assert f"gguf on {block}" not in text  # its band is the kernel class's, which records ran
-    # the writer taught a layout the tool does not price (IQ2_XXS: 256 weights in 66 bytes) writes a valid file
-    fake = dataclasses.replace(BLOCKS["q4_K"], name="iq2_xxs", ggml_type=16, bytes_per_block=66,
+    # the writer taught a layout the tool does not price (TQ2_0, llama.cpp's ternary type: 256 weights in 66 bytes)
+    # writes a valid file
+    fake = dataclasses.replace(BLOCKS["q4_K"], name="tq2_0", ggml_type=35, bytes_per_block=66,
                                quant_bytes_per_block=64)
-    monkeypatch.setitem(writer.BLOCKS, "iq2_xxs", fake)
-    monkeypatch.setitem(writer._SCALES, "iq2_xxs", ((0, 1e-3),))
+    monkeypatch.setitem(writer.BLOCKS, "tq2_0", fake)
+    monkeypatch.setitem(writer._SCALES, "tq2_0", ((0, 1e-3),))
     real = writer.tensor_types
     monkeypatch.setattr(writer, "tensor_types", lambda precision, model: [
-        dataclasses.replace(t, type="iq2_xxs") for t in real(precision, model)])
-    path = tmp_path / "iq2.gguf"
+        dataclasses.replace(t, type="tq2_0") for t in real(precision, model)])
+    path = tmp_path / "tq2.gguf"
     write_random_gguf(path, _tiny(), "q4_k")
     proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
                    "--precision", "gguf", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    (unknown,) = [x for x in data["left_out"] if "iq2_xxs" in x["what"]]
+    (unknown,) = [x for x in data["left_out"] if "tq2_0" in x["what"]]
     assert "unpacking" in unknown["what"] and "lower bound" in unknown["why"]
     up = {g["name"]: g for g in data["precisions"]["gguf"]["gemms"]}["ffn_up"]
     assert up["w_bytes"] == pytest.approx(up["n"] * up["k"] * 66 / 256)  # its bytes as stored
     # the same file at a precision the tool prices leaves nothing of the kind out
     proc = run_cli("estimate", "--model", str(path), "--cpu", "genoa", "--phase", "decode", "--context", "256",
                    "--precision", "q4_k", "--json")
-    assert not [x for x in json.loads(proc.stdout)["left_out"] if "iq2_xxs" in x["what"]]
+    assert not [x for x in json.loads(proc.stdout)["left_out"] if "tq2_0" in x["what"]]
 
 
 

@@ -540,14 +540,24 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
 def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:
     """The kernel table's cycles that priced GGUF rows on this CPU's core (:func:`kernel_priced`), one row per type:
     ``measured`` where the table's cycles for the core were timed on it, ``derived`` where counted from the source
-    by a scheduling model, ``assumed`` where the core takes another core's cycles."""
+    by a scheduling model, ``assumed`` where the core takes another core's cycles; and an ``assumed`` row for each
+    type the table counts on no core (priced at the ceiling's rates and the class's efficiency instead)."""
     from roofline.catalog.kernels import load_kernel_table
 
-    types = dict.fromkeys(t for r in recipes if kernel_priced(res, r, stack) and (t := gguf_type(r)) is not None)
-    if not types or stack is None:
+    if stack is None or not stack.kernels:
         return []
+    types = dict.fromkeys(t for r in recipes if kernel_priced(res, r, stack) and (t := gguf_type(r)) is not None)
     table = load_kernel_table(stack.kernels)
     core = res.platform.core
+    # a type the table counts on no core at all (an i-quant): said, as its GEMMs are priced from the ceiling instead
+    counted = {t for c in table.cycles.values() for t in c.types}
+    unpriced = dict.fromkeys(t for r in recipes if (t := gguf_type(r)) is not None and t not in counted)
+    missing = [Provenance(what=f"{table.engine}.kernels.{t}", value="no cycles in the kernel table", kind="assumed",
+                          source=f"platforms/kernels/{stack.kernels}.toml counts no kernel of {t} on any core: its "
+                          "GEMMs priced at the ceiling's rates times the profile's efficiency for their path class")
+               for t in unpriced]
+    if not types:
+        return missing
     cycles = table.core_cycles(core)
     assert cycles is not None  # kernel_priced found them
     alias = table.aliases.get(core) if core not in table.cycles else None
@@ -556,7 +566,7 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     return [Provenance(what=f"{table.engine}.kernels.{alias or core}.{t}",
                        value=", ".join(f"{k} {v:g}" for k, v in cycles.types[t].items()) + " cycles/32 weights",
                        kind=kind, source=why + cycles.source)
-            for t in types]
+            for t in types] + missing
 
 
 def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:

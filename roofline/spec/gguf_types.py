@@ -24,7 +24,25 @@ iq4_xs      256     136    fp16 d, scales_h, scales_l[4], 4-bit indices[128]   4
 q5_K        256     176    fp16 d, fp16 dmin, scales[12], qh[32], qs[128]      5.5
 q6_K        256     210    ql[128], qh[64], int8 scales[16], fp16 d            6.5625
 q8_K        256     292    fp32 d, int8 qs[256], int16 bsums[16] (activations) 9.125
+iq1_s       256     50     fp16 d, qs[32], qh[8] (3 index bits x 4, 3-bit      1.5625
+                           scale, delta sign per 32)
+iq1_m       256     56     qs[32], qh[16] (3 index bits, delta sign per 8),    1.75
+                           scales[8] (3-bit per 16; fp16 d in their top bits)
+iq2_xxs     256     66     fp16 d, qs[32] (uint16: 8-bit grid indices x 4,     2.0625
+                           7-bit signs x 4, 4-bit scale per 32)
+iq2_xs      256     74     fp16 d, qs[32] (uint16: 9-bit index, 7-bit signs    2.3125
+                           per 8), 4-bit scales[8] (2 per byte)
+iq2_s       256     82     fp16 d, qs[64] (indices, signs), qh[8], scales[8]   2.5625
+iq3_xxs     256     98     fp16 d, qs[96] (8-bit indices per 4, signs and      3.0625
+                           4-bit scale per 32)
+iq3_s       256     110    fp16 d, qs[64], qh[8] (9th index bits), signs[32],  3.4375
+                           4-bit scales[4] (2 per byte)
 ==========  ======  =====  ==================================================  =====
+
+The i-quants (``iq1_s`` to ``iq3_s``) store indices into fixed grids of 4 or 8 values (``iq2xxs_grid``,
+``iq2xs_grid``, ``iq2s_grid``, ``iq3xxs_grid``, ``iq3s_grid``, ``iq1s_grid`` in ``ggml-common.h``) and, but for the
+iq1 types, a sign bit per weight (7 stored per 8 in the xxs and xs types, the 8th their parity). Their quantized
+bytes count the indices and signs; scales, iq1's delta signs and ``d`` are the metadata.
 
 On x86, llama.cpp's CPU backend (``ggml/src/ggml-cpu``) never widens weights to float: it
 quantizes each activation row to the weight type's ``vec_dot_type`` (``q8_0`` for the 32-blocks,
@@ -44,7 +62,7 @@ ceiling amortizes it over a call's rows, as a kernel that unpacks each block onc
 ``vec_dot`` redoes it per activation row; its REPACK GEMMs, which on x86 take q4_0, q4_K and iq4_nl, and
 q2_K where AVX-512 is present (``ggml-cpu/repack.cpp``), share it over 4 or 8; in the llama.cpp that
 llama-cpp-python 0.3.36 vendors (0c1e570) a tiled matmul (``ggml-cpu/tiled``) unpacks 256 x 256 tiles of the
-other k-quants and of iq4_xs once for batches of 8 rows or more).
+other k-quants, of iq4_xs and of the i-quants iq1_s to iq3_s once for batches of 8 rows or more).
 The per-block scale (an FP32 FMA per block, or the sub-block scale's ``vpmaddwd`` and accumulate
 in k-quants) is the recipe's per-group rescale, ``2 M N K / g`` ops. A constant correction's second
 multiply (q6_K's ``-32`` offset, q3_K's third bit, each a ``vpmaddubsw`` and a subtraction) is not
@@ -52,6 +70,15 @@ counted either: fewer ops counted keep the ceiling an upper bound. The counts of
 iq4_nl and iq4_xs were read in the llama.cpp that llama-cpp-python 0.3.36 vendors (commit 0c1e570; their
 AVX2 branches are the same at e4868d1, 2025-07-24). MXFP4's (``block_mxfp4``, GGML type 39, the type llama.cpp
 stores gpt-oss's experts in) was read in the AVX2 branch of ``ggml_vec_dot_mxfp4_q8_0`` of the same file.
+
+The i-quants' kernels (``ggml_vec_dot_iq*_q8_K``, read at 0c1e570, the line numbers beside each count) build
+each 256-bit operand from 4 grid entries of 8 bytes (``_mm256_set_epi64x``) or 8 of 4 bytes
+(``_mm256_set_epi32``): compiled (the vendored build's ``quants.c.o``, disassembled) as ``vmovq`` loads, 2
+``vpinsrq`` and a ``vinserti128`` (3 counted), or ``vmovd`` loads, 4 ``vpinsrd``, 2 ``vpunpcklqdq`` and a
+``vinserti128`` (7 counted); the plain loads are not counted, nor the scalar index arithmetic (shifts, masks,
+``pdep``), nor the compiler's moves of indices from vector registers (``vpextrw``/``vpextrd``, which the source
+writes as a store to a union), nor the sub-block scales' broadcast and shuffles (the per-group rescale): fewer
+ops counted keep the ceiling an upper bound.
 """
 
 from __future__ import annotations
@@ -180,6 +207,41 @@ BLOCKS: dict[str, BlockFormat] = {b.name: b for b in (
          "block_q6_K {uint8_t ql[QK_K/2]; uint8_t qh[QK_K/4]; int8_t scales[QK_K/16]; ggml_half d}", 4.25,
          "ggml_vec_dot_q6_K_q8_K, AVX2: per 128 weights 17 (high bits: 4 ands, 3 shifts; low nibbles: "
          "4 ands, 2 shifts; 4 ors)"),
+    _fmt("iq1_s", 19, 256, 50, 44, 32,
+         "block_iq1_s {ggml_half d; uint8_t qs[QK_K/8]; uint16_t qh[QK_K/32]}", 5.0,
+         "ggml_vec_dot_iq1_s_q8_K, AVX2 (lines 3607-3657): 4 iq1s_grid entries per 32 weights (2 x vpinsrq, "
+         "vinserti128: 3); signed values: mul_add_epi8's 2 x vpsignb; the delta (IQ1S_DELTA) through q8_K's bsums "
+         "in scalar code"),
+    _fmt("iq1_m", 29, 256, 56, 44, 16,
+         "block_iq1_m {uint8_t qs[QK_K/8]; uint8_t qh[QK_K/16]; uint8_t scales[QK_K/32]}", 8.0,
+         "ggml_vec_dot_iq1_m_q8_K, AVX2 (lines 3728-3825, the BMI2 path): 4 iq1s_grid entries per 32 weights (3); "
+         "the delta signs as bytes (vpbroadcastd, vpmovsxbq, vpor: 3); mul_add_epi8's 2 x vpsignb; the delta's own "
+         "vpsignb and second vpmaddubsw (a constant correction's second multiply) not counted"),
+    _fmt("iq2_xxs", 16, 256, 66, 60, 32,
+         "block_iq2_xxs {ggml_half d; uint16_t qs[QK_K/8]}", 7.0,
+         "ggml_vec_dot_iq2_xxs_q8_K, AVX2 (lines 2673-2715): per 32 weights 4 iq2xxs_grid entries (3), 4 sign "
+         "patterns from keven_signs_q2xs (3), a vpsignb on the activations (1)"),
+    _fmt("iq2_xs", 17, 256, 74, 64, 16,
+         "block_iq2_xs {ggml_half d; uint16_t qs[QK_K/8]; uint8_t scales[QK_K/32]}", 10.25,
+         "ggml_vec_dot_iq2_xs_q8_K, AVX2 (lines 2791-2909): per 128 weights 41 (the 9-bit indices masked and the "
+         "sign bits with their parity: and, 2 shifts, xor, vpshufb, or: 6; 16 iq2xs_grid entries: 12; the signs "
+         "split over the lanes: vextracti128, 2 x vinserti128: 3; per 32 weights vpshufb, and, vpcmpeqb, or, "
+         "vpsignb: 20)"),
+    _fmt("iq2_s", 22, 256, 82, 72, 16,
+         "block_iq2_s {ggml_half d; uint8_t qs[QK_K/4]; uint8_t qh[QK_K/32]; uint8_t scales[QK_K/32]}", 9.0,
+         "ggml_vec_dot_iq2_s_q8_K, AVX2 (lines 3088-3160): per 32 weights 4 iq2s_grid entries (3); the 32 sign "
+         "bits to bytes (vpbroadcastd, vpshufb, and, vpcmpeqb: 4) and applied to the activations (xor, sub: 2)"),
+    _fmt("iq3_xxs", 18, 256, 98, 92, 32,
+         "block_iq3_xxs {ggml_half d; uint8_t qs[3*QK_K/8]}", 11.0,
+         "ggml_vec_dot_iq3_xxs_q8_K, AVX2 (lines 3273-3319): per 32 weights 8 iq3xxs_grid entries "
+         "(_mm256_set_epi32: 4 x vpinsrd, 2 x vpunpcklqdq, vinserti128: 7), 4 sign patterns from keven_signs_q2xs "
+         "(3), a vpsignb (1)"),
+    _fmt("iq3_s", 21, 256, 110, 104, 32,
+         "block_iq3_s {ggml_half d; uint8_t qs[QK_K/4]; uint8_t qh[QK_K/32]; uint8_t signs[QK_K/8]; "
+         "uint8_t scales[IQ3S_N_SCALE]}", 19.0,
+         "ggml_vec_dot_iq3_s_q8_K, AVX2 (lines 3397-3480): per 64 weights 38 (the 9-bit indices: vpmovzxbw, 2 x "
+         "vpbroadcastd, 2 x vpsllvd, 2 x and, 2 x vpmovsxwd, vextracti128, 2 x or: 12; 16 iq3s_grid entries: "
+         "14; per 32 weights the sign bits to bytes and applied as iq2_s's: 12)"),
     _fmt("q8_K", 15, 256, 292, 256, 256,
          "block_q8_K {float d; int8_t qs[QK_K]; int16_t bsums[QK_K/16]}", 0.0, "", quantize_ops=6.0),
 )}
@@ -189,22 +251,26 @@ FLOAT_TYPES: dict[int, str] = {0: "f32", 1: "f16", 30: "bf16"}
 FLOAT_BYTES: dict[str, float] = {"f32": 4.0, "f16": 2.0, "bf16": 2.0}
 
 #: Activation format of each weight type's dot product (``vec_dot_type`` in ggml-cpu.c's
-#: ``type_traits_cpu``; q5_1 and q4_1 use q8_1, which has the same bytes as q8_0 plus a sum:
+#: ``type_traits_cpu``: lines 337-379 at 0c1e570 for the i-quants, all q8_K; q5_1 and q4_1 use q8_1, which has the
+#: same bytes as q8_0 plus a sum:
 #: 36 bytes per 32, priced here as q8_0's 34).
 VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", "q5_0": "q8_0", "q5_1": "q8_0",
                                 "iq4_nl": "q8_0", "mxfp4": "q8_0", "q2_K": "q8_K", "q3_K": "q8_K", "q4_K": "q8_K", "iq4_xs": "q8_K",
-                                "q5_K": "q8_K", "q6_K": "q8_K"}
+                                "q5_K": "q8_K", "q6_K": "q8_K", **{t: "q8_K" for t in (
+                                    "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")}}
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
 RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "q5_1": "q5_1",
                                 "iq4_nl": "iq4_nl",
                                 "q2_k": "q2_K", "q3_k": "q3_K", "q4_k": "q4_K", "iq4_xs": "iq4_xs", "q5_k": "q5_K",
-                                "q6_k": "q6_K"}
+                                "q6_k": "q6_K", "iq1_s": "iq1_s", "iq1_m": "iq1_m", "iq2_xxs": "iq2_xxs",
+                                "iq2_xs": "iq2_xs", "iq2_s": "iq2_s", "iq3_xxs": "iq3_xxs", "iq3_s": "iq3_s"}
 
 _W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q4_1": "int4", "q5_0": "int8", "q5_1": "int8", "iq4_nl": "int4",
             "mxfp4": "int4",
             "q2_K": "int4", "q3_K": "int4", "q4_K": "int4", "iq4_xs": "int4", "q5_K": "int8",
-            "q6_K": "int8"}
+            "q6_K": "int8", "iq1_s": "int4", "iq1_m": "int4", "iq2_xxs": "int4", "iq2_xs": "int4", "iq2_s": "int4",
+            "iq3_xxs": "int4", "iq3_s": "int4"}
 
 
 def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat, description: str) -> dict:
