@@ -233,7 +233,7 @@ class Platform:
     def all_names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
-    def dram_kind(self, prefer: str = "measured") -> str:
+    def dram_kind(self, prefer: str = "measured") -> Literal["measured", "theoretical"]:
         """Which DRAM figure the estimate uses: the preferred one when known, else the other."""
         measured, theoretical = self.dram.measured_gb_per_s.known, self.dram.theoretical_gb_per_s.known
         if (prefer == "measured" and measured) or not theoretical:
