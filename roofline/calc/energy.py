@@ -7,6 +7,11 @@ over the rate; its cost is the energy at a price per kWh.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+
 #: joules in one kilowatt-hour
 JOULES_PER_KWH = 3.6e6
 
@@ -18,7 +23,11 @@ def server_power_w(sockets: int, tdp_w: float, overhead_w: float = 0.0) -> float
     return sockets * tdp_w + overhead_w
 
 
-def joules_per_unit(power_w: float, units_per_s: float) -> float:
+@overload
+def joules_per_unit(power_w: float, units_per_s: float) -> float: ...
+@overload
+def joules_per_unit(power_w: float, units_per_s: np.ndarray) -> np.ndarray: ...
+def joules_per_unit(power_w: float, units_per_s: float | np.ndarray) -> float | np.ndarray:
     """Energy per request, sequence or token: ``E = P / rate`` (J).
 
     power_w: the server's draw (W); units_per_s: what it completes per second at that draw (> 0)."""

@@ -16,7 +16,12 @@ A fractional ``M`` (a mixture of experts' expected rows) is priced at the whole 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: the kernel families (:class:`roofline.spec.kernels.Kernel`'s words)
 REPACK_FAMILY, SGEMM_FAMILY, TILED_FAMILY = "repack", "sgemm", "tiled"
@@ -63,7 +68,7 @@ def call_cycles(kernel: str, c: dict[str, float], m: np.ndarray) -> tuple[np.nda
     return cycles * scale, label
 
 
-def call_seconds(cycles: np.ndarray, n: np.ndarray, k: np.ndarray, cores: np.ndarray, hz: np.ndarray) -> np.ndarray:
+def call_seconds(cycles: ArrayLike, n: ArrayLike, k: ArrayLike, cores: ArrayLike, hz: ArrayLike) -> np.ndarray:
     """``cycles x N K / 32 / (cores x f)``: one call on the instance's cores at the clock ``f``."""
     return np.asarray(cycles, dtype=float) * np.asarray(n, dtype=float) * np.asarray(k, dtype=float) / 32.0 / (
         np.asarray(cores, dtype=float) * np.asarray(hz, dtype=float))

@@ -136,7 +136,7 @@ def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, 
     return Op(name, calls * ops_per_element * t * hidden, False, calls * 2.0 * t * hidden, 2.0 * t * hidden)
 
 
-def activation(*, tokens: ArrayLike, intermediate: int, layers: int, gated: bool, ops_per_element: float) -> Op:
+def activation(*, tokens: ArrayLike, intermediate: float, layers: int, gated: bool, ops_per_element: float) -> Op:
     """The MLP activation per layer: GeLU reads and writes ``2 T I`` elements; a gated MLP (SiLU(gate) x up)
     reads gate and up and writes one: ``3 T I``. Flops: ``ops_per_element x T I``."""
     t = _f(tokens)

@@ -10,6 +10,7 @@ point's tokens and sequences only, so each distinct ``(tokens, batch)`` is evalu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -23,6 +24,7 @@ from roofline.model.recipes import cell_recipes, precision_recipe
 from roofline.model.resources import Resources
 from roofline.model.step import OpsEval, StepEval, evaluate_ops, evaluate_step
 from roofline.model.workload import LinearWorkload, Workload
+from roofline.spec.platform import Platform
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.vocab import Bandwidth, Ceiling, MemoryModel, NonGemmMode, Phase
 
@@ -109,7 +111,7 @@ class Steps:
     def layout(self) -> Layout:
         return self.res.layout
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[BuiltStep]:
         return iter(self.steps)
 
     def __getitem__(self, i: int) -> BuiltStep:
@@ -130,7 +132,7 @@ def kv_dtype(recipe: PrecisionRecipe, given: str | None) -> str | None:
     return GGUF_KV_DTYPE if is_gguf(recipe) else None
 
 
-def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: LayoutSpec = LayoutSpec(),
+def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *, layout: LayoutSpec = LayoutSpec(),
                 ceiling: CeilingSpec = CeilingSpec(), source: EfficiencySource = NO_EFFICIENCIES,
                 options: StepOptions = StepOptions(), batch: np.ndarray | None = None,
                 seq_len: np.ndarray | None = None) -> Steps:
@@ -144,6 +146,8 @@ def build_steps(platform, work: AnyWorkload, precisions: list[str], *, layout: L
     m, ops = gemms.m, work.ops()
     inverse = None
     if batch is not None:
+        # a sweep's points: a model's workload, its batches and lengths together
+        assert seq_len is not None and isinstance(work, Workload)
         b, s = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(batch, seq_len))
         ops = work.ops(batch=b, seq_len=s)
         # a point's GEMMs depend on its tokens and sequences alone: each distinct pair is evaluated once

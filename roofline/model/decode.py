@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class StepSplit:
         return self.compute_s + self.weights_s + self.kv_cache_s + self.other_memory_s
 
     @property
-    def bound(self) -> str:
+    def bound(self) -> Literal["compute", "memory"]:
         return "compute" if self.compute_s >= self.total_s - self.compute_s else "memory"
 
     def detail(self) -> str:

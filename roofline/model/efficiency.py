@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -168,24 +168,24 @@ NO_EFFICIENCIES = EfficiencySource()
 def from_calibration(c: Calibration, precision: str, mode: NonGemmMode, name: str = "") -> Efficiency:
     """The calibration's values for ``precision`` with the non-GEMM work in ``mode``; what it does not
     give stays at 1 (0 s for dispatch). An isolated linear's efficiencies fall back to the in-model ones."""
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     if precision in c.gemm_efficiency:
-        values["gemm"] = c.gemm_efficiency[precision].value
+        values["gemm"] = c.gemm_efficiency[precision].known_value
     if precision in c.kernel_efficiency:
-        values["kernel"] = c.kernel_efficiency[precision].value
+        values["kernel"] = c.kernel_efficiency[precision].known_value
     elif "gemm" in values:
         values["kernel"] = values["gemm"]
     for part in ("attention", "other"):
         key = f"{part}-{mode}"
         if key in c.non_gemm_efficiency:
-            values[part] = c.non_gemm_efficiency[key].value
+            values[part] = c.non_gemm_efficiency[key].known_value
     if c.quantization_efficiency is not None:
-        values["quantization"] = c.quantization_efficiency.value
+        values["quantization"] = c.quantization_efficiency.known_value
     if precision in c.kernel_quantization_efficiency:
-        values["kernel_quantization"] = c.kernel_quantization_efficiency[precision].value
+        values["kernel_quantization"] = c.kernel_quantization_efficiency[precision].known_value
     if c.call_s is not None:
-        values["call_s"] = c.call_s.value
-        values["per_op_s"] = c.per_op_s.value if c.per_op_s is not None else 0.0
+        values["call_s"] = c.call_s.known_value
+        values["per_op_s"] = c.per_op_s.known_value if c.per_op_s is not None else 0.0
     return Efficiency(**values, source=f"calibration {name or c.platform}",
                       fitted=frozenset(values) - {"shape", "limit", "unpack"})
 
@@ -350,7 +350,8 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
     if rule is not None and rule.emulated:  # the stack's own software path: its measured rate over the ceiling's
         emulated = res.platform.emulated_paths(recipe.compute_dtype)[0]  # FP32 path (applied_rules checked it)
         e = res.platform.compute[emulated]
-        res.used[f"ops.{emulated}"] = Used(f"compute.{emulated}.ops_per_cycle", e.ops_per_cycle.value, e.ops_per_cycle)
+        res.used[f"ops.{emulated}"] = Used(f"compute.{emulated}.ops_per_cycle", e.ops_per_cycle.known_value,
+                                           e.ops_per_cycle)
         cls = f"{e.dtype}-{EMULATED}"
         return cls, cls, min(peak_ratio(res, emulated, choice), 1.0)
     block = gguf_type(recipe)
@@ -379,7 +380,7 @@ def rule_path(res: Resources, choice: PathChoice, rule: PathRule) -> tuple[Compu
     if rule.isa_class and rule.isa_class != p.isa_class and slower:
         used, factor = res.platform.compute[slower[0]], peak_ratio(res, slower[0], choice)
     if rule.max_ops_per_cycle is not None:
-        factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.value)
+        factor *= min(1.0, rule.max_ops_per_cycle / used.ops_per_cycle.known_value)
     return used, min(factor, 1.0)
 
 
@@ -415,7 +416,8 @@ def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | N
     if rule is None:
         return 1.0, ""
     p = res.platform.compute[res.path(recipe.compute_dtype).name]
-    limit = min(1.0, rule.chain_ops_per_cycle / p.ops_per_cycle.value)
+    assert rule.chain_ops_per_cycle is not None  # a chain rule is one with a rate (StackProfile.chain_rule)
+    limit = min(1.0, rule.chain_ops_per_cycle / p.ops_per_cycle.known_value)
     return limit, f"at most {rule.chain_ops_per_cycle:g} ops per cycle per core: one FMA chain per block"
 
 
@@ -541,7 +543,10 @@ def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile 
     adds to the larger under a stack whose path rule says its GEMVs do not overlap the two (``one_row_serial``); 0
     otherwise."""
     rule = (applied_rules(res, recipe, stack) if rules is None else rules)[3]
-    return 0.0 if rule is None else float(rule.one_row_serial)
+    if rule is None:
+        return 0.0
+    assert rule.one_row_serial is not None  # a serial rule is one with a share (StackProfile.serial_rule)
+    return float(rule.one_row_serial)
 
 
 def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
@@ -573,7 +578,7 @@ def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, boo
     """The profile's factor for ``platform`` and whether the records had it (else the factors' geometric mean)."""
     known = next((v for k, v in stack.platform_factors.items() if k in platform.all_names), None)
     if known is not None:
-        return known.value, True
+        return known.known_value, True
     return typical_factor(bare_values(stack.platform_factors)), False
 
 
@@ -601,7 +606,9 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
             eta, found = gemm_eta(g_table, k_table, rr.kernel.cls, True, cross)
             kernel_s.append(rr.kernel.seconds / (eta * phi))
             serial.append(0.0)
-            gemm.append((1.0, 1.0)), kernel.append((1.0, 1.0)), scale.append(1.0)
+            gemm.append((1.0, 1.0))
+            kernel.append((1.0, 1.0))
+            scale.append(1.0)
             how.append(f"{found}, the {', '.join(dict.fromkeys(np.ravel(rr.kernel.label).astype(str)))} kernel's "
                        "counted cycles")
             continue
@@ -610,25 +617,30 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         if rr.many.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
             # host's real clock are in it already (validate's calibrations put in-model GEMMs at 0.84-1.02 of it)
-            gemm.append((1.0, 1.0)), kernel.append((1.0, 1.0)), scale.append(1.0)
+            gemm.append((1.0, 1.0))
+            kernel.append((1.0, 1.0))
+            scale.append(1.0)
             how.append(f"{rr.many} (a measured peak: efficiency 1, the shape term only)")
             continue
         g, found = gemm_eta(g_table, k_table, rr.many, True, cross)
         k, _ = gemm_eta(g_table, k_table, rr.many, False, cross)
         g1, found1 = gemm_eta(g_table, k_table, rr.one, True, cross) if rr.one != rr.many else (g, found)
         k1, _ = gemm_eta(g_table, k_table, rr.one, False, cross) if rr.one != rr.many else (k, found)
-        gemm.append((g, g1)), kernel.append((k, k1)), scale.append(rr.factor * phi)
+        gemm.append((g, g1))
+        kernel.append((k, k1))
+        scale.append(rr.factor * phi)
         r = rows[..., j]
         used = [w for w, on in ((found, np.any(r > 1)), (found1, rr.one != rr.many and np.any(r <= 1))) if on]
         found = ", ".join(used or [found])
         how.append(f"{found}, {rr.said}" if rr.said else found)
-    g, k = np.asarray(gemm).T, np.asarray(kernel).T
-    eta_g, shape, x_g = one_row_floor(g[0], g[1], rows, m, half, np.asarray(scale))
-    eta_k, _, x_k = one_row_floor(k[0], k[1], rows, m, half, np.asarray(scale))
-    values: dict[str, object] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
+    g_pairs, k_pairs = np.asarray(gemm).T, np.asarray(kernel).T
+    eta_g, shape, x_g = one_row_floor(g_pairs[0], g_pairs[1], rows, m, half, np.asarray(scale))
+    eta_k, _, x_k = one_row_floor(k_pairs[0], k_pairs[1], rows, m, half, np.asarray(scale))
+    values: dict[str, Any] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
     if any(np.any(np.isfinite(t)) for t in kernel_s):
         values["kernel_s"] = np.stack(np.broadcast_arrays(*kernel_s), axis=-1)
-    if np.any(g[0] != g[1]) or np.any(k[0] != k[1]):  # a one-row class of its own: its floor on the extra work
+    # a one-row class of its own: its floor on the extra work
+    if np.any(g_pairs[0] != g_pairs[1]) or np.any(k_pairs[0] != k_pairs[1]):
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k
     if any(v < 1.0 for v in limit):
         values["limit"] = np.asarray(limit)
@@ -641,7 +653,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     if stack.pass_memory_efficiency is not None:
         values["pass_memory"] = stack.pass_memory_efficiency.value
     for part in ("attention", "other"):
-        v = mode_value({k.split("-", 1)[1]: x.value for k, x in stack.non_gemm_efficiency.items()
+        v = mode_value({k.split("-", 1)[1]: x.known_value for k, x in stack.non_gemm_efficiency.items()
                         if k.startswith(part + "-")}, mode)
         if v is not None:
             values[part] = min(v * phi, 1.0)

@@ -12,6 +12,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
@@ -37,7 +38,7 @@ from roofline.model.efficiency import (
     takes_cross,
 )
 from roofline.model.paths import path_peak
-from roofline.model.realistic import Realistic, realistic_speedup
+from roofline.model.realistic import Realistic, TermName, realistic_speedup
 from roofline.model.resources import Resources
 from roofline.model.step import BOUNDS
 from roofline.model.workload import Workload, WorkloadSpec, op_cost_names
@@ -52,10 +53,10 @@ from roofline.results.estimate import (
     OverheadResult,
     PlatformResult,
     PrecisionResult,
-    Provenance,
     SpeedupResult,
     WorkloadResult,
 )
+from roofline.results.provenance import Provenance
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import INT8_DOT_FLAGS, Platform
@@ -65,6 +66,9 @@ from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
 from roofline.units import DTYPE_BYTES
 from roofline.version import __version__
+
+if TYPE_CHECKING:
+    from roofline.spec.mla import MlaRule
 
 COMMON_LEFT_OUT = [
     LeftOut(what="bias and other GEMM epilogues", why="assumed fused into the GEMM (oneDNN post-ops)"),
@@ -163,7 +167,9 @@ class Evaluation:
 
     @property
     def work(self) -> Workload:
-        return self.steps.work  # type: ignore[return-value]
+        work = self.steps.work
+        assert isinstance(work, Workload)  # evaluate() builds the steps of a model's workload
+        return work
 
     @property
     def res(self) -> Resources:
@@ -227,7 +233,7 @@ def evaluate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     return Evaluation(steps, realistic, _amdahl_inputs(platform, model, work, steps, q.overrides), source_notes)
 
 
-def _mla_rule(model: ModelSpec, q: EstimateQuery, asked: list[str]):
+def _mla_rule(model: ModelSpec, q: EstimateQuery, asked: list[str]) -> MlaRule:
     """The multi-head latent attention rule of the stack that prices the first precision asked (its ``mla`` table;
     the default, absorbed and assumed, where it states none)."""
     from roofline.model.recipes import precision_recipe
@@ -268,6 +274,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         fits = None if capacity is None else need <= capacity
         needs[r.name] = what
         if fits is False:
+            assert capacity is not None  # a fit was judged against it
             notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM of the "
                          f"{res.layout.sockets} socket(s) used (dram.capacity_gb): no figure here is reachable")
         precision_results[r.name] = PrecisionResult(
@@ -301,8 +308,9 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
             non_gemm_speedup_source=a.s_non.source, end_to_end_ceiling=a.ceiling,
             realistic=a.realistic(base_real, real),
             realistic_error=_band_value(precision_results[e.recipe.name].error_band),
-            overheads=[OverheadResult(t.name.value, t.seconds, t.seconds / t_base if math.isfinite(t_base) else 0.0,
-                                      t.how, t.calibrated) for t in real.terms],
+            overheads=[OverheadResult(TermName(t.name).value, t.seconds,
+                                      t.seconds / t_base if math.isfinite(t_base) else 0.0, t.how, t.calibrated)
+                       for t in real.terms],
         ))
     return EstimateResult(
         tool=f"roofline {__version__}",
@@ -338,7 +346,7 @@ def _emulated_notes(platform: Platform, q: EstimateQuery) -> list[str]:
     stack = q.source.profile
     runs = stack is not None and stack.emulated_rule(platform.vendor, "bf16") is not None
     how = (f"the ceilings price it as autocast to FP32, the realistic estimate on that path ({stack.name} runs it "
-           "there)") if runs else "priced as autocast to FP32"
+           "there)") if runs and stack is not None else "priced as autocast to FP32"
     return [f"bf16: {what}; {how}"] if any(p.startswith("bf16") for p in asked) else []
 
 
@@ -380,11 +388,11 @@ def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, 
     what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (
         f" + {kv / 1e9:,.4g} GB of KV cache)" if kv else ")")
     cap = platform.dram.capacity_gb
-    return need, (cap.value * 1e9 * sockets if cap.known else None), what
+    return need, (cap.known_value * 1e9 * sockets if cap.known else None), what
 
 
 
-def _decode(res: Resources, work: Workload, e: BuiltStep, gemms, kv_dtype: str | None) -> DecodeResult:
+def _decode(res: Resources, work: Workload, e: BuiltStep, gemms: GemmList, kv_dtype: str | None) -> DecodeResult:
     from roofline.model.decode import compute_bound_batch, step_split
 
     split = step_split(e.step)
@@ -426,7 +434,7 @@ def _check_overrides(o: Overrides) -> None:
             raise UserError(f"{flag} {v}: a speedup is a positive number")
 
 
-def _gemm_result(gemms, e: BuiltStep, j: int) -> GemmResult:
+def _gemm_result(gemms: GemmList, e: BuiltStep, j: int) -> GemmResult:
     g = e.step.gemm
     resident = e.step.weight_level.item() != LEVELS.index("DRAM")
     return GemmResult(
@@ -461,7 +469,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
         hz = float(res.clock(p.isa_class))
         peak = float(path_peak(platform, name, sockets, float(lay.active_cores), res.clock))
         paths.append(ComputePathResult(name=name, dtype=p.dtype, isa_class=p.isa_class, frequency_hz=hz,
-                                       ops_per_cycle_per_core=p.ops_per_cycle.value, peak_ops_per_s=peak,
+                                       ops_per_cycle_per_core=p.ops_per_cycle.known_value, peak_ops_per_s=peak,
                                        dram_balance_point=peak / float(b_dram), emulated=p.emulated))
     return PlatformResult(
         name=platform.name, description=platform.description, file=file, sockets_used=sockets,
@@ -532,7 +540,7 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
             costs.append(r.dequant_cost)
     used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
     cells = cells if cells is not None else recipes
-    return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind, source=s.source)
+    return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind or "", source=s.source or "")
             for w, s in dict(used).items()] + _rule_rows(res, cells, stack) + _kernel_rows(res, cells, stack) \
         + _cross_rows(res, cells, stack)
 

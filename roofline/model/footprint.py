@@ -31,6 +31,7 @@ counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roofline.calc.gemm import weight_meta_bytes
 from roofline.errors import UserError
@@ -38,6 +39,9 @@ from roofline.results.footprint import FootprintGroup, FootprintResult
 from roofline.spec.model import ModelSpec
 from roofline.spec.precision import MIX_NAMES, PrecisionRecipe, get_recipe
 from roofline.units import DTYPE_BYTES
+
+if TYPE_CHECKING:
+    from roofline.spec.gguf_mix import TensorType
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ def _linear_tensors(m: ModelSpec) -> list[_Tensor]:
         return []
     h, hk, hv, dk, dv = (m.hidden_size, m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim,
                          m.linear_value_head_dim)
+    assert hk is not None and hv is not None and dk is not None and dv is not None  # validated with the layers
     return [_Tensor(2 * hk * dk + 2 * hv * dv, h, n), _Tensor(2 * hv, h, n), _Tensor(h, hv * dv, n)]
 
 
@@ -95,9 +100,12 @@ def _linear_vectors(m: ModelSpec) -> tuple[int, int]:
         return 0, 0
     from roofline.calc.linear_attention import conv_channels
 
-    c = conv_channels(m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim,
-                      m.linear_value_head_dim)
-    return 4 * n, n * (c * m.linear_conv_kernel_dim + 2 * m.linear_num_value_heads + m.linear_value_head_dim)
+    hk, hv, dk, dv = m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim, m.linear_value_head_dim
+    kernel = m.linear_conv_kernel_dim
+    # validated with the layers
+    assert hk is not None and hv is not None and dk is not None and dv is not None and kernel is not None
+    c = conv_channels(hk, hv, dk, dv)
+    return 4 * n, n * (c * kernel + 2 * hv + dv)
 
 
 def _mla_tensors(m: ModelSpec, layers: int) -> list[_Tensor]:
@@ -106,6 +114,7 @@ def _mla_tensors(m: ModelSpec, layers: int) -> list[_Tensor]:
     ``o`` ``(H, h v)`` (:mod:`roofline.calc.mla`'s notation)."""
     h, heads, c, r = m.hidden_size, m.num_attention_heads, m.kv_lora_rank, m.qk_rope_head_dim
     n, v = m.qk_nope_head_dim, m.v_head_dim
+    assert c is not None and r is not None and n is not None and v is not None  # validated with kv_lora_rank
     q = ([_Tensor(m.q_lora_rank, h, layers), _Tensor(heads * (n + r), m.q_lora_rank, layers)] if m.q_lora_rank
          else [_Tensor(heads * (n + r), h, layers)])
     return q + [_Tensor(c + r, h, layers), _Tensor(heads * (n + v), c, layers), _Tensor(h, heads * v, layers)]
@@ -128,6 +137,7 @@ def _mtp_tensors(m: ModelSpec) -> list[_Tensor]:
     up = 2 if m.gated_mlp else 1
     if m.is_moe:
         e, s = m.expert_intermediate, m.shared_expert_intermediate_size
+        assert m.num_experts is not None  # is_moe
         out += [_Tensor(e, h, up * m.num_experts * k), _Tensor(h, e, m.num_experts * k),
                 _Tensor(m.num_experts + int(m.shared_expert_gate), h, k)]
         if s:
@@ -136,6 +146,7 @@ def _mtp_tensors(m: ModelSpec) -> list[_Tensor]:
         out += [_Tensor(m.intermediate_size, h, up * k), _Tensor(h, m.intermediate_size, k)]
     out.append(_Tensor(h, 1, 5 * k))
     if m.is_mla:
+        assert m.kv_lora_rank is not None  # is_mla
         out += [_Tensor(m.kv_lora_rank, 1, k)] + ([_Tensor(m.q_lora_rank, 1, k)] if m.q_lora_rank else [])
     return out
 
@@ -144,6 +155,7 @@ def _moe_tensors(m: ModelSpec, experts: int) -> tuple[list[_Tensor], list[_Tenso
     """(routed experts, shared experts, routers) of the MoE layers; ``experts`` routed experts each."""
     if not m.is_moe:
         return [], [], []
+    assert m.num_experts is not None  # is_moe
     h, n, up = m.hidden_size, m.moe_layers, 2 if m.gated_mlp else 1
     e = m.expert_intermediate
     routed = [_Tensor(e, h, up * experts * n), _Tensor(h, e, experts * n)] if experts else []
@@ -162,6 +174,7 @@ def active_params(m: ModelSpec) -> int:
     total += norm_params + bias_params
     if not m.is_moe:
         return total
+    assert m.num_experts is not None and m.num_experts_per_tok is not None  # is_moe: given together
     idle, _, _ = _moe_tensors(m, m.num_experts - m.num_experts_per_tok)
     idle_bias = (m.num_experts - m.num_experts_per_tok) * _expert_bias_width(m) * m.moe_layers
     return total - sum(t.rows * t.cols * t.count for t in idle) - idle_bias
@@ -187,6 +200,7 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         lin_tensors, lin_params = _linear_vectors(m)
         norm_tensors, norm_params = norm_tensors + lin_tensors, norm_params + lin_params
         if m.is_mla:  # kv_a_layernorm on the latent, q_a_layernorm on the compressed query
+            assert m.kv_lora_rank is not None  # is_mla
             norm_tensors += layers * (1 + int(bool(m.q_lora_rank)))
             norm_params += layers * (m.kv_lora_rank + (m.q_lora_rank or 0))
     bias_tensors = bias_params = 0
@@ -195,6 +209,9 @@ def _vector_params(m: ModelSpec) -> tuple[tuple[int, int], tuple[int, int]]:
         bias_tensors += m.attention_layers * (3 + int(o_bias))
         bias_params += m.attention_layers * (q_out + 2 * kv_out + (h if o_bias else 0))
     if m.expert_bias:  # every expert's projections, and the router (gpt-oss)
+        # expert_bias is for a mixture of experts; ModelSpec._check_moe returns before refusing it on a dense
+        # model, which fails here as it did on None before this assert
+        assert m.num_experts is not None
         bias_tensors += m.moe_layers * (2 + int(m.gated_mlp) + 1)
         bias_params += m.moe_layers * (m.num_experts * _expert_bias_width(m) + m.num_experts)
     if m.attention_sinks:  # one logit per head and layer (gpt-oss), counted with the biases
@@ -284,7 +301,7 @@ def _stored_bytes(recipe: PrecisionRecipe, e_base: float) -> float:
     return e_base
 
 
-def _policy(recipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> str:
+def _policy(recipe: PrecisionRecipe, quantized: set[str], model: ModelSpec, tied_copy: bool) -> str:
     if not quantized:
         return f"nothing quantized ({recipe.name}); every tensor in the base dtype" + (
             " (BF16)" if recipe.name == "bf16" else "")
@@ -329,7 +346,7 @@ def _mix_footprint(model: ModelSpec, precision: str, base_dtype: str) -> Footpri
 
     e_base = DTYPE_BYTES[base_dtype]
     tensors = tensor_types(precision, model)
-    groups: dict[str, list] = {}
+    groups: dict[str, list[TensorType]] = {}
     for t in tensors:
         groups.setdefault(_role_group(t.role), []).append(t)
     out: list[FootprintGroup] = []

@@ -44,6 +44,7 @@ class Harness:
     def realistic(self, eff: Efficiency) -> Realistic:
         """The run's realistic time with ``eff`` (its parts are the same whatever the efficiencies)."""
         parts = self.built.parts
+        assert parts is not None  # a harness's step is built with its parts (realistic=True)
         return describe(parts, realistic_times(parts, eff.rows(parts, self.graph)), self.recipe, self.res, eff,
                         self.graph, self.mode)
 
@@ -53,7 +54,7 @@ class Harness:
 
 def _host_layout(platform: Platform, sockets: int | None, cores: int | None) -> LayoutSpec:
     """One process on every core used (default: all of the measured host's)."""
-    cores = int(platform.cores_per_socket.value) if cores is None else cores
+    cores = int(platform.cores_per_socket.known_value) if cores is None else cores
     return LayoutSpec(sockets=sockets, cores=cores, instance_cores=cores)
 
 

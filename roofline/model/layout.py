@@ -47,8 +47,8 @@ def make_layout(platform: Platform, *, sockets: int | None = None, cores: int | 
                 instance_cores: int | np.ndarray | None = None, socket_busy: bool = False) -> Layout:
     """Check the layout flags against the platform and fill in the defaults: every socket, every core,
     instances of ``min(4, cores)`` cores. ``instance_cores`` may be an array (one layout per entry)."""
-    n_sockets = int(platform.sockets.value)
-    per_socket = int(platform.cores_per_socket.value)
+    n_sockets = int(platform.sockets.known_value)
+    per_socket = int(platform.cores_per_socket.known_value)
     sockets = n_sockets if sockets is None else sockets
     if not 1 <= sockets <= n_sockets:
         raise UserError(f"--sockets {sockets}: {platform.name} has {n_sockets} socket(s)")

@@ -25,16 +25,16 @@ class PathChoice:
 
 def nominal_clock(platform: Platform) -> Clock:
     """The platform's nominal all-core frequency per ISA class (``frequency_ghz``)."""
-    return lambda isa_class: platform.frequency_ghz[isa_class].value * 1e9
+    return lambda isa_class: platform.frequency_ghz[isa_class].known_value * 1e9
 
 
 def path_peak(platform: Platform, path: str, sockets: int, cores: float | np.ndarray | None = None,
               clock: Clock | None = None) -> float | np.ndarray:
     """``P = sockets x cores x f(path) x ops_per_cycle(path)``; by default every core at the nominal clock."""
     p = platform.compute[path]
-    cores = platform.cores_per_socket.value if cores is None else cores
+    cores = platform.cores_per_socket.known_value if cores is None else cores
     f = (clock or nominal_clock(platform))(p.isa_class)
-    peak = compute_peak(sockets, cores, f, p.ops_per_cycle.value)
+    peak = compute_peak(sockets, cores, f, p.ops_per_cycle.known_value)
     return float(peak) if np.ndim(peak) == 0 else peak
 
 

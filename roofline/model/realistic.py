@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,6 +49,9 @@ from roofline.spec.op_costs import cost
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 from roofline.units import DTYPE_BYTES
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 class TermName(str, Enum):
@@ -153,7 +157,7 @@ class StepParts:
         (:attr:`t_mac`) for the term in time, else its work per core (:attr:`m`)."""
         return self.t_mac if shape is ShapeForm.TIME else self.m
 
-    def shaped(self, values: np.ndarray) -> np.ndarray:
+    def shaped(self, values: np.ndarray) -> float | np.ndarray:
         """Per-step values back in the leading axes' shape (a float for one step)."""
         return float(values[0]) if not self.lead else values.reshape(self.lead)
 
@@ -161,7 +165,8 @@ class StepParts:
 def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     """Several steps' parts as one (the fit's figures): rows renumbered to their step's new index."""
     offsets = np.cumsum([0] + [p.steps for p in parts[:-1]])
-    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
                      t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"),
@@ -366,8 +371,10 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     g = step.gemms
     lead = g.flops.shape[:-1]
     rows = g.flops.shape[-1]
-    flat = lambda a: np.broadcast_to(a, g.flops.shape).reshape(-1)  # noqa: E731
-    per_step = lambda a: np.broadcast_to(a, lead).reshape(-1).astype(float)  # noqa: E731
+    def flat(a: ArrayLike) -> np.ndarray:
+        return np.broadcast_to(a, g.flops.shape).reshape(-1)
+    def per_step(a: ArrayLike) -> np.ndarray:
+        return np.broadcast_to(a, lead).reshape(-1).astype(float)
     m = np.asarray(gemms.m if m is None else m, dtype=float)
     attention = step.attention_time
     quant, comp, q_compute, q_memory = _quantization_seconds(res, recipe, gemms, step, NonGemmMode(mode), graph, m)
@@ -376,8 +383,10 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     t_mac = mac_seconds(m, g.peak, res)
     n_steps = int(np.prod(lead)) if lead else 1
     ops = step.ops
-    per_op = lambda t, which: np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which  # noqa: E731
-    per_row = lambda t: np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)  # noqa: E731
+    def per_op(t: ArrayLike, which: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(t, (*lead, len(ops.names))).reshape(n_steps, -1) * which
+    def per_row(t: ArrayLike) -> np.ndarray:
+        return np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)
     launches = per_step(np.sum(g.count, axis=-1))
     barrier = (per_step(barrier_seconds(1.0, barrier_rounds, res.layout.instance_cores, res.line_transfer_s))
                if barrier_rounds > 0 else np.zeros_like(launches))
@@ -493,8 +502,10 @@ class Efficiency:
         """Per row and per step of ``parts`` (a value per GEMM row repeats over the steps)."""
         e = self.capped()
         r, p = len(parts.row_step), parts.steps
-        per_row = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)  # noqa: E731
-        per_step = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (p,))  # noqa: E731
+        def per_row(v: ArrayLike) -> np.ndarray:
+            return np.broadcast_to(np.asarray(v, dtype=float), (p, r // p) if p else (0, 0)).reshape(-1)
+        def per_step(v: ArrayLike) -> np.ndarray:
+            return np.broadcast_to(np.asarray(v, dtype=float), (p,))
         eta = per_row(e.gemm if graph else e.kernel)
         extra = e.gemm_extra if graph else e.kernel_extra
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
@@ -553,7 +564,7 @@ class Realistic:
         add up to that frame's realistic time minus its ceiling."""
         non = self.attention_s + self.other_s
         g = gemm_s / self.gemm_s if self.gemm_s > 0 else 0.0
-        scale = {TermName.GEMM_EFFICIENCY: g, TermName.ONE_ROW_STREAM: g,
+        scale: dict[str, float] = {TermName.GEMM_EFFICIENCY: g, TermName.ONE_ROW_STREAM: g,
                  TermName.ATTENTION_EFFICIENCY: non_gemm_s / non if non > 0 else 0.0,
                  TermName.OTHER_EFFICIENCY: non_gemm_s / non if non > 0 else 0.0}
         return [replace(t, seconds=t.seconds * scale.get(t.name, 1.0)) for t in self.terms]
@@ -576,7 +587,8 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
              mode: NonGemmMode, index: int = 0) -> Realistic:
     """Step ``index`` of ``parts`` and its realistic ``times`` as named terms."""
     i = index
-    at = lambda a: float(np.asarray(a)[i])  # noqa: E731
+    def at(a: ArrayLike) -> float:
+        return float(np.asarray(a)[i])
     e = eff.capped()
     fitted = e.fitted
     gemm_s, attention_s, other_s = at(parts.gemm_ceiling_s), at(parts.attention_s), at(parts.other_s)

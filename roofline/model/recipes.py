@@ -17,12 +17,13 @@ from roofline.spec.precision import MIX_NAMES, RECIPES, PrecisionRecipe, get_rec
 MIXES = tuple(MIX_NAMES)
 
 
-def precision_recipe(name: str, model: ModelSpec, group_size: int | None = None) -> PrecisionRecipe:
+def precision_recipe(name: str, model: ModelSpec | None, group_size: int | None = None) -> PrecisionRecipe:
     """The recipe a precision is reported under: its own, or for a mix the element-weighted average of
     the model's weights (the rows still get their own, :func:`cell_recipes`)."""
     if name in MIXES:
         from roofline.spec.gguf_mix import average_recipe, tensor_types
 
+        assert model is not None  # a mix is priced on a model's tensors (a linear microbenchmark runs variants)
         return average_recipe(name, tensor_types(name, model))
     return get_recipe(name, group_size)
 

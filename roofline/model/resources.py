@@ -33,6 +33,7 @@ Two memory models:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class Used:
 
     what: str
     value: float | np.ndarray
-    source: Sourced | str
+    source: Sourced
 
 
 class Resources:
@@ -76,17 +77,20 @@ class Resources:
         socket_dram = dram.value * GIGA
         if self.attainable and kind == "theoretical" and bandwidth is Bandwidth.MEASURED:
             # no measured figure: STREAM-class from the theoretical one
-            self.used["stream_fraction"] = Used("ceiling_inputs.stream_fraction", STREAM_FRACTION.value, STREAM_FRACTION)
+            self.used["stream_fraction"] = Used("ceiling_inputs.stream_fraction", STREAM_FRACTION.known_value,
+                                                STREAM_FRACTION)
             socket_dram *= STREAM_FRACTION.value
-        self.dram_kind = "stream-class" if "stream_fraction" in self.used else kind
+        self.dram_kind: Literal["measured", "theoretical", "stream-class"] = (
+            "stream-class" if "stream_fraction" in self.used else kind)
         self.b_dram = s * self._capped("dram", socket_dram, p.dram.read_gb_per_s_per_core)
         llc = p.llc.read_gb_per_s
-        self.b_llc = s * self._capped("llc", llc.value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known else None
+        self.b_llc = (s * self._capped("llc", llc.known_value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known
+                      else None)
         if llc.known:
-            self.used["llc"] = Used("llc.read_gb_per_s", llc.value, llc)
+            self.used["llc"] = Used("llc.read_gb_per_s", llc.known_value, llc)
         self.b_l2 = self._l2_bandwidth() if self.levels else None
         self.llc_domain = p.llc_domain_bytes
-        self.used["llc_size"] = Used("llc.size_mib", p.llc.size_mib.value, p.llc.size_mib)
+        self.used["llc_size"] = Used("llc.size_mib", p.llc.size_mib.known_value, p.llc.size_mib)
         self.l2_capacity = (lay.instance_cores * p.l2.size_kib.value * 1024.0
                             if self.levels and p.l2 is not None and self.b_l2 is not None else 0.0 * lay.instance_cores)
         domains = p.llc.domains_per_socket
@@ -107,8 +111,8 @@ class Resources:
         p = self.platform
         nominal = p.frequency_ghz[isa_class]
         if not self.levels:
-            self.used[f"f.{isa_class}"] = Used(f"frequency_ghz.{isa_class}", nominal.value, nominal)
-            return nominal.value * GIGA
+            self.used[f"f.{isa_class}"] = Used(f"frequency_ghz.{isa_class}", nominal.known_value, nominal)
+            return nominal.known_value * GIGA
         boost_table = "max_turbo_ghz" if isa_class in p.max_turbo_ghz else "frequency_ghz"
         boost = p.max_turbo_ghz.get(isa_class, nominal)
         if self.attainable:
@@ -119,18 +123,18 @@ class Resources:
         few = self.layout.busy_cores < p.cores_per_socket.value
         if self.attainable and p.shared_host:  # the host's other cores are other guests': no boost is promised
             few = np.zeros(np.shape(few), dtype=bool)
-        few_ghz = boost.value
+        few_ghz = boost.known_value
         if self.attainable and np.any(few):  # one core at the boost, all of them at the all-core clock
-            n = float(p.cores_per_socket.value)
+            n = float(p.cores_per_socket.known_value)
             busy = np.minimum(np.asarray(self.layout.busy_cores, dtype=float), n)
             drop = ((busy - 1.0) / max(n - 1.0, 1.0)) ** TURBO_SLIDE.value
-            few_ghz = boost.value - (boost.value - all_core.value) * drop
-            self.used["turbo_slide"] = Used("ceiling_inputs.turbo_slide", TURBO_SLIDE.value, TURBO_SLIDE)
-        ghz = np.maximum(np.where(few, few_ghz, all_core.value), nominal.value)
+            few_ghz = boost.known_value - (boost.known_value - all_core.known_value) * drop
+            self.used["turbo_slide"] = Used("ceiling_inputs.turbo_slide", TURBO_SLIDE.known_value, TURBO_SLIDE)
+        ghz = np.maximum(np.where(few, few_ghz, all_core.known_value), nominal.known_value)
         if np.any(few):
-            self.used[f"f.{isa_class}.few"] = Used(f"{boost_table}.{isa_class}", boost.value, boost)
+            self.used[f"f.{isa_class}.few"] = Used(f"{boost_table}.{isa_class}", boost.known_value, boost)
         if not np.all(few):
-            self.used[f"f.{isa_class}.all"] = Used(f"{all_table}.{isa_class}", all_core.value, all_core)
+            self.used[f"f.{isa_class}.all"] = Used(f"{all_table}.{isa_class}", all_core.known_value, all_core)
         return float(ghz) * GIGA if np.ndim(ghz) == 0 else ghz * GIGA
 
     def path(self, dtype: str) -> PathChoice:
@@ -139,7 +143,7 @@ class Resources:
             return self._paths[dtype]
         choice = self._paths[dtype] = choose_path(self.platform, dtype, self.layout.sockets, self.layout.active_cores, self.clock)
         ops = self.platform.compute[choice.name].ops_per_cycle
-        self.used[f"ops.{choice.name}"] = Used(f"compute.{choice.name}.ops_per_cycle", ops.value, ops)
+        self.used[f"ops.{choice.name}"] = Used(f"compute.{choice.name}.ops_per_cycle", ops.known_value, ops)
         return choice
 
     @property
@@ -158,8 +162,8 @@ class Resources:
         if found is None:
             return self.vector_peak
         ops, source = found
-        fp32 = self.platform.compute[self.path("fp32").name].ops_per_cycle.value
-        self.used["int_alu"] = Used(f"cores.int_alu_bits.{self.platform.core}", source.value, source)
+        fp32 = self.platform.compute[self.path("fp32").name].ops_per_cycle.known_value
+        self.used["int_alu"] = Used(f"cores.int_alu_bits.{self.platform.core}", source.known_value, source)
         return self.vector_peak * max(ops / fp32, 1.0)
 
     @property
@@ -170,8 +174,8 @@ class Resources:
 
         given = self.platform.core_to_core_ns
         ns, key = (given, "core_to_core_ns") if given.known else line_transfer_ns(self.platform.core)
-        self.used["core_to_core"] = Used(key, ns.value, ns)
-        return float(ns.value) * 1e-9
+        self.used["core_to_core"] = Used(key, ns.known_value, ns)
+        return float(ns.known_value) * 1e-9
 
     def non_gemm_peaks(self, mode: NonGemmMode) -> tuple[str, float | np.ndarray, float | np.ndarray]:
         """``(activation dtype, matmul peak, vector peak)`` of the non-GEMM work in a mode: ``fp32`` runs
@@ -189,7 +193,7 @@ class Resources:
         all_cores = bool(np.all(self.layout.active_cores >= self.platform.cores_per_socket.value))
         if not per_core.known or (not self.levels and all_cores):
             return socket_bps
-        self.used[f"{what}_per_core"] = Used(f"{what}.read_gb_per_s_per_core", per_core.value, per_core)
+        self.used[f"{what}_per_core"] = Used(f"{what}.read_gb_per_s_per_core", per_core.known_value, per_core)
         return np.minimum(socket_bps, self.layout.active_cores * per_core.value * GIGA)
 
     def _l2_bandwidth(self) -> float | np.ndarray | None:
@@ -202,12 +206,12 @@ class Resources:
             return None
         measured, width = l2.read_gb_per_s, l2.read_bytes_per_cycle
         if width.known:
-            self.used["l2"] = Used("l2.read_bytes_per_cycle", width.value, width)
+            self.used["l2"] = Used("l2.read_bytes_per_cycle", width.known_value, width)
             hz = np.max([np.max(self.clock(c)) for c in p.frequency_ghz])
-            return lay.sockets * lay.active_cores * width.value * hz
+            return lay.sockets * lay.active_cores * width.known_value * hz
         if measured.known:
-            self.used["l2"] = Used("l2.read_gb_per_s", measured.value, measured)
-            return lay.sockets * measured.value * GIGA * lay.active_cores / p.cores_per_socket.value
+            self.used["l2"] = Used("l2.read_gb_per_s", measured.known_value, measured)
+            return lay.sockets * measured.known_value * GIGA * lay.active_cores / p.cores_per_socket.known_value
         return None
 
     def llc_capacity(self, resident_weight_bytes: float | np.ndarray = 0.0) -> np.ndarray:

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +51,9 @@ from roofline.model.resources import Resources
 from roofline.spec.precision import PrecisionRecipe
 from roofline.spec.vocab import Bound, MemoryModel, NonGemmMode
 from roofline.units import DTYPE_BYTES
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: what bounds a GEMM, an operation or a step, by the index the evaluator stores: 0 is compute, 1 + a level index
 BOUNDS: tuple[Bound, ...] = tuple(Bound)
@@ -213,8 +217,9 @@ class StepEval:
         gemm = GemmEval(*(np.asarray(getattr(g, f.name))[index] for f in dataclasses.fields(GemmEval)))
         ops = dataclasses.replace(self.ops, **{k: getattr(self.ops, k)[index] for k in
                                                ("t_compute", "t_memory", "act_level", "kv_level", "bound")})
-        return dataclasses.replace(self, gemm=gemm, ops=ops, points=None, **{k: pick(getattr(self, k)) for k in (
-            "weight_bytes", "weight_read_bytes", "weight_level", "fits_llc", "l2_capacity", "llc_capacity")})
+        picked: dict[str, Any] = {k: pick(getattr(self, k)) for k in (
+            "weight_bytes", "weight_read_bytes", "weight_level", "fits_llc", "l2_capacity", "llc_capacity")}
+        return dataclasses.replace(self, gemm=gemm, ops=ops, points=None, **picked)
 
     @property
     def memory_levels(self) -> dict[str, str]:
@@ -254,7 +259,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     for j, r in enumerate(cells):
         groups.setdefault(id(r), []).append(j)
 
-    def per_recipe(f) -> np.ndarray:
+    def per_recipe(f: Callable[[PrecisionRecipe, np.ndarray, np.ndarray], ArrayLike]) -> np.ndarray:
         """``f(recipe, columns, m of those columns)`` for each distinct recipe's GEMM rows, as one ``(..., S)`` array."""
         out = np.empty(m.shape)
         for cols in groups.values():
@@ -287,7 +292,8 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     b_l2, b_llc, b_dram = res.bandwidths()
     llc_cap = res.llc_capacity()
     xy_level = level_of(d_x + d_y, np.expand_dims(res.l2_capacity, -1), np.expand_dims(llc_cap, -1))
-    bw = lambda level: level_bandwidth(level, *(np.expand_dims(b, -1) for b in (b_l2, b_llc, b_dram)))  # noqa: E731
+    def bw(level: ArrayLike) -> np.ndarray:
+        return level_bandwidth(level, *(np.expand_dims(b, -1) for b in (b_l2, b_llc, b_dram)))
     w_lv = np.expand_dims(w_level, -1)
     vec = np.expand_dims(vector, -1)
     t_compute, t_memory, t_w, t_xy = gemm_times(flops, d_x, d_w, d_y, peak, bw(w_lv), bw(xy_level), extra, vec)
@@ -338,7 +344,7 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
         t_c = (np.asarray(o.flops, dtype=float) / (matmul_peak if o.matmul else vector_peak)
                + np.asarray(o.vector_flops, dtype=float) / vector_peak)
         if o.name == "mlp_activation" and mode.fuses_mlp_activation:  # in the GEMM's epilogue: no pass of its own
-            o = dataclasses.replace(o, act_elements=0.0 * np.asarray(o.act_elements), act_working_set=0.0)
+            o = dataclasses.replace(o, act_elements=0.0 * np.asarray(o.act_elements), act_working_set=np.asarray(0.0))
         a_level = level_of(np.asarray(o.act_working_set) * e_act, res.l2_capacity, llc_cap)
         k_level = level_of(np.asarray(o.kv_working_set) * e_kv, res.l2_capacity, llc_cap)
         t_a = np.asarray(o.act_elements, dtype=float) * e_act / level_bandwidth(a_level, b_l2, b_llc, b_dram)
@@ -347,11 +353,14 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
             k_level = level_of(np.asarray(o.state_working_set, dtype=float), res.l2_capacity, llc_cap)
             t_k = t_k + np.asarray(o.state_bytes, dtype=float) / level_bandwidth(k_level, b_l2, b_llc, b_dram)
         t_m = t_a + t_k
-        tc.append(t_c), tm.append(t_m), la.append(a_level), lk.append(k_level)
+        tc.append(t_c)
+        tm.append(t_m)
+        la.append(a_level)
+        lk.append(k_level)
         bd.append(np.where(t_c >= t_m, COMPUTE, 1 + np.where(t_a >= t_k, a_level, k_level)))
     shape = np.broadcast_shapes(lead, *(np.shape(x) for x in tc + tm + la + lk))
 
-    def stack(xs: list) -> np.ndarray:
+    def stack(xs: list[np.ndarray]) -> np.ndarray:
         return np.stack([np.broadcast_to(x, shape) for x in xs], axis=-1)
 
     return OpsEval(tuple(o.name for o in ops), stack(tc), stack(tm), stack(la), stack(lk), stack(bd), matmul, reads_kv)

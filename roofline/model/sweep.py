@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from roofline.files.columns import Block, Constant, Words
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions, build_steps
 from roofline.model.energy import power_draw
 from roofline.model.step import BOUNDS
-from roofline.model.workload import make_workload
+from roofline.model.workload import Workload, make_workload
 from roofline.results.sweep import COLUMNS, SweepTable
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
@@ -125,7 +126,7 @@ class Plane:
                                                                   ("joules_per_token", self.joules_per_token))},
         })
 
-    def rows(self) -> Iterator[dict]:
+    def rows(self) -> Iterator[dict[str, Any]]:
         """The rows as dictionaries (plain Python values), one per point."""
         throughput, per_sample, per_token = self.throughput_per_s, self.joules_per_sample, self.joules_per_token
         for i in range(len(self)):
@@ -141,8 +142,8 @@ class Plane:
             }
 
 
-def _evaluate(platform: Platform, model: ModelSpec, work, precisions: list[str], b: np.ndarray, s: np.ndarray, *,
-              ceiling: CeilingSpec, layout: LayoutSpec, overhead_w: float = 0.0) -> list[Plane]:
+def _evaluate(platform: Platform, model: ModelSpec, work: Workload, precisions: list[str], b: np.ndarray,
+              s: np.ndarray, *, ceiling: CeilingSpec, layout: LayoutSpec, overhead_w: float = 0.0) -> list[Plane]:
     """Every precision at the points ``(b[i], s[i])``: one :func:`build_steps` call."""
     b, s = b.astype(float), s.astype(float)
     steps = build_steps(platform, work, precisions, layout=layout, ceiling=ceiling,
@@ -172,7 +173,7 @@ def planes(platform: Platform, model: ModelSpec, precisions: list[str], batches:
 
 
 def plane(platform: Platform, model: ModelSpec, precision: str, batches: Sequence[int], seq_lens: Sequence[int],
-          **kw) -> Plane:
+          **kw: Any) -> Plane:
     """One precision's :func:`planes`."""
     return planes(platform, model, [precision], batches, seq_lens, **kw)[0]
 
@@ -195,7 +196,7 @@ def sweep(platforms: list[Platform], models: list[ModelSpec], precisions: list[s
 
 
 def sweep_table(platforms: list[Platform], models: list[ModelSpec], precisions: list[str], batches: AxisValues,
-                seq_lens: AxisValues, *, grid: str = "", **kw) -> SweepTable:
+                seq_lens: AxisValues, *, grid: str = "", **kw: Any) -> SweepTable:
     """The sweep as a lazy :class:`~roofline.results.sweep.SweepTable` (evaluated block by block when read)."""
     points = len(platforms) * len(models) * len(precisions) * len(batches) * len(seq_lens)
 

@@ -16,18 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from roofline.calc import ops as op
 from roofline.calc.linear_attention import STATE_ELEMENT_BYTES, linear_attention, linear_attention_gemms
 from roofline.calc.mla import DECOMPRESS_ROW, decompressed_keys, mla_attention, mla_gemms, replace_attention_rows
-from roofline.calc.shapes import GemmList, decoder_gemms, expected_distinct_experts, gemm_list, transformer_gemms
+from roofline.calc.shapes import GemmList, Row, decoder_gemms, expected_distinct_experts, gemm_list, transformer_gemms
 from roofline.errors import UserError
 from roofline.spec.mla import MlaForm
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import cost
 from roofline.spec.vocab import Phase
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class Workload:
     def gemms(self) -> tuple[GemmList, np.ndarray]:
         """The GEMMs of one step, and a mask marking the lm_head."""
         m = self.model
-        shape = dict(
+        shape: dict[str, Any] = dict(
             tokens=self.tokens, hidden=m.hidden_size, intermediate=m.intermediate_size, layers=m.num_hidden_layers,
             heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, gated_mlp=m.gated_mlp,
             fused_qkv=self.fused_qkv,
@@ -68,12 +72,12 @@ class Workload:
             layers = replace_attention_rows(layers, self._hybrid_rows())
         if m.family == "encoder":
             return layers, np.zeros(len(layers), dtype=bool)
-        rows = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
+        rows: list[Row] = [(n, float(a), int(b), int(c), float(d)) for n, a, b, c, d in
                 zip(layers.names, layers.m, layers.n, layers.k, layers.count)]
         rows.append(("lm_head", self.batch, m.vocab_size, m.hidden_size, 1))
         return gemm_list(rows), np.array([False] * len(layers) + [True])
 
-    def ops(self, batch=None, seq_len=None) -> list[op.Op]:
+    def ops(self, batch: ArrayLike | None = None, seq_len: ArrayLike | None = None) -> list[op.Op]:
         """The non-GEMM operations of one step (:mod:`roofline.calc.ops`); ``batch`` and ``seq_len`` may be
         arrays (a sweep)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
@@ -95,22 +99,25 @@ class Workload:
         count = np.broadcast_to(gemms.count, m.shape)
         if self.model.is_moe:
             mod = self.model
-            d = expected_distinct_experts(mod.num_experts, mod.num_experts_per_tok, tokens)[:, None]
+            assert mod.num_experts is not None and mod.num_experts_per_tok is not None  # is_moe: given together
+            d = np.asarray(expected_distinct_experts(mod.num_experts, mod.num_experts_per_tok, tokens))[:, None]
             expert = np.array([name.startswith("expert_") for name in gemms.names])
             m = np.where(expert, tokens[:, None] * mod.num_experts_per_tok / d, m)
             count = np.where(expert, mod.moe_layers * d, count)
         return m, count
 
-    def _mla_rows(self, batch, seq_len) -> list:
+    def _mla_rows(self, batch: float, seq_len: float) -> list[Row]:
         """Multi-head latent attention's projection rows (:func:`~roofline.calc.mla.mla_gemms`)."""
         m, decode = self.model, self.phase is Phase.DECODE
+        assert m.kv_lora_rank is not None and m.qk_nope_head_dim is not None  # validated with kv_lora_rank
+        assert m.qk_rope_head_dim is not None and m.v_head_dim is not None
         return mla_gemms(batch=float(batch), q_len=1.0 if decode else float(seq_len),
                          k_len=float(decompressed_keys(batch, seq_len, self.context, decode)), hidden=m.hidden_size,
                          layers=m.num_hidden_layers, heads=m.num_attention_heads, q_lora_rank=m.q_lora_rank,
                          kv_lora_rank=m.kv_lora_rank, qk_nope=m.qk_nope_head_dim, qk_rope=m.qk_rope_head_dim,
                          v_head=m.v_head_dim, absorbed=MlaForm(self.mla_form) is MlaForm.ABSORBED)
 
-    def _hybrid_rows(self) -> list:
+    def _hybrid_rows(self) -> list[Row]:
         """A linear-attention hybrid's attention rows: q/k/v (q doubled by an output gate) and the output projection
         of its full-attention layers, and the linear layers' projections
         (:func:`~roofline.calc.linear_attention.linear_attention_gemms`)."""
@@ -118,11 +125,14 @@ class Workload:
         q_out, kv_out = m.num_attention_heads * m.head_size, m.kv_heads * m.head_size
         gate = 2 if m.attention_output_gate else 1
         full = m.attention_layers
-        rows = [("qkv", t, gate * q_out + 2 * kv_out, m.hidden_size, full), ("attn_out", t, m.hidden_size, q_out, full)]
+        rows: list[Row] = [("qkv", t, gate * q_out + 2 * kv_out, m.hidden_size, full),
+                           ("attn_out", t, m.hidden_size, q_out, full)]
         if m.linear_attention_layers:
+            hk, hv = m.linear_num_key_heads, m.linear_num_value_heads
+            dk, dv = m.linear_key_head_dim, m.linear_value_head_dim
+            assert hk is not None and hv is not None and dk is not None and dv is not None  # validated with the layers
             rows += linear_attention_gemms(tokens=t, hidden=m.hidden_size, layers=len(m.linear_attention_layers),
-                                           k_heads=m.linear_num_key_heads, v_heads=m.linear_num_value_heads,
-                                           d_k=m.linear_key_head_dim, d_v=m.linear_value_head_dim)
+                                           k_heads=hk, v_heads=hv, d_k=dk, d_v=dv)
         return rows
 
     def state_bytes(self) -> float:
@@ -130,7 +140,7 @@ class Workload:
         sequences' states, whatever the context (:mod:`roofline.calc.linear_attention`)."""
         return float(self.batch * self.model.linear_state_elements * STATE_ELEMENT_BYTES)
 
-    def _moe(self) -> dict:
+    def _moe(self) -> dict[str, Any]:
         """The mixture-of-experts arguments of :func:`decoder_gemms` (uniform routing)."""
         m = self.model
         return dict(moe_layers=m.moe_layers, experts=m.num_experts, top_k=m.num_experts_per_tok,
@@ -143,6 +153,7 @@ class Workload:
         that must stay cached is all of them)."""
         counts = np.asarray(gemms.count, dtype=float).copy()
         if self.model.is_moe:
+            assert self.model.num_experts is not None  # is_moe
             for j, name in enumerate(gemms.names):
                 if name.startswith("expert_"):
                     counts[j] = self.model.moe_layers * self.model.num_experts
@@ -156,8 +167,8 @@ class Workload:
         return float(m.kv_tokens(self.context)) * self.batch * m.kv_width
 
 
-def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings: bool = True,
-             mla_form: MlaForm = MlaForm.ABSORBED, shared_kv: float = 1.0) -> list[op.Op]:
+def step_ops(model: ModelSpec, phase: Phase, batch: ArrayLike, seq_len: ArrayLike, context: int,
+             embeddings: bool = True, mla_form: MlaForm = MlaForm.ABSORBED, shared_kv: float = 1.0) -> list[op.Op]:
     """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
     lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
     position and token-type embeddings), decoders RMSNorm and one embedding table; ``shared_kv``: the cells each
@@ -192,10 +203,14 @@ def step_ops(model: ModelSpec, phase: Phase, batch, seq_len, context, embeddings
                         ops_per_element=cost("residual_add_ops_per_element")),
     ]
     if m.linear_attention_layers:
+        hk, hv = m.linear_num_key_heads, m.linear_num_value_heads
+        dk, dv = m.linear_key_head_dim, m.linear_value_head_dim
+        kernel = m.linear_conv_kernel_dim
+        # validated with the layers
+        assert hk is not None and hv is not None and dk is not None and dv is not None and kernel is not None
         out.insert(1, linear_attention(batch=batch, q_len=1 if decode else seq_len,
-                                       layers=len(m.linear_attention_layers), k_heads=m.linear_num_key_heads,
-                                       v_heads=m.linear_num_value_heads, d_k=m.linear_key_head_dim,
-                                       d_v=m.linear_value_head_dim, conv_kernel=m.linear_conv_kernel_dim))
+                                       layers=len(m.linear_attention_layers), k_heads=hk, v_heads=hv, d_k=dk, d_v=dv,
+                                       conv_kernel=kernel))
     if embeddings:
         tables = (3 if m.type_vocab_size else 2) if encoder else 1
         out.append(op.embeddings(tokens=tokens, hidden=m.hidden_size, tables=tables, norm_ops=norm_ops))
@@ -274,7 +289,7 @@ class LinearWorkload:
     def gemms(self) -> tuple[GemmList, np.ndarray]:
         return gemm_list([(self.name, self.m, self.n, self.k, 1)]), np.zeros(1, dtype=bool)
 
-    def ops(self, batch=None, seq_len=None) -> list[op.Op]:
+    def ops(self, batch: ArrayLike | None = None, seq_len: ArrayLike | None = None) -> list[op.Op]:
         return []
 
     def weight_set_counts(self, gemms: GemmList) -> np.ndarray:

@@ -51,8 +51,8 @@ class MeasuredHost:
 
     @classmethod
     def of(cls, p: Platform, cpu_model: str) -> MeasuredHost:
-        return cls(cpu_model=cpu_model, microarchitecture=p.microarchitecture, sockets=int(p.sockets.value),
-                   cores_per_socket=int(p.cores_per_socket.value), isa=tuple(p.isa),
+        return cls(cpu_model=cpu_model, microarchitecture=p.microarchitecture, sockets=int(p.sockets.known_value),
+                   cores_per_socket=int(p.cores_per_socket.known_value), isa=tuple(p.isa),
                    probe_sha256=platform_fingerprint(p))
 
     def differences(self, p: Platform) -> list[str]:
@@ -60,7 +60,7 @@ class MeasuredHost:
         if self.probe_sha256 and self.probe_sha256 == platform_fingerprint(p):
             return []
         out = []
-        cores = (int(p.sockets.value), int(p.cores_per_socket.value))
+        cores = (int(p.sockets.known_value), int(p.cores_per_socket.known_value))
         if cores != (self.sockets, self.cores_per_socket):
             out.append(f"{cores[0]} x {cores[1]} cores, not {self.sockets} x {self.cores_per_socket}")
         mine, theirs = _micro(self.microarchitecture), _micro(p.microarchitecture)
@@ -119,12 +119,12 @@ class Calibration:
     def gemm(self, precision: str) -> float:
         """GEMM efficiency inside a compiled model; 1 when not calibrated."""
         s = self.gemm_efficiency.get(precision)
-        return s.value if s is not None else 1.0
+        return s.known_value if s is not None else 1.0
 
     def kernel(self, precision: str) -> float:
         """Efficiency of one GEMM called on its own; the in-model one when not calibrated apart."""
         s = self.kernel_efficiency.get(precision)
-        return s.value if s is not None else self.gemm(precision)
+        return s.known_value if s is not None else self.gemm(precision)
 
     def quantization(self, precision: str, graph: bool = True) -> float:
         """Quantization efficiency in a compiled model, or (``graph=False``) of one linear called on
@@ -135,7 +135,7 @@ class Calibration:
     def non_gemm(self, key: str) -> float:
         """Efficiency of a non-GEMM part in a mode, e.g. ``attention-fp32``; 1 when not calibrated."""
         s = self.non_gemm_efficiency.get(key)
-        return s.value if s is not None else 1.0
+        return s.known_value if s is not None else 1.0
 
 
 def _efficiency(name: str, v: Sourced) -> None:

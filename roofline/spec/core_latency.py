@@ -7,11 +7,11 @@ from the family's server parts). A core the table does not know takes :data:`DEF
 
 from __future__ import annotations
 
-from roofline.spec.sourced import Sourced
+from roofline.spec.sourced import Sourced, SourceKind
 
 
-def _ns(value: float, source: str, kind: str = "measured") -> Sourced:
-    return Sourced(value=value, kind=kind, source=source)  # type: ignore[arg-type]
+def _ns(value: float, source: str, kind: SourceKind = "measured") -> Sourced:
+    return Sourced(value=value, kind=kind, source=source)
 
 
 NV = "https://github.com/nviennot/core-to-core-latency/blob/96a943ac384b78bf54252068f25e2f891bfadc60/README.md"

@@ -9,7 +9,7 @@ lower bounds on a call's compute time, their sum is not.
 
 from __future__ import annotations
 
-from roofline.spec.sourced import Sourced
+from roofline.spec.sourced import Sourced, SourceKind
 
 LLVM = "https://github.com/llvm/llvm-project/blob"
 ZN3 = f"{LLVM}/0567844be70f2b3eb7943c45c1a70e3fc2d49564/llvm/lib/Target/X86/X86ScheduleZnver3.td"
@@ -19,8 +19,8 @@ HSW = f"{LLVM}/llvmorg-19.1.7/llvm/lib/Target/X86/X86SchedHaswell.td"
 SPR = f"{LLVM}/0f792420e664d85439fac99ee5dadcd9761178be/llvm/lib/Target/X86/X86SchedSapphireRapids.td"
 
 
-def _bits(value: float, source: str, kind: str = "derived") -> Sourced:
-    return Sourced(value=value, kind=kind, source=source)  # type: ignore[arg-type]
+def _bits(value: float, source: str, kind: SourceKind = "derived") -> Sourced:
+    return Sourced(value=value, kind=kind, source=source)
 
 
 _ZEN = ("four vector pipes FP0-FP3 each take integer logic and adds ('Integer Adds, Subtracts, and Compares' and "

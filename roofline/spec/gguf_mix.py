@@ -48,11 +48,13 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from roofline.errors import UserError
 from roofline.spec.gguf_types import BLOCKS, FLOAT_BYTES, VEC_DOT_TYPE, BlockFormat, block_recipe_fields
 from roofline.spec.model import ModelSpec, StoredTensor
-from roofline.spec.precision import RECIPES, PrecisionRecipe
+from roofline.spec.precision import RECIPES, PrecisionRecipe, StorageDtype
+from roofline.spec.vocab import NonGemmMode
 
 #: llama.cpp tensor roles (``blk.N.<role>.weight``) of each GEMM row of the estimate.
 ROW_ROLES: dict[str, tuple[str, ...]] = {
@@ -148,6 +150,7 @@ def mix_type(rule: MixRule, role: str, layer: int | None, cols: int, model: Mode
         return _output_type(cols)
     t = rule.default
     if role in ("attn_v", "attn_qkv"):
+        assert layer is not None  # a layer's tensor
         t = rule.attn_v(layer, n, model)
         if n == 80 and not model.is_moe and t in ("q3_K", "q4_K"):  # llama.cpp's LLM_TYPE_70B
             t = "q5_K"
@@ -158,6 +161,7 @@ def mix_type(rule: MixRule, role: str, layer: int | None, cols: int, model: Mode
     elif role == "attn_output" and n_expert == 8:
         t = rule.attn_output_8_experts or t
     elif role.startswith("ffn_down"):
+        assert layer is not None  # a layer's tensor
         t = rule.ffn_down(layer, n) or t
     return _fallback(t, cols)
 
@@ -188,6 +192,12 @@ def q2_k_s_type(role: str, layer: int | None, cols: int, model: ModelSpec) -> st
 
 
 
+class _AddTensor(Protocol):
+    """Records one weight matrix of a layer: ``rows x cols`` elements, ``copies`` times (the experts)."""
+
+    def __call__(self, role: str, rows: int, cols: int, copies: int = 1) -> None: ...
+
+
 def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int]]:
     """The weight matrices of a decoder as llama.cpp names them: ``(name, role, layer, elements, K)``;
     an expert tensor holds all its layer's experts (GGUF stores them as one 3-D tensor)."""
@@ -215,6 +225,7 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
             add("ffn_down", h, model.intermediate_size)
             continue
         e, n_exp = model.expert_intermediate, model.num_experts
+        assert n_exp is not None  # a layer not dense: a mixture of experts
         add("ffn_gate_inp", n_exp, h)
         if model.gated_mlp:
             add("ffn_gate_exps", e, h, n_exp)
@@ -231,18 +242,19 @@ def model_tensors(model: ModelSpec) -> list[tuple[str, str, int | None, int, int
     return out
 
 
-def _add_linear(add, model: ModelSpec) -> None:
+def _add_linear(add: _AddTensor, model: ModelSpec) -> None:
     """A Gated DeltaNet layer's matrices as llama.cpp's qwen3next names them (``ssm_in``: in_proj_qkvz, ``ssm_ba``:
     in_proj_ba, ``ssm_out``: out_proj; assumed from its LLM_TENSOR_SSM_* names); a mix gives them its default type
     (llama.cpp's own branches for them, if any, are not modelled: assumed)."""
     h, hk, hv = model.hidden_size, model.linear_num_key_heads, model.linear_num_value_heads
     dk, dv = model.linear_key_head_dim, model.linear_value_head_dim
+    assert hk is not None and hv is not None and dk is not None and dv is not None  # validated with the layers
     add("ssm_in", 2 * hk * dk + 2 * hv * dv, h)
     add("ssm_ba", 2 * hv, h)
     add("ssm_out", h, hv * dv)
 
 
-def _add_mla(add, model: ModelSpec) -> None:
+def _add_mla(add: _AddTensor, model: ModelSpec) -> None:
     """Multi-head latent attention's tensors as llama.cpp's deepseek2 converter writes them since
     ggml-org/llama.cpp#12801: ``attn_q_a`` and ``attn_q_b`` (or ``attn_q``), ``attn_kv_a_mqa``, ``attn_k_b``
     (per head ``W_UK``, rows of ``qk_nope``: its K), ``attn_v_b`` (per head ``W_UV``, rows of ``kv_lora_rank``),
@@ -250,6 +262,7 @@ def _add_mla(add, model: ModelSpec) -> None:
     divide: ``attn_k_b``'s 128); llama.cpp's own branches for these tensors, if any, are not modelled (assumed)."""
     h, heads, c, r = model.hidden_size, model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim
     n, v = model.qk_nope_head_dim, model.v_head_dim
+    assert c is not None and r is not None and n is not None and v is not None  # validated with kv_lora_rank
     if model.q_lora_rank:
         add("attn_q_a", model.q_lora_rank, h)
         add("attn_q_b", heads * (n + r), model.q_lora_rank)
@@ -282,6 +295,7 @@ def tensor_types(precision: str, model: ModelSpec) -> list[TensorType]:
         if rule is not None:
             t = mix_type(rule, role, layer, cols, model)
         else:
+            assert single is not None and single.block is not None  # a block recipe (checked above)
             t = "f32" if role == "ffn_gate_inp" else single.block.name
         out.append(TensorType(name, role, layer, elements, cols, t, elements * _bytes_per_weight(t)))
     return out
@@ -348,13 +362,14 @@ def cell_recipes(precision: str, gemm_names: Sequence[str], *, model: ModelSpec,
 def type_recipe(type_name: str, name: str | None = None) -> PrecisionRecipe:
     """The llama.cpp x86 recipe of one GGML type (a block type, or a float type f32/f16/bf16)."""
     if type_name in FLOAT_BYTES:
-        dtype = {"f32": "fp32", "f16": "fp16", "bf16": "bf16"}[type_name]
+        dtypes: dict[str, StorageDtype] = {"f32": "fp32", "f16": "fp16", "bf16": "bf16"}
+        dtype = dtypes[type_name]
         return PrecisionRecipe(
             name=name or f"gguf-{type_name}",
             description=f"llama.cpp {type_name} weights: activations converted to {type_name} (vec_dot_type), "
                         f"FMA in {'BF16 dot products' if dtype == 'bf16' else 'FP32'}, FP32 output",
             compute_dtype="bf16" if dtype == "bf16" else "fp32", x_dtype=dtype, w_dtype=dtype, y_dtype="fp32",
-            non_gemm_mode="fp32")
+            non_gemm_mode=NonGemmMode.FP32)
     b = BLOCKS.get(type_name)
     if b is None:
         raise UserError(f"GGML type {type_name}: not priced by this tool (known: "
@@ -377,7 +392,7 @@ def average_recipe(name: str, tensors: Sequence[TensorType]) -> PrecisionRecipe:
     quant_pw = sum(t.elements * _quant_bytes_per_weight(t) for t in tensors) / total
     ops = sum(t.elements * _dequant_ops(t.type) for t in tensors) / total
     x_pw = sum(t.elements * _activation_bytes(t.type) for t in tensors) / total
-    main = max(shares, key=shares.get)
+    main = max(shares, key=shares.__getitem__)
     group = BLOCKS[main].scale_group if main in BLOCKS else 32
     block = BlockFormat(name=label, ggml_type=-1, weights_per_block=256, bytes_per_block=256 * bytes_pw,
                         quant_bytes_per_block=256 * min(quant_pw, bytes_pw), scale_group=group,

@@ -84,6 +84,7 @@ ops counted keep the ceiling an upper bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from roofline.spec import PYDANTIC_CONFIG
 
@@ -147,7 +148,8 @@ class BlockFormat:
 OPS_PER_INSTRUCTION_PER_32 = 0.5
 
 
-def _fmt(name, ggml_type, weights, nbytes, quant, group, layout, instructions=0.0, ops_source="", quantize_ops=0.0):
+def _fmt(name: str, ggml_type: int, weights: int, nbytes: float, quant: float, group: int, layout: str,
+         instructions: float = 0.0, ops_source: str = "", quantize_ops: float = 0.0) -> BlockFormat:
     """``instructions``: vector instructions per 32 weights in the AVX2 dot product."""
     return BlockFormat(name=name, ggml_type=ggml_type, weights_per_block=weights, bytes_per_block=nbytes,
                        quant_bytes_per_block=quant, scale_group=group, layout=layout,
@@ -273,7 +275,7 @@ _W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q4_1": "int4", "q5_0": "int8", "q5_
             "iq3_xxs": "int4", "iq3_s": "int4"}
 
 
-def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat, description: str) -> dict:
+def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat, description: str) -> dict[str, Any]:
     """The PrecisionRecipe fields of a block format on llama.cpp's x86 CPU path: INT8 dot products
     on activations quantized to ``x_block``, FP32 output, FP32 non-GEMM work (ggml's activations are
     FP32). ``w_dtype`` is nominal (the storage class); the bytes come from the block."""
@@ -285,7 +287,7 @@ def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat
     )
 
 
-def gguf_recipe_fields() -> list[dict]:
+def gguf_recipe_fields() -> list[dict[str, Any]]:
     """Fields of the recipes named after GGML types (registered in :mod:`roofline.spec.precision`)."""
     out = []
     for precision, t in RECIPE_TYPES.items():

@@ -17,7 +17,7 @@ Qwen3-Next and state-space layers, a sliding window whose layers are not known.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from roofline.spec import limits
 from roofline.spec.hf_renamed import KEY_TYPES_BY_MODEL, LIMIT_OF, renamed_config
@@ -45,7 +45,7 @@ TEXT_CONFIG_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 #: transformers' Gemma3TextConfig defaults for the keys Gemma 3's published text_config leaves out (gemma-3-27b's
 #: gives no vocab_size, max_position_embeddings or sliding_window_pattern): src/transformers/models/gemma3/
 #: configuration_gemma3.py, ``Gemma3TextConfig.__init__``
-GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "tie_word_embeddings": True,
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "tie_word_embeddings": True,
                         "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}
 #: Falcon's keys are renamed first (:mod:`roofline.spec.hf_renamed`); so are ChatGLM's
 PLAIN_DECODERS = {"starcoder2", "falcon"}
@@ -75,7 +75,7 @@ def model_type_of(cfg: dict[str, Any]) -> str:
     archs = cfg.get("architectures") or []
     types = {ARCHITECTURE_TYPES.get(_ARCH_SUFFIX.sub("", a).replace("_", "").lower()) for a in archs}
     if len(types) == 1 and None not in types:
-        return types.pop()
+        return cast(str, types.pop())
     said = f"architectures {archs} name no single known type" if archs else "no architectures either"
     raise ConfigError("model_type", f"missing ({said}): add the model_type of the model (llama, qwen2, bert, ...; "
                                     "transformers writes it in every config.json)")
@@ -403,7 +403,7 @@ def text_model(cfg: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     text = cfg.get("text_config")
     if outer in TEXT_CONFIG_TYPES and not isinstance(text, dict):
         raise ConfigError("text_config", f"a '{outer}' checkpoint's text model is its text_config; none is given")
-    out = dict(text) if outer in TEXT_CONFIG_TYPES else dict(cfg)
+    out = dict(cast(dict[str, Any], text)) if outer in TEXT_CONFIG_TYPES else dict(cfg)
     if outer in TEXT_CONFIG_TYPES:
         out.setdefault("model_type", TEXT_CONFIG_TYPES[outer])
         if "tie_word_embeddings" not in out and "tie_word_embeddings" in cfg:

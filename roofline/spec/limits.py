@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from roofline.spec.sourced import Sourced
 
 
 @dataclass(frozen=True)
@@ -165,10 +169,10 @@ def check(key: str, value: float | None, field: str | None = None) -> None:
                      f"{limit.describe()} ({limit.why})")
 
 
-def check_sourced(key: str, sourced, field: str | None = None) -> None:
+def check_sourced(key: str, sourced: Sourced | None, field: str | None = None) -> None:
     """:func:`check` on a :class:`~roofline.spec.sourced.Sourced` value, when it is known."""
     if sourced is not None and sourced.known:
-        check(key, sourced.value, field)
+        check(key, sourced.known_value, field)
 
 
 def check_schema_version(version: int, supported: int) -> None:

@@ -54,7 +54,7 @@ DEFAULT_MLA = MlaRule(form=MlaForm.ABSORBED, kind="assumed",
                              "(llama.cpp since https://github.com/ggml-org/llama.cpp/pull/12801)")
 
 
-def mla_rule(profile) -> MlaRule:
+def mla_rule(profile: object) -> MlaRule:
     """The rule of a stack profile (None: no profile), else :data:`DEFAULT_MLA`."""
     rule = getattr(profile, "mla", None) if profile is not None else None
     return rule if rule is not None else DEFAULT_MLA

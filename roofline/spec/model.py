@@ -6,12 +6,17 @@ read by :mod:`roofline.spec.hf_config` into the same type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import LIMITS, check, check_schema_version
 from roofline.spec.vocab import NonGemmMode
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
 
 #: the newest model file layout this version reads
 SCHEMA_VERSION = 1
@@ -21,7 +26,7 @@ SCHEMA_VERSION = 1
 #: requantize), as vendor-tuned stacks run quantized encoders.
 
 
-def _short_list(values) -> str:
+def _short_list(values: Iterable[object]) -> str:
     items = list(values)
     return str(items) if len(items) <= 8 else f"[{', '.join(map(str, items[:8]))}, ... ({len(items)} in all)]"
 
@@ -225,6 +230,7 @@ class ModelSpec:
         n, layers = self.num_hidden_layers, self.linear_attention_layers
         if any(not 0 <= i < n for i in layers) or len(set(layers)) != len(layers):
             raise ValueError(f"linear_attention_layers: distinct layer indices in [0, {n}), got {_short_list(layers)}")
+        assert self.linear_num_key_heads is not None and self.linear_num_value_heads is not None  # none missing
         if self.linear_num_value_heads % self.linear_num_key_heads:
             raise ValueError(f"linear_num_value_heads: {self.linear_num_value_heads} must be a multiple of "
                              f"linear_num_key_heads {self.linear_num_key_heads}")
@@ -283,6 +289,7 @@ class ModelSpec:
             return
         if self.num_experts < 2:
             raise ValueError(f"num_experts: a mixture needs at least 2 experts, got {self.num_experts}")
+        assert self.num_experts_per_tok is not None  # given with num_experts (above)
         if not 1 <= self.num_experts_per_tok <= self.num_experts:
             raise ValueError(f"num_experts_per_tok: between 1 and num_experts {self.num_experts}, "
                              f"got {self.num_experts_per_tok}")
@@ -313,7 +320,7 @@ class ModelSpec:
         """LayerNorm (weight and bias), else RMSNorm (a weight)."""
         return (self.norm or ("layer" if self.family == "encoder" else "rms")) == "layer"
 
-    def kv_tokens(self, context):
+    def kv_tokens(self, context: ArrayLike) -> np.ndarray:
         """Cached tokens of one sequence summed over the layers at ``context`` tokens of context (an array
         broadcasts): ``context`` in a full-attention layer, ``min(context, window)`` in a windowed one."""
         import numpy as np
@@ -322,6 +329,7 @@ class ModelSpec:
         windowed = self.windowed_layers
         out = (self.attention_layers - windowed) * c
         if windowed:
+            assert self.sliding_window is not None  # windowed layers need a window
             out = out + windowed * np.minimum(c, float(self.sliding_window))
         return out
 
@@ -338,9 +346,13 @@ class ModelSpec:
             return 0
         from roofline.calc.linear_attention import state_elements
 
+        k_heads, v_heads = self.linear_num_key_heads, self.linear_num_value_heads
+        d_k, d_v, conv_kernel = self.linear_key_head_dim, self.linear_value_head_dim, self.linear_conv_kernel_dim
+        # validated: linear-attention layers come with all five
+        assert k_heads is not None and v_heads is not None and d_k is not None and d_v is not None
+        assert conv_kernel is not None
         return len(self.linear_attention_layers) * state_elements(
-            k_heads=self.linear_num_key_heads, v_heads=self.linear_num_value_heads, d_k=self.linear_key_head_dim,
-            d_v=self.linear_value_head_dim, conv_kernel=self.linear_conv_kernel_dim)
+            k_heads=k_heads, v_heads=v_heads, d_k=d_k, d_v=d_v, conv_kernel=conv_kernel)
 
     @property
     def is_mla(self) -> bool:
@@ -352,6 +364,7 @@ class ModelSpec:
         """Cached elements per token per layer: ``2 kv_heads head_dim`` (K and V), or with multi-head latent
         attention the latent and the shared rotary key, ``kv_lora_rank + qk_rope_head_dim``."""
         if self.is_mla:
+            assert self.kv_lora_rank is not None and self.qk_rope_head_dim is not None  # validated with MLA
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.kv_heads * self.head_size
 
@@ -392,5 +405,6 @@ class ModelSpec:
         layer, ``k x expert + shared`` in an MoE layer (what the token's activation function runs on)."""
         if not self.is_moe:
             return float(self.intermediate_size)
+        assert self.num_experts_per_tok is not None  # given with num_experts
         moe = self.num_experts_per_tok * self.expert_intermediate + self.shared_expert_intermediate_size
         return (self.dense_mlp_layers * self.intermediate_size + self.moe_layers * moe) / self.num_hidden_layers

@@ -52,4 +52,4 @@ OP_COSTS: dict[str, Sourced] = {
 
 def cost(name: str) -> float:
     """The value of one modelling constant."""
-    return float(OP_COSTS[name].value)
+    return float(OP_COSTS[name].known_value)

@@ -186,7 +186,7 @@ class Platform:
         if measured.known:
             _positive("dram.measured_gb_per_s", measured)
             check_sourced("platform.dram.measured_gb_per_s", measured)
-            if theoretical.known and measured.value > 1.05 * theoretical.value:
+            if theoretical.known and measured.known_value > 1.05 * theoretical.known_value:
                 raise ValueError(
                     f"dram.measured_gb_per_s: {measured.value:g} exceeds the theoretical "
                     f"{self.dram.theoretical_gb_per_s.value:g} GB/s"
@@ -214,14 +214,14 @@ class Platform:
                     _positive(f"l2.{name}", getattr(self.l2, name))
                     check_sourced(f"platform.l2.{name}", getattr(self.l2, name), f"l2.{name}")
         d_core, l_core = self.dram.read_gb_per_s_per_core, self.llc.read_gb_per_s_per_core
-        if d_core.known and l_core.known and l_core.value < d_core.value:
+        if d_core.known and l_core.known and l_core.known_value < d_core.known_value:
             raise ValueError(f"llc.read_gb_per_s_per_core: {l_core.value:g} GB/s is below DRAM's per-core "
                              f"{d_core.value:g} GB/s; an LLC slower than memory is not physical")
         if self.llc.read_gb_per_s.known:
             _positive("llc.read_gb_per_s", self.llc.read_gb_per_s)
             check_sourced("platform.llc.read_gb_per_s", self.llc.read_gb_per_s)
             dram = self.dram_gb_per_s("measured")
-            if self.llc.read_gb_per_s.value < dram:
+            if self.llc.read_gb_per_s.known_value < dram:
                 raise ValueError(
                     f"llc.read_gb_per_s: {self.llc.read_gb_per_s.value:g} GB/s is below the DRAM bandwidth "
                     f"{dram:g} GB/s; an LLC slower than memory is not physical"
@@ -233,7 +233,7 @@ class Platform:
     def all_names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
-    def dram_kind(self, prefer: str = "measured") -> str:
+    def dram_kind(self, prefer: str = "measured") -> Literal["measured", "theoretical"]:
         """Which DRAM figure the estimate uses: the preferred one when known, else the other."""
         measured, theoretical = self.dram.measured_gb_per_s.known, self.dram.theoretical_gb_per_s.known
         if (prefer == "measured" and measured) or not theoretical:
@@ -242,31 +242,32 @@ class Platform:
 
     def dram_gb_per_s(self, prefer: str = "measured") -> float:
         kind = self.dram_kind(prefer)
-        return (self.dram.measured_gb_per_s if kind == "measured" else self.dram.theoretical_gb_per_s).value
+        return (self.dram.measured_gb_per_s if kind == "measured" else self.dram.theoretical_gb_per_s).known_value
 
     def dram_bytes_per_s(self, sockets: int, prefer: str = "measured") -> float:
         return self.dram_gb_per_s(prefer) * GIGA * sockets
 
     def llc_bytes_per_s(self, sockets: int) -> float | None:
         s = self.llc.read_gb_per_s
-        return s.value * GIGA * sockets if s.known else None
+        return s.known_value * GIGA * sockets if s.known else None
 
     @property
     def llc_domain_bytes(self) -> float:
         """Bytes of LLC one shared copy of the weights can live in."""
-        return self.llc.size_mib.value * MIB / self.llc.domains_per_socket
+        return self.llc.size_mib.known_value * MIB / self.llc.domains_per_socket
 
     def frequency_hz(self, path: str) -> float:
-        return self.frequency_ghz[self.compute[path].isa_class].value * GIGA
+        return self.frequency_ghz[self.compute[path].isa_class].known_value * GIGA
 
     def nominal_peak(self, path: str, sockets: int | None = None) -> float:
         """A path's datasheet peak at the nominal clock, every core of ``sockets`` sockets (default: all):
         ``sockets x cores x f_nominal x ops per cycle`` (:func:`~roofline.calc.roofline.compute_peak`)."""
         from roofline.calc.roofline import compute_peak
 
-        n = self.sockets.value if sockets is None else sockets
+        n = self.sockets.known_value if sockets is None else sockets
         c = self.compute[path]
-        return float(compute_peak(n, self.cores_per_socket.value, self.frequency_hz(path), c.ops_per_cycle.value))
+        return float(compute_peak(n, self.cores_per_socket.known_value, self.frequency_hz(path),
+                                  c.ops_per_cycle.known_value))
 
     def paths_for(self, dtype: str) -> list[str]:
         """The native paths of ``dtype`` (an emulated one is never priced: BF16 without native BF16 is
@@ -295,9 +296,9 @@ def platform_fingerprint(p: Platform) -> str:
 def _positive(field_name: str, s: Sourced, integer: bool = False) -> None:
     if not s.known:
         raise ValueError(f"{field_name}: must be known ({s.unknown})")
-    if s.value <= 0:
+    if s.known_value <= 0:
         raise ValueError(f"{field_name}: must be positive, got {s.value:g}")
-    if integer and s.value != int(s.value):
+    if integer and s.known_value != int(s.known_value):
         raise ValueError(f"{field_name}: must be a whole number, got {s.value:g}")
 
 
@@ -308,7 +309,7 @@ def with_sockets(platform: Platform, sockets: int) -> Platform:
     whole-server ones (DRAM capacity, bandwidth x sockets) follow the count."""
     import dataclasses
 
-    have = int(platform.sockets.value)
+    have = int(platform.sockets.known_value)
     if not 1 <= sockets <= have:
         raise ValueError(f"sockets: {platform.name} has {have} socket(s); give 1 to {have}")
     if sockets == have:
@@ -329,18 +330,18 @@ def with_memory_channels(platform: Platform, channels: int) -> Platform:
         raise ValueError(f"memory channels: {platform.name} does not state dram.channels_per_socket, so its "
                          "bandwidths cannot be scaled; write a variant platform file with the bandwidths of that "
                          "configuration")
-    if not 1 <= channels <= have.value:
+    if not 1 <= channels <= have.known_value:
         raise ValueError(f"memory channels: {channels} on {platform.name}, whose sockets have "
-                         f"{int(have.value)} channels; give 1 to {int(have.value)}")
+                         f"{int(have.known_value)} channels; give 1 to {int(have.known_value)}")
     if channels == have.value:
         return platform
-    ratio = channels / have.value
-    why = f"x {channels}/{int(have.value)}: {channels} of {int(have.value)} memory channels populated"
+    ratio = channels / have.known_value
+    why = f"x {channels}/{int(have.known_value)}: {channels} of {int(have.known_value)} memory channels populated"
 
     def scaled(s: Sourced, cap: float | None = None) -> Sourced:
         if not s.known:
             return s
-        v = s.value * ratio if cap is None else min(s.value, cap)
+        v = s.known_value * ratio if cap is None else min(s.known_value, cap)
         return dataclasses.replace(s, value=v, kind="derived", source=f"{s.source} {why}")
 
     d = platform.dram

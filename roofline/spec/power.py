@@ -35,6 +35,6 @@ class Power:
     def __post_init__(self) -> None:
         for name in ("tdp_w", "idle_w", "measured_w"):
             check_sourced("platform.power.*", getattr(self, name), name)
-        if self.tdp_w.known and self.idle_w.known and self.idle_w.value > self.tdp_w.value:
+        if self.tdp_w.known and self.idle_w.known and self.idle_w.known_value > self.tdp_w.known_value:
             raise ValueError(f"idle_w: {self.idle_w.value:g} W is above the TDP {self.tdp_w.value:g} W; an idle "
                              "socket draws less than a loaded one")

@@ -119,13 +119,13 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         name="fp32",
         description="FP32 weights and activations, FP32 GEMM",
         compute_dtype="fp32", x_dtype="fp32", w_dtype="fp32", y_dtype="fp32",
-        non_gemm_mode="fp32",
+        non_gemm_mode=NonGemmMode.FP32,
     ),
     PrecisionRecipe(
         name="bf16",
         description="BF16 autocast: BF16 weights, activations and output, BF16 GEMM",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="bf16", y_dtype="bf16",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int8-dynamic",
@@ -133,7 +133,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "run time, FP32 output",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="fp32",
         x_scale="per-token", w_scale="per-channel",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int8-static",
@@ -141,7 +141,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "calibrated per-tensor scale, FP32 output",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="fp32",
         x_scale="per-tensor", w_scale="per-channel",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int8-weight-only",
@@ -149,7 +149,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "activations and output",
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int8", y_dtype="bf16",
         w_scale="per-channel", scale_dtype="bf16", dequant_cost="int8_dequant_ops_per_weight",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int4-weight-only",
@@ -158,7 +158,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         compute_dtype="bf16", x_dtype="bf16", w_dtype="int4", y_dtype="bf16",
         w_scale="per-group", w_group_size=128, w_zero_point=True, scale_dtype="bf16",
         dequant_cost="int4_dequant_ops_per_weight",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="w4a8",
@@ -168,14 +168,14 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         compute_dtype="int8", x_dtype="int8", w_dtype="int4", y_dtype="bf16",
         x_scale="per-token", w_scale="per-group", w_group_size=128, scale_dtype="bf16",
         dequant_cost="int4_unpack_ops_per_weight", activation_sum=True,
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int8-mixed-bf16",
         description="W8A8 static with BF16 output (int8-mixed-bf16): half the output bytes, BF16 post-ops",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="bf16",
         x_scale="per-tensor", w_scale="per-channel",
-        non_gemm_mode="amp-bf16",
+        non_gemm_mode=NonGemmMode.AMP_BF16,
     ),
     PrecisionRecipe(
         name="int8-full",
@@ -184,7 +184,7 @@ RECIPES: dict[str, PrecisionRecipe] = _recipes(
         "LayerNorm fused with the requantize (INT8 activations between every kernel)",
         compute_dtype="int8", x_dtype="int8", w_dtype="int8", y_dtype="int8",
         x_scale="per-tensor", w_scale="per-channel",
-        non_gemm_mode="int8",
+        non_gemm_mode=NonGemmMode.INT8,
     ),
 )
 
@@ -204,7 +204,7 @@ RECIPES.update(_recipes(*(PrecisionRecipe(**f) for f in gguf_recipe_fields())))
 F16_GGUF = PrecisionRecipe(
     name="f16",
     description="llama.cpp F16: FP16 weights and activations converted to FP32, FP32 FMA (GGUF type F16)",
-    compute_dtype="fp32", x_dtype="fp16", w_dtype="fp16", y_dtype="fp32", non_gemm_mode="fp32",
+    compute_dtype="fp32", x_dtype="fp16", w_dtype="fp16", y_dtype="fp32", non_gemm_mode=NonGemmMode.FP32,
 )
 RECIPES.update(_recipes(F16_GGUF))
 #: float precisions only llama.cpp's GGUF files carry: priced by the GGUF engine's profile, as a block type is

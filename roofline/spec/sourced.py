@@ -60,6 +60,14 @@ class Sourced:
     def known(self) -> bool:
         return self.value is not None
 
+    @property
+    def known_value(self) -> float:
+        """The value of a number known by construction (checked ``known``, or validated so); an unknown one is a
+        TypeError, as arithmetic on its None would be."""
+        if self.value is None:
+            raise TypeError(f"unknown number used as a value ({self.unknown})")
+        return self.value
+
     def describe(self) -> str:
         """One line: ``kind: source`` (with date, threads and tool for measurements)."""
         if not self.known:
@@ -74,5 +82,5 @@ UNMEASURED = Sourced(unknown="not measured")
 
 
 def bare_values(table: Mapping[str, Sourced]) -> dict[str, float]:
-    """A table of sourced numbers (a stack profile's efficiencies, say) as its bare values, key by key."""
-    return {k: v.value for k, v in table.items()}
+    """A table of known sourced numbers (a stack profile's efficiencies, say) as its bare values, key by key."""
+    return {k: v.known_value for k, v in table.items()}

@@ -10,6 +10,7 @@ accuracy (leave-one-platform-out).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from roofline.calc.aggregate import geometric_mean
@@ -352,10 +353,10 @@ class StackProfile:
             v = getattr(self, name)
             if v is not None and not (v.known and 0 < v.value <= 1):
                 raise ValueError(f"{name}: an efficiency in (0, 1], got {v.value}")
-        if not (self.work_half.known and 0 <= self.work_half.value <= 1e9):
+        if not (self.work_half.known and 0 <= self.work_half.known_value <= 1e9):
             raise ValueError(f"work_half: multiply-accumulates per core, 0 to 1e9, got {self.work_half.value}")
         if self.time_half_s is not None:
-            if not (self.time_half_s.known and 0 <= self.time_half_s.value <= 1):
+            if not (self.time_half_s.known and 0 <= self.time_half_s.known_value <= 1):
                 raise ValueError(f"time_half_s: seconds, 0 to 1, got {self.time_half_s.value}")
             if self.work_half.value:
                 raise ValueError("time_half_s: the shape term in time or in work (work_half), not both; set "
@@ -365,22 +366,24 @@ class StackProfile:
             if v is not None and not (v.known and 0 <= v.value <= 1):
                 raise ValueError(f"{name}: seconds, 0 to 1")
         for k, v in self.platform_factors.items():
-            if not (v.known and 0.01 <= v.value <= 100):
+            if not (v.known and 0.01 <= v.known_value <= 100):
                 raise ValueError(f"platform_factors.{k}: a factor from 0.01 to 100, got {v.value}")
         cap, wm = self.max_batch_tokens, self.batch_watermark_tokens
         for name, v in (("max_batch_tokens", cap), ("batch_watermark_tokens", wm)):
-            if v is not None and not (v.known and math.isfinite(v.value) and v.value == int(v.value)):
+            if v is not None and not (v.known and math.isfinite(v.known_value)
+                                      and v.known_value == int(v.known_value)):
                 raise ValueError(f"{name}: a whole number of tokens, got {v.value}")
             check_sourced(f"stack.{name}", v, name)
-        if wm is not None and (cap is None or wm.value > cap.value):
+        if wm is not None and (cap is None or wm.known_value > cap.known_value):
             raise ValueError("batch_watermark_tokens: needs max_batch_tokens beside it, at least as large")
 
     @property
     def shape(self) -> tuple[ShapeForm, float]:
         """the shape term's measure and its half-efficiency value (multiply-accumulates per core, or seconds)"""
-        if self.time_half_s is not None and self.time_half_s.value > 0:
-            return ShapeForm.TIME, self.time_half_s.value
-        return (ShapeForm.WORK, self.work_half.value) if self.work_half.value > 0 else (ShapeForm.NONE, 0.0)
+        if self.time_half_s is not None and self.time_half_s.known_value > 0:
+            return ShapeForm.TIME, self.time_half_s.known_value
+        work_half = self.work_half.known_value
+        return (ShapeForm.WORK, work_half) if work_half > 0 else (ShapeForm.NONE, 0.0)
 
     def path_rule(self, vendor: str, dtype: str) -> PathRule | None:
         """The first rule for ``dtype`` on ``vendor``'s CPUs that names no types (the path the stack runs)."""
@@ -405,7 +408,7 @@ class StackProfile:
         return next((r for r in self._rules(vendor, dtype) if block in r.types and r.unpack_per_row
                      and (not r.before or (date is not None and date < r.before))), None)
 
-    def _rules(self, vendor: str, dtype: str):
+    def _rules(self, vendor: str, dtype: str) -> Iterator[PathRule]:
         v = vendor.lower()
         return (r for r in self.path_rules if r.dtype in (dtype, "") and (r.vendor.lower() in v or v in r.vendor.lower()))
 

@@ -13,6 +13,8 @@ from enum import Enum
 class Vocab(str, Enum):
     """A word of the vocabulary: an enum whose members are their own strings."""
 
+    _value_: str
+
     def __str__(self) -> str:
         return self.value
 
@@ -207,7 +209,7 @@ class StepPart(Vocab):
     NON_GEMM = "non_gemm"
 
 
-def coerce(obj, **fields: type[Vocab]) -> None:
+def coerce(obj: object, **fields: type[Vocab]) -> None:
     """In a frozen dataclass's ``__post_init__``: each named field's word as its vocabulary member (a
     spec built in Python may give the plain string; None stays None). A word outside the vocabulary is
     a ValueError naming the field."""
