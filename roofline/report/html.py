@@ -58,7 +58,7 @@ p,li,figcaption,summary,h1,h2,h3{overflow-wrap:anywhere}
 figure{max-width:100%;box-sizing:border-box}figure svg{display:block;max-width:100%;height:auto}
 button.csv{font:12px system-ui,sans-serif;margin:0 0 8px;padding:1px 8px;cursor:pointer}
 nav#contents ol{margin:4px 0;padding-left:22px}
-details{margin:4px 0 10px}details>summary{cursor:pointer}details>summary>h3{display:inline;margin:0}
+details{margin:4px 0 10px}details>summary{cursor:pointer}details>summary>h2,details>summary>h3{display:inline;margin:0;border:none}
 @media (max-width:600px){
 body{font-size:14px}main{padding:10px 10px 30px}h1{font-size:19px}h2{font-size:16px}
 #answer{padding:8px 10px}th,td{padding:2px 6px}table.grid th,table.grid td{padding:1px 8px 1px 0}
@@ -67,7 +67,8 @@ figure{display:block;padding:2px;margin:8px 0}
 @media print{
 @page{size:A4;margin:12mm}
 body{background:#fff;font-size:10.5px}main{max-width:none;padding:0}
-h2{break-after:avoid}h3{break-after:avoid}
+h1{font-size:16px}h2{font-size:13.5px;margin:14px 0 6px;break-after:avoid}h3{font-size:11.5px;break-after:avoid}
+#answer .lead{font-size:12px}.command{font-size:10px}p.note,figcaption,footer{font-size:9.5px}
 .scroll{overflow:visible}table{font-size:9px}
 th,td{padding:1px 3px;overflow-wrap:anywhere}td.long{min-width:0}td.num{white-space:normal}
 figure{display:block;border:none;padding:0;break-inside:avoid}tr{break-inside:avoid}
