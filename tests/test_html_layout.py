@@ -241,3 +241,52 @@ def test_the_footer_gives_the_date_and_the_version(monkeypatch):
     stamp = re.search(r'<time id="generated">([^<]*) UTC</time>', estimate_page(result, "roofline estimate"))[1]
     when = datetime.strptime(stamp, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
     assert before <= when <= datetime.now(timezone.utc)
+
+
+WHAT_IF = """(function () {
+    var input = document.getElementById("what-if-load");
+    input.value = "%s";
+    input.dispatchEvent(new Event("input"));
+    return Array.from(document.querySelectorAll("#what-if tr[data-cpu]"), function (row) {
+        return Array.from(row.cells, function (c) { return c.textContent; }); });
+})()"""
+
+
+def test_the_plans_what_if_load_changes_its_server_count(browser, pages):
+    """A load typed in the plan page gives each CPU the servers roofline's own servers_needed gives (the plan's
+    own load: the JSON's servers_needed and band), and the fleet's price per hour."""
+    from roofline.capacity.fleet import servers_needed
+
+    page = pages["plan"]
+    data = json.loads(page.with_suffix(".json").read_text())
+    u = data["utilization"]
+    browser.open(page, 390, mobile=True)
+    for load in (data["target_rps"], 5000, 123.5):
+        rows = browser.eval(WHAT_IF % load)
+        assert not browser.errors(), browser.errors()
+        assert [r[0] for r in rows] == [c["cpu"] for c in data["cpus"]]
+        for row, c in zip(rows, data["cpus"]):
+            slower, faster = c["best"]["rps_per_server_band"]
+            n = servers_needed(load, c["best"]["rps_per_server"], u)
+            fewest, most = servers_needed(load, faster, u), servers_needed(load, slower, u)
+            assert row[2] == f"{n:,}" and row[3] == (f"{fewest:,} or more" if most is None else f"{fewest:,} to {most:,}")
+            assert float(row[4].replace(",", "")) == pytest.approx(n * c["price_per_hour"], rel=5e-3)
+            if load == data["target_rps"]:
+                assert n == c["servers_needed"] and [fewest, most] == c["servers_needed_band"]
+    assert [r[2] for r in browser.eval(WHAT_IF % 5000)] != [r[2] for r in browser.eval(WHAT_IF % 123.5)]
+    assert [r[2] for r in browser.eval(WHAT_IF % "")] == ["-"] * len(data["cpus"])
+
+
+def test_a_concurrency_plans_what_if_counts_users(browser, tmp_path):
+    """A concurrency plan: servers = ceil(users / the most users one server holds within the TTFT and TPOT)."""
+    page, js = tmp_path / "users.html", tmp_path / "users.json"
+    proc = run_cli("plan", "--model", "llama-3.1-8b", "--cpu", "genoa,spr", "--precision", "q4_k_m", "--concurrency",
+                   "1,8", "--tpot-ms", "100", "--ttft-ms", "2000", "--html", str(page), "--json", str(js))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(js.read_text())
+    most = [c["max_users"]["users"] for c in data["cpus"]]
+    browser.open(page, 1400)
+    assert browser.eval("document.getElementById('what-if-load').value") == "8"  # the most users asked
+    rows = browser.eval(WHAT_IF % 30)
+    assert [r[1] for r in rows] == [str(m) for m in most] and all(m > 1 for m in most)
+    assert [r[2] for r in rows] == [str(-(-30 // m)) for m in most]

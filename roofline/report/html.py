@@ -312,10 +312,11 @@ def _contents_html(contents: Contents, fixed: Sequence[tuple[str, str]]) -> str:
 def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Sequence[Figure],
          charts: Sequence[tuple[str, str]], tables: Sequence, inputs: Sequence[tuple[str, str, str, str]],
          left_out: Sequence[tuple[str, str]], result_json: str, notes: Sequence[str] = (),
-         contents: Contents | None = None, fold_inputs: bool = False, extra: str = "") -> str:
+         contents: Contents | None = None, fold_inputs: bool = False, extra: str = "", script: str = "") -> str:
     """The whole page. ``charts``: ``(svg, caption)``; ``inputs``: ``(what, value, kind of source, source)``;
     ``contents``: a contents list at the top, the tables' titled sections in it (folded where it says);
-    ``fold_inputs``: the inputs' table folded; ``extra``: HTML after the figures (the plan's what-if)."""
+    ``fold_inputs``: the inputs' table folded; ``extra``: HTML after the figures (the plan's what-if), ``script``:
+    JavaScript for it, run after the page's own (one inline script in all)."""
     fig_rows = "".join(
         f'<tr><th>{escape(f.label)}</th><td class="num" data-json="{escape(json.dumps(list(f.path)))}" '
         f'data-value="{escape(json.dumps(f.value))}">{escape(f.text)}</td></tr>' for f in figures)
@@ -361,7 +362,7 @@ def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Se
 <code>script#result-json</code>. No network, no script from elsewhere.</footer>
 </main>
 <script type="application/json" id="result-json">{data}</script>
-<script>{PAGE_JS}</script>
+<script>{PAGE_JS}{script}</script>
 </body></html>
 """
 
@@ -414,6 +415,7 @@ def estimate_page(r, command: str) -> str:
 def plan_page(r, command: str) -> str:
     from roofline.report.plan_tables import render_plan
     from roofline.report.svg import plan_chart
+    from roofline.report.what_if import WHAT_IF_JS, what_if_html
     from roofline.results.plan import batch_limits
 
     head, sections = _split(render_plan(r, all_layouts=True), render_plan(r, brief=True))
@@ -456,7 +458,7 @@ def plan_page(r, command: str) -> str:
     notes = list(r.notes) + [f"{c.cpu}: {n}" for c in r.cpus for n in c.notes]
     return page(kind="plan", title=f"roofline plan: {r.model} in {r.precision}", command=command, headline=head,
                 figures=figures, charts=charts, tables=sections, inputs=inputs, left_out=[], result_json=r.to_json(),
-                notes=notes)
+                notes=notes, extra=what_if_html(r), script=WHAT_IF_JS)
 
 
 def check_page(r, command: str) -> str:
