@@ -16,6 +16,7 @@ import io
 import json
 import os
 import re
+import select
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +27,8 @@ from test_html import CHROMIUM, COMMANDS, Page
 
 pytestmark = pytest.mark.slow
 
+#: the longest wait for one message from the browser (a page that never loads fails, it does not hang)
+TIMEOUT_S = 120
 #: A4 less the page's 12 mm margins (its @page rule), in CSS pixels (96 per inch): 186 mm
 A4_TEXT_PX = round((210 - 2 * 12) / 25.4 * 96)
 #: (viewport width, media, a phone's viewport): the desktop, the phone, the printed page
@@ -59,6 +62,8 @@ class Browser:
 
     def _message(self) -> dict:
         while b"\0" not in self.buffer:
+            if not select.select([self.inp], [], [], TIMEOUT_S)[0]:
+                raise TimeoutError(f"Chromium sent nothing in {TIMEOUT_S} s")
             chunk = self.inp.read(1 << 16)
             if not chunk:
                 raise EOFError("Chromium closed the DevTools pipe")
