@@ -4,8 +4,11 @@ read rather than run. The answer first (the headline the command prints), then i
 own tables, as HTML tables that sort when a header is clicked), every input with its source, what was left out,
 and the result's JSON (what ``--json`` writes) inside the page.
 
-No network and no script from elsewhere: the style and the small sorting script are inline. The page is text;
-the command writes it through :mod:`roofline.files.writing`, as it writes every file.
+No network and no script from elsewhere: the style and the small script (tables that sort, a CSV button per
+table that makes the file from its cells) are inline. The page reads on a phone and on A4 paper: tables scroll
+sideways inside their own box (on paper their cells wrap), long words (URLs, paths) break, charts scale to the
+width. The footer gives the date it was made and roofline's version. The page is text; the command writes it
+through :mod:`roofline.files.writing`, as it writes every file.
 
 Each figure of the answer carries ``data-json`` (its path in the JSON, a JSON list of keys and list indices)
 and ``data-value`` (the JSON's value, as JSON writes it), so a test (or a script) can check the page against
@@ -142,6 +145,7 @@ CSV_JS = """
 """
 
 PAGE_JS = SORT_JS + CSV_JS
+
 
 def _path(dotted: str) -> tuple:
     """``"speedups.0.realistic"`` as ``("speedups", 0, "realistic")`` (keys hold no dot here: precision names,
