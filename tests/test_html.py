@@ -60,7 +60,7 @@ class Page(HTMLParser):
         if tag == "svg":
             self.svgs += 1
         if tag in ("link", "img", "iframe", "object", "embed") or (tag == "script" and "src" in a) or \
-                any(k in ("src", "href") for k in a) or any(str(v).startswith(("http:", "https:", "//"))
+                any(k == "src" or (k == "href" and not str(v).startswith("#")) for k, v in a.items()) or any(str(v).startswith(("http:", "https:", "//"))
                                                            for k, v in a.items() if k != "xmlns"):
             self.fetching.append((tag, a))
 

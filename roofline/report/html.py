@@ -4,8 +4,11 @@ read rather than run. The answer first (the headline the command prints), then i
 own tables, as HTML tables that sort when a header is clicked), every input with its source, what was left out,
 and the result's JSON (what ``--json`` writes) inside the page.
 
-No network and no script from elsewhere: the style and the small sorting script are inline. The page is text;
-the command writes it through :mod:`roofline.files.writing`, as it writes every file.
+No network and no script from elsewhere: the style and the small script (tables that sort, a CSV button per
+table that makes the file from its cells) are inline. The page reads on a phone and on A4 paper: tables scroll
+sideways inside their own box (on paper their cells wrap), long words (URLs, paths) break, charts scale to the
+width. The footer gives the date it was made and roofline's version. The page is text; the command writes it
+through :mod:`roofline.files.writing`, as it writes every file.
 
 Each figure of the answer carries ``data-json`` (its path in the JSON, a JSON list of keys and list indices)
 and ``data-value`` (the JSON's value, as JSON writes it), so a test (or a script) can check the page against
@@ -15,8 +18,11 @@ the JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from html import escape
 
 from rich.console import Group
@@ -49,6 +55,28 @@ figcaption{font-size:13px;color:#444;padding:4px 6px}
 svg text{font:12px system-ui,sans-serif;fill:#222}svg text.title{font-weight:600;font-size:13px}
 svg text.tick{font-size:11px;fill:#555}svg text.legend{font-size:11.5px}
 footer{color:#777;font-size:12px;margin-top:30px}
+.scroll{max-width:100%;overflow-x:auto}.scroll>table{margin-bottom:2px}
+td.long{overflow-wrap:anywhere;min-width:12em}td.num{white-space:nowrap}
+p,li,figcaption,summary,h1,h2,h3{overflow-wrap:anywhere}
+figure{max-width:100%;box-sizing:border-box}figure svg{display:block;max-width:100%;height:auto}
+button.csv{font:12px system-ui,sans-serif;margin:0 0 8px;padding:1px 8px;cursor:pointer}
+nav#contents ol{margin:4px 0;padding-left:22px}
+details{margin:4px 0 10px}details>summary{cursor:pointer}details>summary>h2,details>summary>h3{display:inline;margin:0;border:none}
+@media (max-width:600px){
+body{font-size:14px}main{padding:10px 10px 30px}h1{font-size:19px}h2{font-size:16px}
+#answer{padding:8px 10px}th,td{padding:2px 6px}table.grid th,table.grid td{padding:1px 8px 1px 0}
+figure{display:block;padding:2px;margin:8px 0}
+}
+@media print{
+@page{size:A4;margin:12mm}
+body{background:#fff;font-size:10.5px}main{max-width:none;padding:0}
+h1{font-size:16px}h2{font-size:13.5px;margin:14px 0 6px;break-after:avoid}h3{font-size:11.5px;break-after:avoid}
+#answer .lead{font-size:12px}.command{font-size:10px}p.note,figcaption,footer{font-size:9.5px}
+.scroll{overflow:visible}table{font-size:9px}
+th,td{padding:1px 3px;overflow-wrap:anywhere}td.long{min-width:0}td.num{white-space:normal}
+figure{display:block;border:none;padding:0;break-inside:avoid}tr{break-inside:avoid}
+button.csv{display:none}nav#contents{display:none}
+}
 """
 
 SORT_JS = """
@@ -80,6 +108,43 @@ SORT_JS = """
   });
 })();
 """
+
+
+CSV_JS = """
+(function () {
+  function text(cell) {
+    var out = "";
+    cell.childNodes.forEach(function (n) { out += n.nodeName === "BR" ? " " : n.textContent; });
+    return out.replace(/\\s+/g, " ").trim();
+  }
+  function field(t) { return /[",\\r\\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t; }
+  function csv(table) {
+    return Array.prototype.map.call(table.rows, function (row) {
+      return Array.prototype.map.call(row.cells, function (c) { return field(text(c)); }).join(",");
+    }).join("\\r\\n") + "\\r\\n";
+  }
+  var kind = document.querySelector("main").getAttribute("data-report") || "roofline", heading = "", seen = {};
+  document.querySelectorAll("h2, h3, button.csv").forEach(function (el) {
+    if (el.tagName !== "BUTTON") { heading = el.textContent; return; }
+    var slug = (kind + "-" + heading.toLowerCase()).replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
+    seen[slug] = (seen[slug] || 0) + 1;
+    var name = slug + (seen[slug] > 1 ? "-" + seen[slug] : "") + ".csv";
+    var table = el.previousElementSibling.querySelector("table");
+    el.title = "download this table as " + name;
+    el.setAttribute("data-file", name);
+    el.addEventListener("click", function () {
+      var url = URL.createObjectURL(new Blob(["\\ufeff" + csv(table)], {type: "text/csv;charset=utf-8"}));
+      var a = document.createElement("a");
+      a.href = url; a.download = name; document.body.appendChild(a); a.click(); a.remove();
+      setTimeout(function () { URL.revokeObjectURL(url); }, 0);
+    });
+  });
+  window.roofline = window.roofline || {};
+  window.roofline.csv = csv;
+})();
+"""
+
+PAGE_JS = SORT_JS + CSV_JS
 
 
 def _path(dotted: str) -> tuple:
@@ -119,6 +184,20 @@ def _numeric(text: str) -> bool:
         return False
 
 
+#: a word longer than this (a URL, a path) may break anywhere: the cell holding it would widen the page else
+LONG_WORD = 24
+
+
+def _long(text: str) -> str:
+    """``long``, the class of a cell that holds a word longer than :data:`LONG_WORD` characters, else ``""``."""
+    return "long" if any(len(w) > LONG_WORD for w in text.split()) else ""
+
+
+def _td(text: str) -> str:
+    cls = _long(text)
+    return (f'<td class="{cls}">' if cls else "<td>") + escape(text) + "</td>"
+
+
 def table_html(t: Table, sortable: bool = True) -> str:
     """A rich table as an HTML table: its header, its rows, its footer."""
     cols = t.columns
@@ -133,32 +212,75 @@ def table_html(t: Table, sortable: bool = True) -> str:
         for j, c in enumerate(cols):
             text = _plain(cells[j][i]) if i < len(cells[j]) else ""
             right = c.justify == "right"
-            tds.append(f'<td class="{"num" if right else ""}">' + escape(text).replace("\n", "<br>") + "</td>")
+            tds.append(f'<td class="{"num" if right else _long(text)}">' + escape(text).replace("\n", "<br>") + "</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
     foot = ""
     if t.show_footer:
         foot = "<tfoot><tr>" + "".join(f'<td class="{"num" if c.justify == "right" else ""}">{escape(_plain(c.footer))}'
                                        "</td>" for c in cols) + "</tr></tfoot>"
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>{foot}</table>'
+    table = f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>{foot}</table>'
+    return f'<div class="scroll">{table}</div>' if grid else wrapped(table)
 
 
-def rich_html(renderables: Iterable, *, lead: bool = False) -> str:
+def wrapped(table: str) -> str:
+    """A table inside the box that scrolls it sideways where the screen is narrower than it, with the button that
+    downloads its cells as CSV (:data:`PAGE_JS` makes the file from the cells in the browser)."""
+    return f'<div class="scroll">{table}</div><button type="button" class="csv">CSV</button>'
+
+
+def _bold(r: Text) -> bool:
+    return "bold" in str(r.style) or any("bold" in str(s.style) for s in r.spans if s.start == 0)
+
+
+@dataclass
+class Contents:
+    """The titled sections of a page's tables, in order, for its contents list; ``fold``: which of them start
+    folded (a ``<details>`` element the reader opens)."""
+
+    fold: Callable[[str], bool] = lambda title: False
+    entries: list[tuple[str, str]] = field(default_factory=list)
+    """(id, title) of each section"""
+
+    def anchor(self, title: str) -> str:
+        """A new section's id, from its title (``s-`` and the title's letters and digits, numbered if taken)."""
+        base = "s-" + (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "section")
+        taken = {i for i, _ in self.entries}
+        sid = base
+        for n in range(2, len(taken) + 3):
+            if sid not in taken:
+                break
+            sid = f"{base}-{n}"
+        self.entries.append((sid, title))
+        return sid
+
+
+def rich_html(renderables: Iterable, *, lead: bool = False, contents: Contents | None = None) -> str:
     """The report's renderables (groups of a bold title, a table and notes) as HTML: a title as a heading, a
-    table as a table, notes as a paragraph; ``lead``: the headline (its first line stands out)."""
+    table as a table, notes as a paragraph; ``lead``: the headline (its first line stands out); ``contents``: each
+    group with a title becomes a section with an id there (folded where its ``fold`` says)."""
     out: list[str] = []
     first = True
     for r in renderables:
         if isinstance(r, Group):
-            out.append(rich_html(r.renderables, lead=lead and first))
+            items = list(r.renderables)
+            if (contents is not None and not lead and items and isinstance(items[0], Text) and _bold(items[0])
+                    and items[0].plain.strip()):
+                title = items[0].plain
+                sid, body = contents.anchor(title), rich_html(items[1:])
+                if contents.fold(title):
+                    out.append(f'<details id="{sid}"><summary><h3>{escape(title)}</h3></summary>{body}</details>')
+                else:
+                    out.append(f'<section id="{sid}"><h3>{escape(title)}</h3>{body}</section>')
+            else:
+                out.append(rich_html(items, lead=lead and first))
         elif isinstance(r, Table):
             out.append(table_html(r))
         elif isinstance(r, Text):
             if not r.plain.strip():
                 continue
-            bold = "bold" in str(r.style) or any("bold" in str(s.style) for s in r.spans if s.start == 0)
             if lead and first:
                 out.append(f'<p class="lead">{escape(r.plain)}</p>')
-            elif bold and not lead:
+            elif _bold(r) and not lead:
                 out.append(f"<h3>{escape(r.plain)}</h3>")
             else:
                 out.append(f'<p class="{"" if lead else "note"}">{escape(r.plain)}</p>')
@@ -175,21 +297,54 @@ def _items(renderable) -> list:
 # ------------------------------------------------------------------------------- the page
 
 
+def generated_at() -> str:
+    """When the page is made, in UTC to the minute (``$SOURCE_DATE_EPOCH`` where set, as reproducible builds
+    ask)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _contents_html(contents: Contents, fixed: Sequence[tuple[str, str]]) -> str:
+    """The contents list: the page's own sections (``fixed``: id, title), the tables' sections under theirs."""
+    inner = "".join(f'<li><a href="#{sid}">{escape(t)}</a></li>' for sid, t in contents.entries)
+    items = "".join(f'<li><a href="#{sid}">{escape(t)}</a>' + (f"<ol>{inner}</ol>" if sid == "tables" else "")
+                    + "</li>" for sid, t in fixed)
+    return f'<nav id="contents"><h2>Contents</h2><ol>{items}</ol></nav>'
+
+
 def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Sequence[Figure],
          charts: Sequence[tuple[str, str]], tables: Sequence, inputs: Sequence[tuple[str, str, str, str]],
-         left_out: Sequence[tuple[str, str]], result_json: str, notes: Sequence[str] = ()) -> str:
-    """The whole page. ``charts``: ``(svg, caption)``; ``inputs``: ``(what, value, kind of source, source)``."""
+         left_out: Sequence[tuple[str, str]], result_json: str, notes: Sequence[str] = (),
+         contents: Contents | None = None, fold_inputs: bool = False, extra: str = "", script: str = "") -> str:
+    """The whole page. ``charts``: ``(svg, caption)``; ``inputs``: ``(what, value, kind of source, source)``;
+    ``contents``: a contents list at the top, the tables' titled sections in it (folded where it says);
+    ``fold_inputs``: the inputs' table folded; ``extra``: HTML after the figures (the plan's what-if), ``script``:
+    JavaScript for it, run after the page's own (one inline script in all)."""
     fig_rows = "".join(
         f'<tr><th>{escape(f.label)}</th><td class="num" data-json="{escape(json.dumps(list(f.path)))}" '
         f'data-value="{escape(json.dumps(f.value))}">{escape(f.text)}</td></tr>' for f in figures)
     chart_html = "".join(f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>" for svg, caption in charts)
-    input_rows = "".join(f"<tr><td>{escape(w)}</td><td>{escape(v)}</td><td>{escape(k)}</td><td>{escape(s)}</td></tr>"
-                         for w, v, k, s in inputs)
-    left = "".join(f"<tr><td>{escape(w)}</td><td>{escape(y)}</td></tr>" for w, y in left_out)
+    input_rows = "".join("<tr>" + "".join(_td(x) for x in row) + "</tr>" for row in inputs)
+    left = "".join(f"<tr>{_td(w)}{_td(y)}</tr>" for w, y in left_out)
     note_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
     # in JSON, < > & occur only inside strings, where \u003c is the same character: no "</script>" or "<!--" of a
     # name can close the element or open a comment that swallows the page's own script
     data = result_json.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    table_sections = rich_html(tables, contents=contents)
+    inputs_table = wrapped('<table class="sortable"><thead><tr><th>input</th><th>value</th><th>kind</th><th>source</th>'
+                           f"</tr></thead><tbody>{input_rows}</tbody></table>")
+    inputs_html = (f'<details id="inputs"><summary><h2>Every input and its source ({len(inputs):,})</h2></summary>'
+                   f"{inputs_table}</details>" if fold_inputs else
+                   f'<section id="inputs"><h2>Every input and its source</h2>{inputs_table}</section>')
+    left_html = (wrapped(f'<table class="plain"><thead><tr><th>what</th><th>why</th></tr></thead><tbody>{left}</tbody>'
+                         "</table>") if left else "<p>nothing beyond the tables above</p>")
+    nav = ""
+    if contents is not None:
+        fixed = [("figures", "The answer in numbers")] + ([("charts", "Chart")] if chart_html else []) + [
+            ("tables", "The tables behind it"), ("inputs", "Every input and its source"),
+            ("left-out", "What was left out")] + ([("notes", "Notes")] if note_html else [])
+        nav = _contents_html(contents, fixed)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="roofline {escape(__version__)}">
@@ -198,18 +353,20 @@ def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Se
 <h1>{escape(title)}</h1>
 <p class="command">{escape(command)}</p>
 <section id="answer">{rich_html(headline, lead=True)}</section>
-<section id="figures"><h2>The answer in numbers</h2><table class="plain">{fig_rows}</table></section>
+{nav}
+<section id="figures"><h2>The answer in numbers</h2>{wrapped(f'<table class="plain">{fig_rows}</table>')}</section>
+{extra}
 {f'<section id="charts"><h2>Chart</h2>{chart_html}</section>' if chart_html else ''}
-<section id="tables"><h2>The tables behind it</h2>{rich_html(tables)}</section>
-<section id="inputs"><h2>Every input and its source</h2><table class="sortable"><thead><tr><th>input</th><th>value</th>
-<th>kind</th><th>source</th></tr></thead><tbody>{input_rows}</tbody></table></section>
-<section id="left-out"><h2>What was left out</h2>{f'<table class="plain"><thead><tr><th>what</th><th>why</th></tr></thead><tbody>{left}</tbody></table>' if left else '<p>nothing beyond the tables above</p>'}</section>
+<section id="tables"><h2>The tables behind it</h2>{table_sections}</section>
+{inputs_html}
+<section id="left-out"><h2>What was left out</h2>{left_html}</section>
 {f'<section id="notes"><h2>Notes</h2><ul>{note_html}</ul></section>' if note_html else ''}
-<footer>roofline {escape(__version__)}. The result's JSON (what --json writes) is in this page:
+<footer>Generated <time id="generated">{escape(generated_at())}</time> by roofline
+<span id="version">{escape(__version__)}</span>. The result's JSON (what --json writes) is in this page:
 <code>script#result-json</code>. No network, no script from elsewhere.</footer>
 </main>
 <script type="application/json" id="result-json">{data}</script>
-<script>{SORT_JS}</script>
+<script>{PAGE_JS}{script}</script>
 </body></html>
 """
 
@@ -262,6 +419,7 @@ def estimate_page(r, command: str) -> str:
 def plan_page(r, command: str) -> str:
     from roofline.report.plan_tables import render_plan
     from roofline.report.svg import plan_chart
+    from roofline.report.what_if import WHAT_IF_JS, what_if_html
     from roofline.results.plan import batch_limits
 
     head, sections = _split(render_plan(r, all_layouts=True), render_plan(r, brief=True))
@@ -304,7 +462,7 @@ def plan_page(r, command: str) -> str:
     notes = list(r.notes) + [f"{c.cpu}: {n}" for c in r.cpus for n in c.notes]
     return page(kind="plan", title=f"roofline plan: {r.model} in {r.precision}", command=command, headline=head,
                 figures=figures, charts=charts, tables=sections, inputs=inputs, left_out=[], result_json=r.to_json(),
-                notes=notes)
+                notes=notes, extra=what_if_html(r), script=WHAT_IF_JS)
 
 
 def check_page(r, command: str) -> str:
@@ -362,6 +520,7 @@ def accuracy_page(r, command: str, records: Sequence[tuple[str, str, str]] = ())
     charts = [(svg, "Predicted against measured, one colour per platform: a time's ceiling (triangles) lies on or below "
                "the line and a rate's on or above it (nothing runs faster than its ceiling); the realistic estimate "
                "(dots) should lie near it") for svg in accuracy_chart(r)]
+    fold = Contents(fold=lambda title: title.startswith("Stack ") and title.endswith(": every figure"))
     return page(kind="accuracy", title="roofline accuracy: the model against measurements", command=command,
                 headline=head, figures=figures, charts=charts, tables=sections, inputs=inputs, left_out=[],
-                result_json=r.to_json(), notes=r.notes)
+                result_json=r.to_json(), notes=r.notes, contents=fold, fold_inputs=True)
