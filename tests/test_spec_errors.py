@@ -130,3 +130,12 @@ def test_non_positive_model_shape(tmp_path):
                     ' "num_hidden_layers": 2, "vocab_size": 10, "max_position_embeddings": 8}')
     line = _one_clean_line(run_cli("estimate", "--model", str(path), "--cpu", "icx"))
     assert "config.json: hidden_size: must be a positive whole number" in line, line
+
+
+def test_an_expert_bias_needs_experts():
+    """A dense model that says its experts have a router bias is refused when it is read, not when it is priced."""
+    import dataclasses
+
+    dense = load_model("llama-3.2-1b")
+    with pytest.raises(ValueError, match="expert_bias: only for a mixture of experts"):
+        dataclasses.replace(dense, expert_bias=True)

@@ -286,6 +286,8 @@ class ModelSpec:
                     raise ValueError(f"{f}: only for a mixture of experts (give num_experts)")
             if self.shared_expert_intermediate_size or self.shared_expert_gate:
                 raise ValueError("shared_expert_intermediate_size: only for a mixture of experts (give num_experts)")
+            if self.expert_bias:
+                raise ValueError("expert_bias: only for a mixture of experts (give num_experts)")
             return
         if self.num_experts < 2:
             raise ValueError(f"num_experts: a mixture needs at least 2 experts, got {self.num_experts}")
@@ -298,8 +300,6 @@ class ModelSpec:
         if self.shared_expert_intermediate_size < 0:
             raise ValueError(f"shared_expert_intermediate_size: must be 0 or more, got "
                              f"{self.shared_expert_intermediate_size}")
-        if self.expert_bias and not self.is_moe:
-            raise ValueError("expert_bias: only for a mixture of experts (give num_experts)")
         if self.shared_expert_gate and not self.shared_expert_intermediate_size:
             raise ValueError("shared_expert_gate: needs a shared expert (shared_expert_intermediate_size)")
         layers = self.num_hidden_layers
