@@ -634,16 +634,17 @@ def test_the_accuracy_per_class_is_its_rows(corpus_accuracy):
 
 def test_a_class_band_only_widens_the_stacks():
     """An estimate on a class quotes the stack's band, or the class's own median where that is wider; a class no
-    figure ran on, the stack's (hand values)."""
+    figure ran on, the cross-stack band where the profile holds one, else none: never the stack's own (hand values)."""
     from roofline.spec.stack import Accuracy, ClassAccuracy
 
     worse, better = ClassAccuracy(0.31, 0.69, 11, 2), ClassAccuracy(0.08, 0.47, 35, 2)
     a = Accuracy(0.15, 0.81, 211, 12, 6, "test", classes={"int8-amx": worse, "bf16-avx512": better})
     assert a.class_band("int8-amx") == (0.31, worse)
     assert a.class_band("bf16-avx512") == (0.15, better)
-    assert a.class_band("fp32-avx2") == (0.15, None) and a.class_band(None) == (0.15, None)
+    assert a.class_band("fp32-avx2") == (None, None) and a.class_band(None) == (0.15, None)
     thin = Accuracy(0.33, 1.13, 12, 6, 2, "test", cross_stack_median_abs_error=0.145, classes={"int8-amx": better})
     assert thin.class_band("int8-amx") == (0.145, better)  # the cross-stack band of a stack on too few platforms
+    assert thin.class_band("fp32-avx2") == (0.145, None)
 
 
 @pytest.mark.parametrize("value, word", [

@@ -133,3 +133,16 @@ def records():
     from roofline.catalog.records import load_records
 
     return load_records()
+
+
+def test_a_class_no_record_ran_on_quotes_no_band_of_its_stack():
+    """intel-mlperf's records ran on AMX: an INT8 estimate on Ice Lake (AVX-512 VNNI) quotes no band (its profile
+    holds no cross-stack one), and says so, rather than the stack's 5% measured on other classes."""
+    import roofline
+    from roofline.report.fmt import class_bands
+
+    r = roofline.estimate("bert-large", "icx", precision="int8-full", stack="intel-mlperf")
+    band = r.precisions["int8-full"].error_band
+    assert band is not None and band.class_figures == 0 and band.realistic_error is None
+    assert class_bands({"int8-full": band}, 0.05) == [f"int8-full on {band.path_class}: no record's figure ran on it, "
+                                                      "no band"]

@@ -223,9 +223,11 @@ class Accuracy:
         are predicted worse than the stack's as a whole is not covered by the stack's median). A class no figure
         runs on quotes the cross-stack band where the profile holds one, else none (None): the stack's own band
         was measured on other classes."""
-        c = self.classes.get(cls) if cls else None
+        if not cls or not self.classes:  # no class to look up: the stack's band
+            return self.band, None
+        c = self.classes.get(cls)
         if c is None:
-            return (self.cross_stack_median_abs_error if self.classes else self.band), None
+            return self.cross_stack_median_abs_error, None
         return max(self.band, c.median_abs_error), c
 
 
