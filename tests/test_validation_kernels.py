@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -99,46 +98,6 @@ def test_missing_torch_is_one_actionable_line():
     assert proc.stderr.strip().count("\n") == 0 and "pip install 'roofline[validate]'" in proc.stderr
 
 
-def test_validate_quick_end_to_end(tmp_path):
-    """`roofline validate --quick --json` on this machine: whole JSON, valid against the schema."""
-    import os
-
-    import jsonschema
-
-    from roofline.schema import schema_path
-
-    out = tmp_path / "report.json"
-    env = {**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "roofline", "validate", "--model", "bert-base", "--quick",
-                           "--json", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, json.loads(schema_path("validate").read_text()))
-    assert {"cpu_model", "flags", "threads", "torch", "torchao"} <= set(data["host"])
-    assert data["platform"]["kind"] == "measured" and (tmp_path / "cache" / "probes").is_dir()
-    shapes = data["shapes"]
-    assert {s["name"] for s in shapes} == {"qkv", "attn_out", "ffn_up", "ffn_down"}
-    assert {s["m"] for s in shapes} == {128}  # the real M: batch 1 x seq 128
-    fp32 = [s for s in shapes if s["precision"] == "fp32"]
-    assert all(s["numerics_ok"] and s["measured_ops_per_s"] > 0 and s["achieved_fraction"] > 0 for s in fp32)
-    for s in shapes:
-        if s["measured_ops_per_s"] is not None:  # timed only when correct (and really INT8)
-            assert s["numerics_ok"] and s["quantized"] is not False
-    e2e = {(e["precision"], e["baseline"]): e for e in data["end_to_end"]}
-    assert ("int8-static", "fp32") in e2e and ("int8-dynamic", "fp32") in e2e
-    row = e2e[("int8-static", "fp32")]
-    if row["realized_speedup"] is not None:
-        assert row["fraction_of_ceiling"] == pytest.approx(row["realized_speedup"] / row["ceiling"])
-        assert 0 < row["f_gemm"] < 1 and row["throughput_rps"] > 0
-    assert "Per-shape kernels" in proc.stdout and "Table 14" in proc.stdout
-    c = data["contention"]  # the canary ran after every timing round
-    assert c["samples"] >= 3 and c["reference_s"] > 0 and c["canary"].startswith("torch.mm")
-    flagged = [r for group in ("shapes", "encoder", "end_to_end") for r in data[group]
-               if any(f.startswith("contention:") for f in r["flags"])]
-    assert c["flagged_rows"] == len(flagged)
-    assert (c["unresolved"] > 0) == bool(flagged) == ("the host was busy" in proc.stderr)
-
-
 def test_decode_kernels_stream_weights_from_dram():
     """Weight-only decode GEMMs: enough distinct weights to exceed 4x the (here tiny) LLC, each checked,
     named and timed; the achieved bandwidth is weight bytes over time."""
@@ -167,8 +126,9 @@ def test_decode_kernels_stream_weights_from_dram():
 
 @pytest.mark.quiet  # the tiny kernel must run at its speed: on a busy 2-core host it fell below even 0.01 ops/cycle
 def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
-    """A measured platform of one core whose FP32 peak is 0.01 ops per cycle (a probe that timed the wrong
-    kernel): the row is marked, the suspect is the peak, and the flag names where its ops per cycle came from."""
+    """A measured platform of one core whose FP32 peak is 0.01 ops per cycle at 0.1 GHz (a probe that timed the
+    wrong kernel): the row is marked, the suspect is the peak, and the flag names where its ops per cycle came from.
+    (At the file's 3.55 GHz, 35 Mops/s, a tiny GEMM's call overhead on a busy 2-core host measured below it.)"""
     import dataclasses
 
     from roofline.spec.sourced import Sourced
@@ -177,7 +137,9 @@ def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
                                                            source="a probe of the wrong kernel"))
            for n, c in platform.compute.items()}
     one = Sourced(value=1, kind="measured", source="test")
-    wrong = dataclasses.replace(platform, compute=low, sockets=one, cores_per_socket=one)
+    slow = {k: Sourced(value=0.1, kind="measured", source="test") for k in platform.frequency_ghz}
+    wrong = dataclasses.replace(platform, compute=low, sockets=one, cores_per_socket=one, frequency_ghz=slow,
+                                all_core_turbo_ghz={}, max_turbo_ghz={})
     rows = by_precision(run_shape(SHAPE, ["fp32"], wrong, None, FAST))
     fp32 = rows["fp32"]
     assert fp32.measured_ops_per_s > fp32.predicted_ops_per_s and fp32.ceiling_violation and fp32.suspect == "peak"
