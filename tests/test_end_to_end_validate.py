@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.kernels, pytest.mark.slow]  # slow: out of the fast st
 
 
 def test_validate_quick_end_to_end(tmp_path):
-    """`roofline validate --quick --json` on this machine: whole JSON, valid against the schema."""
+    """`roofline validate --quick --json` on this machine (one layer, two timing rounds): whole JSON, valid against
+    the schema."""
     import os
 
     import jsonschema
@@ -29,7 +30,8 @@ def test_validate_quick_end_to_end(tmp_path):
     out = tmp_path / "report.json"
     env = {**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "roofline", "validate", "--model", "bert-base", "--quick",
-                           "--json", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+                           "--layers", "1", "--rounds", "2", "--json", str(out)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())
     jsonschema.validate(data, json.loads(schema_path("validate").read_text()))
