@@ -296,3 +296,19 @@ def test_an_iq4_xs_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(
     e = roofline.estimate(**LLAMA, precision="iq4_xs", baseline="iq4_xs", phase="decode", context=row.context, cores=2,
                           instance_cores=2, kv_dtype="fp16", quantize_lm_head=True, stack="none")
     assert row.ceiling == pytest.approx(e.precisions["iq4_xs"].throughput_per_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("ftype, precision", [("IQ2_XXS - 2.0625 bpw", "iq2_xxs"), ("IQ1_M - 1.75 bpw", "iq1_m"),
+                                              ("IQ3_S - 3.4375 bpw", "iq3_s")])
+def test_an_i_quant_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(tmp_path, ftype, precision):
+    """llama-bench's name of an i-quant file (llama_model_ftype_name in src/llama-model-loader.cpp at 0c1e570) prices
+    its rows as that type, and the input names the tensors llama.cpp's mix of that name raises."""
+    runs = json.loads(JSON.read_text())
+    for run in runs:
+        run["model_type"] = run["model_type"].replace("Q4_0", ftype)
+    path = tmp_path / f"{precision}.json"
+    path.write_text(json.dumps(runs))
+    r = roofline.check(from_file=str(path), **LLAMA)
+    assert precision in [x.precision for x in r.rates]
+    (note,) = [i.detail for i in r.measured_from.inputs if i.what == "precision" and i.value == precision]
+    assert ftype in note and "in the output matrix" in note

@@ -51,16 +51,30 @@ FORMATS = ("llama-bench JSON/JSONL/CSV/markdown, llama-batched-bench table/JSONL
 FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q6_K": "q6_k",
               "Q4_K - Small": "q4_k_s", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
               "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k", "Q2_K - Small": "q2_k_s",
-              "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32"}
+              "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32",
+              "IQ1_S - 1.5625 bpw": "iq1_s", "IQ1_M - 1.75 bpw": "iq1_m", "IQ2_XXS - 2.0625 bpw": "iq2_xxs",
+              "IQ2_XS - 2.3125 bpw": "iq2_xs", "IQ2_S - 2.5 bpw": "iq2_s", "IQ3_XXS - 3.0625 bpw": "iq3_xxs",
+              "IQ3_S - 3.4375 bpw": "iq3_s"}
 #: what llama.cpp's IQ4_NL and IQ4_XS mixes raise (``llama-quant.cpp``, ``llama_tensor_get_type_impl``)
 _IQ4_MIX = ("Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in the first eighth of the "
             "layers' ffn_down")
+#: what llama.cpp's IQ1 and IQ2 mixes raise (``llama-quant.cpp``, ``llama_tensor_get_type_impl`` at 0c1e570)
+_IQ2_MIX = ("Q5_K in the output matrix, Q2_K (IQ3_S for IQ2_S) in token_embd, attn_v and the first eighth of the layers' "
+            "ffn_down, Q4_K in attn_v with 4 or more query heads per KV head, and IQ2_XXS (IQ3_S for IQ2_S) in the IQ1 "
+            "types' attn_output")
 #: file types priced as one type throughout, though llama.cpp's mix of that name raises some tensors
 MIXED_AS_ONE = {"Q5_K - Small": "Q6_K in some tensors",
                 "Q5_K - Medium": "Q6_K in some attn_v and ffn_down tensors",
                 "IQ4_NL - 4.5 bpw": _IQ4_MIX, "IQ4_XS - 4.25 bpw": _IQ4_MIX,
                 "Q2_K - Medium": "Q3_K in ffn_down and attn_output, and Q4_K (4 or more query heads per KV head) or "
-                                 "Q3_K in attn_v"}
+                                 "Q3_K in attn_v",
+                **dict.fromkeys(("IQ1_S - 1.5625 bpw", "IQ1_M - 1.75 bpw", "IQ2_XXS - 2.0625 bpw", "IQ2_XS - 2.3125 bpw",
+                                 "IQ2_S - 2.5 bpw"), _IQ2_MIX),
+                "IQ3_XXS - 3.0625 bpw": "Q5_K in the output matrix, IQ3_S in token_embd and attn_output, Q4_K (4 or more "
+                                        "query heads per KV head) or IQ3_S in attn_v, IQ2_S in attn_q and attn_k "
+                                        "(llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)",
+                "IQ3_S - 3.4375 bpw": "Q6_K in the output matrix and Q4_K in attn_v with 4 or more query heads per KV "
+                                      "head (llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)"}
 #: file types that name a llama.cpp mix (their :data:`FILE_TYPES` precision), which ``llama-quantize --pure`` writes
 #: with one type throughout under the same name: that type, the file's stated size deciding (:func:`_mix_or_pure`)
 PURE_OF_MIX = {"Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k", "Q2_K - Small": "q2_k"}
