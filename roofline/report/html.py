@@ -316,7 +316,8 @@ def _contents_html(contents: Contents, fixed: Sequence[tuple[str, str]]) -> str:
 def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Sequence[Figure],
          charts: Sequence[tuple[str, str]], tables: Sequence, inputs: Sequence[tuple[str, str, str, str]],
          left_out: Sequence[tuple[str, str]], result_json: str, notes: Sequence[str] = (),
-         contents: Contents | None = None, fold_inputs: bool = False, extra: str = "", script: str = "") -> str:
+         contents: Contents | None = None, fold_inputs: bool = False, extra: str = "", script: str = "",
+         words: Sequence[str] = ()) -> str:
     """The whole page. ``charts``: ``(svg, caption)``; ``inputs``: ``(what, value, kind of source, source)``;
     ``contents``: a contents list at the top, the tables' titled sections in it (folded where it says);
     ``fold_inputs``: the inputs' table folded; ``extra``: HTML after the figures (the plan's what-if), ``script``:
@@ -352,7 +353,7 @@ def page(*, kind: str, title: str, command: str, headline: Sequence, figures: Se
 <body><main data-report="{escape(kind)}">
 <h1>{escape(title)}</h1>
 <p class="command">{escape(command)}</p>
-<section id="answer">{rich_html(headline, lead=True)}</section>
+<section id="answer">{"".join(f'<p class="in-words">{escape(w)}</p>' for w in words)}{rich_html(headline, lead=True)}</section>
 {nav}
 <section id="figures"><h2>The answer in numbers</h2>{wrapped(f'<table class="plain">{fig_rows}</table>')}</section>
 {extra}
@@ -418,6 +419,7 @@ def estimate_page(r, command: str) -> str:
 
 def plan_page(r, command: str) -> str:
     from roofline.report.plan_tables import render_plan
+    from roofline.report.plan_words import plan_in_words
     from roofline.report.svg import plan_chart
     from roofline.report.what_if import WHAT_IF_JS, what_if_html
     from roofline.results.plan import batch_limits
@@ -462,7 +464,7 @@ def plan_page(r, command: str) -> str:
     notes = list(r.notes) + [f"{c.cpu}: {n}" for c in r.cpus for n in c.notes]
     return page(kind="plan", title=f"roofline plan: {r.model} in {r.precision}", command=command, headline=head,
                 figures=figures, charts=charts, tables=sections, inputs=inputs, left_out=[], result_json=r.to_json(),
-                notes=notes, extra=what_if_html(r), script=WHAT_IF_JS)
+                notes=notes, extra=what_if_html(r), script=WHAT_IF_JS, words=plan_in_words(r))
 
 
 def check_page(r, command: str) -> str:
