@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calc.barriers import barrier_seconds
 from roofline.calc.shapes import GemmList
 from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
@@ -22,7 +21,7 @@ from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
 from roofline.model.efficiency import attention_path, rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
-from roofline.model.realistic import StepParts
+from roofline.model.realistic import StepParts, with_barriers
 from roofline.model.resources import Resources
 from roofline.model.workload import WorkloadSpec
 from roofline.spec.platform import with_memory_channels
@@ -198,10 +197,8 @@ def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts,
     """``m``: the rows' M (None: many rows each, none unpacked again); ``date``: the record's, the build's it ran;
     ``gemms``: the rows' shapes (a kernel table prices the rows it has cycles for); ``threads``: the record's threads
     per process (None: one per core of an instance), each one arrival at every barrier of the ``layers``."""
-    if stack.barriers is not None:  # the engine's graph's barriers over one instance's threads (counted)
-        n = res.layout.instance_cores if threads is None else threads
-        parts = dataclasses.replace(parts, barrier_s=barrier_seconds(
-            np.full_like(parts.launches, layers), stack.barriers.rounds_per_layer, n, res.line_transfer_s))
+    if stack.barriers is not None:  # the engine's graph's barriers over the record's threads (counted)
+        parts = with_barriers(parts, res, stack.barriers.rounds_per_layer, layers, threads)
     rules = rows_under_rules(res, cells, stack, None if m is None else np.asarray(m, dtype=float), date, gemms)
     rows = np.full(len(cells), np.inf) if m is None else np.asarray(m, dtype=float).reshape(len(cells))
     kernels = [r.kernel for r in rules]

@@ -19,7 +19,16 @@ import numpy as np
 from roofline.calc.shapes import GemmList
 from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.layout import Layout, make_layout
-from roofline.model.realistic import Efficiency, Realistic, StepParts, Times, describe, realistic_times, step_parts
+from roofline.model.realistic import (
+    Efficiency,
+    Realistic,
+    StepParts,
+    Times,
+    describe,
+    realistic_times,
+    step_parts,
+    with_barriers,
+)
 from roofline.model.recipes import cell_recipes, precision_recipe
 from roofline.model.resources import Resources
 from roofline.model.step import OpsEval, StepEval, evaluate_ops, evaluate_step
@@ -180,9 +189,9 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
         built = BuiltStep(name, recipe, cells, mode, step)
         if options.realistic:
             eff = source.for_recipe(recipe).efficiency(res, name, mode, cells, gemms, None if inverse is None else m)
-            parts = step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
-                               m=None if inverse is None else m,
-                               barrier_rounds=eff.barrier_rounds * (model.num_hidden_layers if model is not None else 0))
+            parts = with_barriers(step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
+                                             m=None if inverse is None else m),
+                                  res, eff.barrier_rounds, model.num_hidden_layers if model is not None else 0)
             built = BuiltStep(name, recipe, cells, mode, step, eff, parts,
                               realistic_times(parts, eff.rows(parts, options.graph)))
         out.steps.append(built)

@@ -362,12 +362,10 @@ def work_per_core(m: np.ndarray, gemms: GemmList, res: Resources) -> np.ndarray:
 
 
 def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval, *, mode: NonGemmMode,
-               graph: bool = True, m: np.ndarray | None = None, barrier_rounds: float = 0.0) -> StepParts:
+               graph: bool = True, m: np.ndarray | None = None) -> StepParts:
     """The parts of an evaluated step (any leading axes) of ``recipe``; ``graph``: the GEMMs sit in a
     compiled model (False: one linear compiled and called on its own); ``m``: the rows' M when the step
-    was evaluated at other rows than ``gemms``' (a sweep); ``barrier_rounds``: the step's thread-barrier rounds (the
-    stack's per layer, :class:`~roofline.spec.stack.BarrierRule`, times the layers), each over one instance's
-    threads."""
+    was evaluated at other rows than ``gemms``' (a sweep). No thread barriers: :func:`with_barriers` adds them."""
     g = step.gemms
     lead = g.flops.shape[:-1]
     rows = g.flops.shape[-1]
@@ -388,19 +386,29 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     def per_row(t: ArrayLike) -> np.ndarray:
         return np.broadcast_to(t, (*lead, rows)).reshape(n_steps, -1)
     launches = per_step(np.sum(g.count, axis=-1))
-    barrier = (per_step(barrier_seconds(1.0, barrier_rounds, res.layout.instance_cores, res.line_transfer_s))
-               if barrier_rounds > 0 else np.zeros_like(launches))
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
                      t_mac=flat(t_mac),
                      rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
-                     compensation_s=per_step(comp), launches=launches, barrier_s=barrier,
+                     compensation_s=per_step(comp), launches=launches, barrier_s=np.zeros_like(launches),
                      instances=per_step(res.layout.total_instances),
                      gemm_ceiling_s=per_step(step.gemm_time), ceiling_s=per_step(step.step_time), lead=lead,
                      pass_compute_s=per_op(ops.t_compute, ~ops.matmul), pass_memory_s=per_op(ops.t_memory, ~ops.matmul),
                      att_compute_s=per_op(ops.t_compute, ops.matmul), att_memory_s=per_op(ops.t_memory, ops.matmul),
                      quant_compute_s=per_row(q_compute), quant_memory_s=per_row(q_memory))
+
+
+def with_barriers(parts: StepParts, res: Resources, rounds_per_layer: float, layers: int,
+                  threads: int | None = None) -> StepParts:
+    """``parts`` with its engine's graph barriers, :func:`~roofline.calc.barriers.barrier_seconds` of ``layers`` at
+    ``rounds_per_layer`` (a stack's :class:`~roofline.spec.stack.BarrierRule`) over ``threads`` per instance (None:
+    one per core of an instance); unchanged where the stack counts none."""
+    if rounds_per_layer <= 0 or layers <= 0:
+        return parts
+    n = res.layout.instance_cores if threads is None else threads
+    value = barrier_seconds(layers, rounds_per_layer, n, res.line_transfer_s)
+    return replace(parts, barrier_s=np.broadcast_to(value, parts.lead).reshape(-1).astype(float))
 
 
 def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval,
