@@ -6,6 +6,9 @@
 - A test marked ``quiet`` times kernels against a reference and needs the host to itself: under xdist it waits for
   the other workers' running tests to end and holds their next ones until it is done (a shared lock per test, an
   exclusive one for a quiet test, and a turnstile so that a waiting quiet test is not starved).
+- The files that take longest run first (:data:`LONGEST_FIRST`, from ``pytest --durations=0``): the workers take files
+  in the order collected, so a long file left to the end keeps one worker busy while the others have finished. The
+  quiet tests' files come before them, while nothing long runs beside them to wait for.
 """
 
 from __future__ import annotations
@@ -18,6 +21,17 @@ import pytest
 
 for name in ("COLUMNS", "LINES"):
     os.environ.pop(name, None)
+
+
+#: test files in the order the workers should start them (the rest follow in their own order): the quiet tests'
+#: files, then the longest (about 40 to 65 s each on two cores)
+LONGEST_FIRST = ("test_canary.py", "test_validation_kernels.py", "test_end_to_end_validate.py", "test_accuracy.py",
+                 "test_plan.py", "test_headline.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its own order
 
 
 @pytest.fixture(autouse=True)

@@ -145,12 +145,13 @@ def test_a_shared_kv_buffer_scores_every_sequence_s_cells_by_hand():
 
 def test_the_span_of_a_shared_buffer_by_hand():
     """``kv_span``: B with a prompt per sequence; with one shared prompt of P = 128 tokens and TG = 128 (mean own
-    depth 64 past it), (128 + B x 64) / (128 + 64); none after the rule's date or at B = 1."""
+    depth 64 past it), (128 + B x 64) / (128 + 64); none after the rule's date, at B = 1 or with flash attention."""
     import dataclasses
 
     from roofline.fidelity.figures import kv_span
     from roofline.spec.record import Measurement, Record, RecordPlatform
     from roofline.spec.stack import SharedKvRule
+    from roofline.spec.vocab import AttentionForm
 
     rule = SharedKvRule(before="2025-07-09")
     m = Measurement(kind="tokens_per_s", precision="q4_0", value=10.0, phase="decode", batch=8, seq_len=128,
@@ -161,4 +162,6 @@ def test_the_span_of_a_shared_buffer_by_hand():
     assert kv_span(dataclasses.replace(r, shared_prompt=True), m, rule) == pytest.approx((128 + 8 * 64) / 192)
     assert kv_span(dataclasses.replace(r, date="2025-08-01"), m, rule) == 1.0
     assert kv_span(r, dataclasses.replace(m, batch=1), rule) == 1.0 and kv_span(r, m, None) == 1.0
+    # flash attention skips the cells its mask hides: the other sequences' cost no scores
+    assert kv_span(r, m, rule, AttentionForm.FUSED) == 1.0
     assert SharedKvRule().holds(None) and not rule.holds(None)

@@ -204,6 +204,23 @@ def test_records_add_round_trips_through_accuracy(tmp_path, source, flags):
         assert a["violation"] == (c.fraction_of_ceiling > 1)
 
 
+@pytest.mark.parametrize("fa, want, said", [("1", True, "on"), ("0", False, "off"), ("-1", None, "the build's default")])
+def test_records_add_takes_the_runs_flash_attention_at_its_word(tmp_path, fa, want, said):
+    """llama-bench's flash_attn: 1 and 0 are the run's setting, written as the record's ``flash_attention``; -1 (auto)
+    leaves it to the stack's rule by the build's date, said as assumed."""
+    rows = json.loads(JSON.read_text())
+    for r in rows:
+        r["flash_attn"] = int(fa)
+    src = tmp_path / "bench.json"
+    src.write_text(json.dumps(rows))
+    from roofline.api import records_add
+
+    measured, _ = records_add(str(src), cpu=str(HOST), model="llama-3.2-1b")
+    assert measured.record.flash_attention is want
+    item = next(i for i in measured.origin.inputs if i.what == "flash attention")
+    assert item.value == said and item.source == ("assumed" if want is None else "file")
+
+
 def test_records_add_prints_the_record_without_o():
     proc = run_cli("records", "add", str(OFFLINE))
     assert proc.returncode == 0 and proc.stdout.startswith("# MLPerf bert-99 Offline"), proc.stderr

@@ -124,11 +124,11 @@ def test_decode_kernels_stream_weights_from_dram():
     assert rows["int4-weight-only"].quantized and "int4" in rows["int4-weight-only"].kernel
 
 
-@pytest.mark.quiet  # the tiny kernel must run at its speed: on a busy 2-core host it fell below even 0.01 ops/cycle
 def test_a_kernel_faster_than_its_ceiling_is_an_error_in_the_model(platform):
-    """A measured platform of one core whose FP32 peak is 0.01 ops per cycle at 0.1 GHz (a probe that timed the
-    wrong kernel): the row is marked, the suspect is the peak, and the flag names where its ops per cycle came from.
-    (At the file's 3.55 GHz, 35 Mops/s, a tiny GEMM's call overhead on a busy 2-core host measured below it.)"""
+    """A measured platform of one core whose FP32 peak is 0.01 ops per cycle at 0.1 GHz, 1 Mops/s, the lowest a
+    platform file may state (a probe that timed the wrong kernel): the row is marked, the suspect is the peak, and the
+    flag names where its ops per cycle came from. (At the file's 3.55 GHz, 35 Mops/s, a tiny GEMM's call overhead on a
+    busy 2-core host measured below it; 35 times lower, the test needs no quiet host.)"""
     import dataclasses
 
     from roofline.spec.sourced import Sourced

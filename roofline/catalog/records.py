@@ -81,8 +81,9 @@ def load_record(path: Path) -> LoadedRecord:
         if regular_file_problem(report_path) is not None:
             raise SpecError(str(path), "report", f"{record.report} (relative to the record's folder): no such "
                             f"file ({report_path}); give the validate report's path from this record's folder")
-        measurements, dispatch = _report_figures(report_path, record)
-        record = dataclasses.replace(record, measurements=record.measurements + measurements)
+        measurements, dispatch, flash = _report_figures(report_path, record)
+        record = dataclasses.replace(record, measurements=record.measurements + measurements,
+                                     flash_attention=record.flash_attention if flash is None else flash)
     return LoadedRecord(path.stem, path, record, dispatch)
 
 
@@ -91,15 +92,17 @@ def _clean(flags: list[str]) -> bool:
     return not any(f.startswith("contention") for f in flags)
 
 
-def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...], dict[str, float] | None]:
+def _report_figures(path: Path, record: Record
+                    ) -> tuple[tuple[Measurement, ...], dict[str, float] | None, bool | None]:
     """A validate report's timed, numerically checked, uncontended encoder runs (latency) and shapes (gemm); a llama.cpp
-    report's prompt-processing and generation rates (tokens_per_s)."""
+    report's prompt-processing and generation rates (tokens_per_s), and its flash attention setting (None: an encoder
+    report)."""
     from roofline.catalog.validate import validate
     from roofline.results.validate import ValidateResult
 
     data = load_json(read_bytes(path), path)
     if isinstance(data, dict) and data.get("engine") == "llama.cpp":
-        return _llamacpp_figures(path, data, record), None
+        return _llamacpp_report(path, data, record)
     report = validate(ValidateResult, data, path)
     out = []
     for run in report.encoder:
@@ -120,7 +123,22 @@ def _report_figures(path: Path, record: Record) -> tuple[tuple[Measurement, ...]
     if (report.layers, report.batch, report.seq_len) != (record.layers, record.batch, record.seq_len):
         raise SpecError(str(path), "layers", f"the report ran {report.layers} layers, batch {report.batch} x seq "
                         f"{report.seq_len}; the record says {record.layers}, {record.batch} x {record.seq_len}")
-    return tuple(out), report.dispatch or None
+    return tuple(out), report.dispatch or None, None
+
+
+def _llamacpp_report(path: Path, data: dict, record: Record
+                     ) -> tuple[tuple[Measurement, ...], None, bool | None]:
+    """A llama.cpp report's figures and its flash attention setting (``settings.flash_attn``: on or off), which a
+    record that states its own must match."""
+    from roofline.catalog.validate import validate
+    from roofline.results.llamacpp import LlamaCppResult
+
+    said = str(validate(LlamaCppResult, data, path).settings.get("flash_attn", "")).lower()
+    flash = {"on": True, "off": False}.get(said)
+    if flash is not None and record.flash_attention is not None and flash != record.flash_attention:
+        raise SpecError(str(path), "settings.flash_attn", f"{said}, where the record says flash_attention = "
+                        f"{str(record.flash_attention).lower()}; make them agree")
+    return _llamacpp_figures(path, data, record), None, flash
 
 
 def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measurement, ...]:

@@ -317,8 +317,10 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     kernels = profile.kernels if profile else ""
     shared = profile.shared_kv if profile else None
     barriers = profile.barriers if profile else None
-    att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared, barriers=barriers)]
-    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared, barriers)]
+    unfused = profile.unfused_attention if profile else None
+    att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared, barriers=barriers,
+                                            unfused_attention=unfused)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared, barriers, unfused)]
     return att, bound
 
 
@@ -640,4 +642,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
                                     len(kept), i.rules, acc, command, cross, i.profile.kernels if i.profile else "",
                                     forms, i.profile.shared_kv if i.profile else None,
                                     i.profile.mla if i.profile else None,
-                                    i.profile.barriers if i.profile else None))
+                                    i.profile.barriers if i.profile else None,
+                                    i.profile.unfused_attention if i.profile else None))

@@ -24,6 +24,7 @@ from roofline.results.check import CheckResult, CheckTerm, MeasuredFrom, RateRow
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.record import Measurement, Record
+from roofline.spec.stack import attention_form
 from roofline.spec.vocab import Ceiling, FigureKind, Phase
 
 
@@ -58,7 +59,9 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Pl
     return EstimateQuery(
         precisions=[m.precision], baseline=m.precision,
         workload=WorkloadSpec(phase=m.phase or r.phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len,
-                              context=m.context if m.context is not None else r.context),
+                              context=m.context if m.context is not None else r.context,
+                              attention_form=attention_form(source.stack.unfused_attention if source.stack else None,
+                                                            r.date or None, r.flash_attention)),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,

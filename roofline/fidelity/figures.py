@@ -27,8 +27,15 @@ from roofline.model.workload import WorkloadSpec
 from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
-from roofline.spec.stack import BarrierRule, PathRule, SharedKvRule, StackProfile
-from roofline.spec.vocab import Ceiling, FigureKind, NonGemmMode, Phase, Scenario
+from roofline.spec.stack import (
+    BarrierRule,
+    PathRule,
+    SharedKvRule,
+    StackProfile,
+    UnfusedAttentionRule,
+    attention_form,
+)
+from roofline.spec.vocab import AttentionForm, Ceiling, FigureKind, NonGemmMode, Phase, Scenario
 
 
 @dataclass(frozen=True)
@@ -101,10 +108,10 @@ class Figure:
 
 def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE,
             kernels: str = "", shared_kv: SharedKvRule | None = None,
-            barriers: BarrierRule | None = None) -> list[Figure]:
+            barriers: BarrierRule | None = None, unfused_attention: UnfusedAttentionRule | None = None) -> list[Figure]:
     """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules``,
-    ``kernels``, ``shared_kv`` and ``barriers``: its stack profile's path rules, kernel table, KV-cache rule and
-    barrier count)."""
+    ``kernels``, ``shared_kv``, ``barriers`` and ``unfused_attention``: its stack profile's path rules, kernel table,
+    KV-cache rule, barrier count and attention rule)."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
@@ -122,7 +129,7 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
     stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
                          source="-"), path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv,
-                         barriers=barriers)
+                         barriers=barriers, unfused_attention=unfused_attention)
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}
     for m in rec.measurements:
@@ -142,13 +149,15 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
     return out
 
 
-def kv_span(r, m, rule: SharedKvRule | None) -> float:
+def kv_span(r, m, rule: SharedKvRule | None, form: AttentionForm = AttentionForm.UNFUSED) -> float:
     """The cells each query scores over its own sequence's, for a figure whose engine's KV buffer all ``B``
     sequences share (``rule`` holds at the record's date; 1 otherwise): ``B`` with a prompt per sequence; with one
     prompt of ``P`` tokens all share (``shared_prompt``, llama-batched-bench ``-pps``) and ``t`` tokens of its own on
-    average, ``(P + B t) / (P + t)``."""
+    average, ``(P + B t) / (P + t)``. A fused attention (``form``) skips the cells its mask hides, the other
+    sequences' (llama.cpp's CPU flash attention: ``if (mv == -INFINITY) continue;`` per cell, and a whole tile
+    skipped where every cell is masked, ggml/src/ggml-cpu/ops.cpp lines 8968-8971 and 9229-9245 at 0c1e570): 1."""
     b = m.batch or r.batch
-    if rule is None or b <= 1 or not rule.holds(r.date or None):
+    if rule is None or b <= 1 or not rule.holds(r.date or None) or form is AttentionForm.FUSED:
         return 1.0
     if not r.shared_prompt:
         return float(b)
@@ -179,10 +188,11 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         raise SpecError(r.source, "context", f"{context} tokens in the cache before a {phase or 'forward'} step: "
                         "only a decoder's steps read a KV cache; exclude the record")
     instance_cores = r.figure_instance_cores(kind is FigureKind.TOKENS_PER_S, int(platform.cores_per_socket.value))
+    form = attention_form(stack.unfused_attention, r.date or None, r.flash_attention)
     ev = evaluate(platform, spec, EstimateQuery(
         precisions=names, baseline=names[0],
         workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context,
-                              shared_kv=kv_span(r, m, stack.shared_kv)),
+                              shared_kv=kv_span(r, m, stack.shared_kv, form), attention_form=form),
         layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,

@@ -52,6 +52,7 @@ from roofline.spec.stack import (
     PathRule,
     SharedKvRule,
     StackProfile,
+    UnfusedAttentionRule,
     is_kernel_class,
     typical_factor,
 )
@@ -613,7 +614,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                  rules: Sequence[PathRule], accuracy: Accuracy | None, command: str,
                  cross: dict[str, Sourced] | None = None, kernels: str = "",
                  forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
-                 mla: MlaRule | None = None, barriers: BarrierRule | None = None) -> StackProfile:
+                 mla: MlaRule | None = None, barriers: BarrierRule | None = None,
+                 unfused_attention: UnfusedAttentionRule | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -657,7 +659,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
-        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, barriers=barriers, records=ids, accuracy=accuracy,
+        path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, barriers=barriers,
+        unfused_attention=unfused_attention, records=ids, accuracy=accuracy,
         forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else

@@ -208,6 +208,21 @@ def _mix_or_pure(file_type: str, size: float | None, spec: ModelSpec) -> tuple[s
                   f"GiB than the {other} file's {nbytes[other] / 2**30:.3g} GiB: {what})")
 
 
+def flash_setting(values: list[str | None], inputs: _Inputs, where: str) -> bool | None:
+    """llama.cpp's flash attention as a file states it (``1``/``on``: on, ``0``/``off``: off; ``-1``/``auto``, or
+    tests that disagree: not stated, so the stack's rule decides by the build's date), said among the inputs."""
+    said = {str(v).strip().lower() for v in values if v is not None and str(v).strip()}
+    on, off = said <= {"1", "true", "on", "enabled"}, said <= {"0", "false", "off", "disabled"}
+    if said and (on or off):
+        inputs.add("flash attention", "on" if on else "off", "file", f"{where}: {', '.join(sorted(said))}",
+                   "flash_attention")
+        return on
+    inputs.add("flash attention", "the build's default", "assumed",
+               f"{where}: {', '.join(sorted(said)) or 'not stated'}; off before llama.cpp's auto default "
+               "(platforms/stacks/llama.cpp.toml, unfused_attention), on after", "flash_attention")
+    return None
+
+
 def _stack(given: Given, engine: str, inputs: _Inputs, why: str) -> str:
     if given.stack:
         inputs.add("stack", given.stack, "flag", "--stack", "stack")
@@ -525,15 +540,16 @@ def _from_batched_bench(bench: BatchedFile, given: Given) -> Measured:
                      f"{r.t_tg if decode else r.t_pp:g} s" + (", one shared prompt" if shared and not decode else "")))
     if not measurements:
         raise SpecError(path, "", "no row with a prefill or generation rate")
-    left_out = [LeftOut("flash attention", "the run used it; the ceiling prices attention's reads and writes as "
-                        "separate operations (a bound all the same)")] if flash and flash > 0 else []
+    left_out: list[LeftOut] = []
+    fa = flash_setting([None if flash is None else str(flash)], inputs, "the header's flash_attn")
     stack = _stack(given, "llama.cpp", inputs, "llama-batched-bench benchmarks llama.cpp")
     record = Record(
         description=f"llama-batched-bench of {spec.name} in {given.precision}, B = "
                     f"{', '.join(str(b) for b in sorted({r.b for r in bench.rows}))}, {n} threads, on {platform.name}",
         source=f"llama-batched-bench: {path} ({n} threads" + (", shared prompt" if shared else "") + ")",
         stack=stack, platform=RecordPlatform(name=cpu_ref, cores=n, sockets=1, instance_cores=n), model=model_ref,
-        batch=1, seq_len=max(r.pp for r in bench.rows) or 1, quantize_lm_head=True, measurements=tuple(measurements))
+        batch=1, seq_len=max(r.pp for r in bench.rows) or 1, quantize_lm_head=True, flash_attention=fa,
+        measurements=tuple(measurements))
     return Measured(record, platform, spec, MeasuredFrom(path, "llama-batched-bench", "llama-batched-bench",
                                                          inputs.items, left_out), inputs.comments)
 
@@ -659,9 +675,7 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
                    "the test's depth): the mean context of its steps")
     inputs.add("lm_head", "quantized", "assumed", "llama.cpp stores the output matrix quantized with the rest; "
                "priced in the tests' type", "quantize_lm_head")
-    if any((t.flash_attn or "").lower() in ("1", "true", "on") for t in tests):
-        left_out.append(LeftOut("flash attention", "the run used it; the ceiling prices attention's reads and "
-                                "writes as separate operations (a bound all the same)"))
+    flash = flash_setting([t.flash_attn for t in tests], inputs, "the tests' flash_attn")
     stack = _stack(given, "llama.cpp", inputs, "llama-bench benchmarks llama.cpp")
 
     measurements, spreads = [], []
@@ -706,7 +720,8 @@ def _from_llama_bench(bench: BenchFile, given: Given) -> Measured:
             f"build {first.build_commit}" if first.build_commit else (f"build {bench.build}" if bench.build else ""),
             f"cpu_info '{first.cpu_info}'" if first.cpu_info else "", f"{n} threads"])) + f"{where})",
         stack=stack, platform=RecordPlatform(name=cpu_ref, cores=n, sockets=1, instance_cores=n), model=model_ref,
-        batch=1, seq_len=pp, quantize_lm_head=True, measurements=tuple(measurements), date=date)
+        batch=1, seq_len=pp, quantize_lm_head=True, flash_attention=flash, measurements=tuple(measurements),
+        date=date)
     tool = f"llama-bench build {first.build_commit or bench.build or 'unknown'}"
     return Measured(record, platform, spec, MeasuredFrom(path, f"llama-bench {bench.format_name}", tool, inputs.items,
                                                          left_out), inputs.comments, tuple(spreads))

@@ -15,7 +15,8 @@ For each GEMM ``Y[M,N] = X[M,K] . W[N,K]^T`` with per-call flops ``F``, bytes ``
 
 Each non-GEMM operation (:mod:`roofline.calc.ops`) likewise: its flops on the matmul or vector
 path, its activation bytes at the level of one call's working set, its KV-cache bytes at the level
-of the whole cache. A mode that fuses the MLP activation into the up-projection's epilogue
+of the whole cache, an unfused attention's scores at the level of one call's scores of one layer. A mode that
+fuses the MLP activation into the up-projection's epilogue
 (:attr:`~roofline.spec.vocab.NonGemmMode.fuses_mlp_activation`: INT8 pipelines) keeps its ops and
 moves no bytes for it.
 
@@ -352,6 +353,11 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
         if np.any(np.asarray(o.state_bytes) > 0):  # a recurrent state, in its own type (linear attention)
             k_level = level_of(np.asarray(o.state_working_set, dtype=float), res.l2_capacity, llc_cap)
             t_k = t_k + np.asarray(o.state_bytes, dtype=float) / level_bandwidth(k_level, b_l2, b_llc, b_dram)
+        if np.any(np.asarray(o.score_bytes) > 0):  # unfused attention's scores, f32 through memory
+            s_level = level_of(np.asarray(o.score_working_set, dtype=float), res.l2_capacity, llc_cap)
+            t_s = np.asarray(o.score_bytes, dtype=float) / level_bandwidth(s_level, b_l2, b_llc, b_dram)
+            a_level = np.where(t_s > t_a, s_level, a_level)
+            t_a = t_a + t_s
         t_m = t_a + t_k
         tc.append(t_c)
         tm.append(t_m)

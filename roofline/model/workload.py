@@ -28,7 +28,7 @@ from roofline.errors import UserError
 from roofline.spec.mla import MlaForm
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import cost
-from roofline.spec.vocab import Phase
+from roofline.spec.vocab import AttentionForm, Phase
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -51,6 +51,9 @@ class Workload:
     of it (:func:`roofline.calc.ops.attention`; 1: a buffer per sequence)"""
     mla_form: MlaForm = MlaForm.ABSORBED
     """multi-head latent attention's form (:mod:`roofline.spec.mla`: the stack's rule); other models ignore it"""
+    attention_form: AttentionForm = AttentionForm.FUSED
+    """fused, or unfused with its scores through memory (:func:`roofline.calc.ops.attention`; the stack's rule); a
+    multi-head latent attention model's is its ``mla_form``'s"""
 
     @property
     def tokens(self) -> int:
@@ -82,7 +85,7 @@ class Workload:
         arrays (a sweep)."""
         return step_ops(self.model, self.phase, self.batch if batch is None else batch,
                         self.seq_len if seq_len is None else seq_len, self.context, self.embeddings, self.mla_form,
-                        self.shared_kv)
+                        self.shared_kv, self.attention_form)
 
     def rows_at(self, batch: np.ndarray, seq_len: np.ndarray, gemms: GemmList, lm_head: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -168,11 +171,13 @@ class Workload:
 
 
 def step_ops(model: ModelSpec, phase: Phase, batch: ArrayLike, seq_len: ArrayLike, context: int,
-             embeddings: bool = True, mla_form: MlaForm = MlaForm.ABSORBED, shared_kv: float = 1.0) -> list[op.Op]:
+             embeddings: bool = True, mla_form: MlaForm = MlaForm.ABSORBED, shared_kv: float = 1.0,
+             attention_form: AttentionForm = AttentionForm.FUSED) -> list[op.Op]:
     """Per layer: attention, two norms, the MLP activation, two residual adds; once: the embedding
     lookup (and a decoder's final norm). Encoders use LayerNorm (and a normalised sum of word,
     position and token-type embeddings), decoders RMSNorm and one embedding table; ``shared_kv``: the cells each
-    query scores over its own sequence's (a KV buffer the batch's sequences share)."""
+    query scores over its own sequence's (a KV buffer the batch's sequences share); ``attention_form``: unfused
+    moves each score ``unfused_score_bytes`` through memory (:mod:`roofline.spec.op_costs`)."""
     m, layers = model, model.num_hidden_layers
     batch = np.asarray(batch, dtype=float)
     decode = phase is Phase.DECODE
@@ -191,7 +196,8 @@ def step_ops(model: ModelSpec, phase: Phase, batch: ArrayLike, seq_len: ArrayLik
             heads=m.num_attention_heads, kv_heads=m.kv_heads, head_dim=m.head_size, layers=m.attention_layers,
             causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
             window=m.sliding_window, window_layers=m.windowed_layers,
-            prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv)
+            prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv,
+            score_bytes=cost("unfused_score_bytes") if AttentionForm(attention_form) is AttentionForm.UNFUSED else 0.0)
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
@@ -241,10 +247,13 @@ class WorkloadSpec:
 
     mla_form: MlaForm = MlaForm.ABSORBED
     """multi-head latent attention's form (the stack's rule, :func:`roofline.spec.mla.mla_rule`)"""
+    attention_form: AttentionForm = AttentionForm.FUSED
+    """fused, or unfused (:attr:`Workload.attention_form`)"""
 
     def of(self, model: ModelSpec) -> Workload:
         return dataclasses.replace(make_workload(model, self.phase, self.batch, self.seq_len, self.context,
-                                                 self.fused_qkv), mla_form=self.mla_form, shared_kv=self.shared_kv)
+                                                 self.fused_qkv), mla_form=self.mla_form, shared_kv=self.shared_kv,
+                                   attention_form=self.attention_form)
 
 
 def make_workload(model: ModelSpec, phase: Phase | None, batch: int, seq_len: int, context: int | None,

@@ -16,7 +16,8 @@ def _assumed(value: float, why: str) -> Sourced:
     return Sourced(value=value, kind="assumed", source=why)
 
 
-#: vector ops per element (or per weight, or per output) of each modelled step
+#: vector ops per element (or per weight, or per output) of each modelled step, and the bytes an unfused attention
+#: moves per score
 OP_COSTS: dict[str, Sourced] = {
     "layer_norm_ops_per_element": _assumed(
         8.0, "LayerNorm: mean (1 add), variance (subtract, multiply, add), normalise (subtract, multiply by the "
@@ -33,6 +34,14 @@ OP_COSTS: dict[str, Sourced] = {
         11.0, "softmax inside fused attention per score: running max (1), subtract (1), exp by range reduction "
               "and a degree-5 polynomial (7, as for SiLU), sum (1), rescale (1): 11 ops, on the FP32 vector units"),
     "residual_add_ops_per_element": _assumed(1.0, "one add per element"),
+    "unfused_score_bytes": Sourced(
+        value=20.0, kind="derived",
+        source="bytes moved per attention score when attention runs unfused, as llama.cpp's graph does without flash "
+               "attention (src/llama-graph.cpp, build_attn_mha, at ggml-org/llama.cpp 0c1e570, lines 2688-2732: "
+               "kq = ggml_mul_mat(k, q); ggml_soft_max_ext(kq, kq_mask, ...); kqv = ggml_mul_mat(v, kq)): the KQ "
+               "matmul writes each score in f32 (4), the softmax reads it and writes a new f32 tensor (8), the KQV "
+               "matmul converts that to its vec_dot type, f16 for an f16 cache (reads 4, writes 2; "
+               "ggml_compute_forward_mul_mat in ggml-cpu.c) and reads the f16 copy (2): 20 bytes"),
     "quantize_ops_per_element": _assumed(
         4.0, "activation quantization: multiply by the inverse scale, round, clamp, convert: 4 ops per element"),
     "scale_search_ops_per_element": _assumed(

@@ -201,6 +201,9 @@ class Record:
     shared_prompt: bool = False
     """batched decoding: every sequence continues one prompt whose KV cells they share (llama-batched-bench
     ``-pps``)"""
+    flash_attention: bool | None = None
+    """the run's attention was one fused kernel (llama.cpp ``-fa on``, or ``auto`` where the backend has it) or not
+    (``-fa off``), where the command or its output says; not given: the stack's rule at the record's date"""
     embeddings: bool = True
     """the run included the embedding lookup (a validate encoder takes hidden states: false)"""
     quantize_lm_head: bool = False

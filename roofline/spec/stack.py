@@ -19,7 +19,7 @@ from roofline.spec.limits import check, check_sourced
 from roofline.spec.mla import MlaRule
 from roofline.spec.record import is_iso_date
 from roofline.spec.sourced import Sourced
-from roofline.spec.vocab import ShapeForm
+from roofline.spec.vocab import AttentionForm, ShapeForm
 
 SCHEMA_VERSION = 1
 
@@ -124,6 +124,40 @@ class SharedKvRule:
     def holds(self, date: str | None) -> bool:
         """the rule holds for a record of ``date`` (None: an estimate of today's build)"""
         return not self.before or (date is not None and date < self.before)
+
+
+@dataclass(frozen=True)
+class UnfusedAttentionRule:
+    """The engine runs a decoder's attention unfused unless told otherwise (llama.cpp without flash attention): its
+    scores go through memory and every pair of the cells in view is scored
+    (:attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    before: str = ""
+    """``YYYY-MM-DD``: the rule holds for records dated before it (builds that fused attention only when asked);
+    empty: always. An estimate prices today's build, which a dated rule is not about"""
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.before and not is_iso_date(self.before):
+            raise ValueError(f"unfused_attention.before: a date as YYYY-MM-DD, got {self.before!r}")
+
+    def holds(self, date: str | None, flash_attention: bool | None = None) -> bool:
+        """a run of ``date`` (None: an estimate of today's build) ran attention unfused: as its record says
+        (``flash_attention``), else as its build's default"""
+        if flash_attention is not None:
+            return not flash_attention
+        return not self.before or (date is not None and date < self.before)
+
+
+def attention_form(rule: UnfusedAttentionRule | None, date: str | None, flash_attention: bool | None = None
+                   ) -> AttentionForm:
+    """How a run computed attention: unfused where its stack's ``rule`` holds at the run's ``date`` or its record
+    says flash attention was off (``flash_attention``); fused otherwise (an estimate: ``date`` None)."""
+    if rule is not None and rule.holds(date, flash_attention):
+        return AttentionForm.UNFUSED
+    return AttentionForm.FUSED
 
 
 @dataclass(frozen=True)
@@ -325,6 +359,8 @@ class StackProfile:
     barriers: BarrierRule | None = None
     """the engine's graph's thread barriers, counted per layer (None: none priced; the dispatch fit holds them).
     Kept as it is by ``calibrate``"""
+    unfused_attention: UnfusedAttentionRule | None = None
+    """when the engine runs attention unfused (None: always fused)"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
     (a plan with this profile batches so unless told otherwise)"""

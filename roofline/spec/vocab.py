@@ -40,6 +40,16 @@ class Phase(Vocab):
     """one new token per sequence, reading the KV cache"""
 
 
+class AttentionForm(Vocab):
+    """How an engine runs a decoder's attention (:func:`roofline.calc.ops.attention`)."""
+
+    FUSED = "fused"
+    """one kernel (flash attention): the scores stay in registers and cache, a causal query skips the keys after it"""
+    UNFUSED = "unfused"
+    """a KQ matmul writes every score of the cells in view (the causal mask is applied after, by the softmax), a
+    softmax pass and the KQV matmul read them back: llama.cpp without flash attention"""
+
+
 class MemoryModel(Vocab):
     """How the ceiling prices memory traffic."""
 
