@@ -716,6 +716,9 @@ VALIDATE = Command("validate", (
         Int(1, 4096), many=True, metavar="B", group=_ENGINE),
     Arg("depth", "llama.cpp: also the pp and tg tests after this many tokens in the KV cache (llama-bench -d), "
         "1 to 2^20", Int(1, 1 << 20), group=_ENGINE),
+    Arg("flash_attention", "llama.cpp: run attention as one fused kernel (on) or as separate matmuls and softmax "
+        "(off, the default here; llama.cpp's own default, auto, is on for the CPU backend since August 2025)",
+        Choice(("off", "on")), group=_ENGINE),
     Arg("gguf_dir", "llama.cpp: folder for the GGUF files (default: a temporary one)", group=_ENGINE),
     Arg("keep_gguf", "llama.cpp: keep the GGUF files", switch=True, default=False, group=_ENGINE),
 ))

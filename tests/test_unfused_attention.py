@@ -135,3 +135,12 @@ def test_a_record_must_agree_with_its_reports_flash_attention(tmp_path):
     with pytest.raises(SpecError, match="settings.flash_attn"):
         load_record(tmp_path / "records" / "on.toml")
     assert load_record(tmp_path / "records" / "unsaid.toml").record.flash_attention is False
+
+
+def test_flash_attention_is_a_llama_cpp_option():
+    """`validate --flash-attention` sets llama.cpp's attention; with the torch engine it is refused in one line."""
+    from clitools import run_cli
+
+    proc = run_cli("validate", "--model", "bert-base", "--flash-attention", "on")
+    assert proc.returncode == 2 and "--flash-attention: a llama.cpp option" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -4,7 +4,7 @@ For each GGUF precision (``q8_0``, ``q4_0``, ``q4_k``, ...):
 
 1. write the model with random weights in that type (:mod:`roofline.validation.gguf_writer`);
 2. load it with ``llama_cpp`` (llama-cpp-python, the ``llamacpp`` extra), ``n_threads`` and
-   ``n_threads_batch`` = N, the process pinned to N CPUs;
+   ``n_threads_batch`` = N, the process pinned to N CPUs, flash attention off (``--flash-attention on``: on);
 3. measure as ``llama-bench`` does: a warm-up, then ``pp N`` (a prompt of N random tokens decoded
    in batches of ``n_batch``, cache cleared first) and ``tg N`` (N tokens decoded one at a time from
    an empty cache), each repeated, median and spread;
@@ -73,6 +73,8 @@ class LlamaCppOptions:
     parallel_pp: int = 128
     depth: int = 0
     """also the pp and tg tests after this many tokens in the cache (0: none)"""
+    flash_attention: bool = False
+    """run attention as llama.cpp's fused kernel (``-fa on``); off: its separate matmuls and softmax"""
 
 
 def require_llama_cpp():
@@ -215,7 +217,8 @@ class _Raw:
     """llama.cpp's C API on one model file, as llama-batched-bench drives it: a context holding ``seqs`` sequences, a
     batch of up to ``n_batch`` tokens, and timed calls of ``llama_decode``."""
 
-    def __init__(self, llama_cpp, path: str, *, n_ctx: int, n_batch: int, seqs: int, threads: int) -> None:
+    def __init__(self, llama_cpp, path: str, *, n_ctx: int, n_batch: int, seqs: int, threads: int,
+                 flash: bool = False) -> None:
         self.lc = llama_cpp
         mp = llama_cpp.llama_model_default_params()
         mp.use_mmap = True
@@ -225,7 +228,8 @@ class _Raw:
         cp = llama_cpp.llama_context_default_params()
         cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, seqs
         cp.n_threads = cp.n_threads_batch = threads
-        cp.flash_attn_type = getattr(llama_cpp, "LLAMA_FLASH_ATTN_TYPE_DISABLED", 0)
+        cp.flash_attn_type = (getattr(llama_cpp, "LLAMA_FLASH_ATTN_TYPE_ENABLED", 1) if flash else
+                              getattr(llama_cpp, "LLAMA_FLASH_ATTN_TYPE_DISABLED", 0))
         self.ctx = llama_cpp.llama_init_from_model(self.model, cp)
         if not self.ctx:
             llama_cpp.llama_model_free(self.model)
@@ -323,7 +327,7 @@ def run_llamacpp(o: LlamaCppOptions, progress: Callable[[str], None] = lambda s:
     pinned = _pin(threads)
     n_ctx = o.pp + o.tg + 64
     settings = {"n_ctx": str(n_ctx), "n_batch": str(min(o.n_batch, o.pp)), "n_ubatch": str(min(o.n_batch, o.pp)),
-                "flash_attn": "off", "kv_type": "f16", "use_mmap": "on", "repetitions": str(o.reps),
+                "flash_attn": "on" if o.flash_attention else "off", "kv_type": "f16", "use_mmap": "on", "repetitions": str(o.reps),
                 "warm-up": "a prompt of min(pp, 32) tokens and one generated token", "seed": str(o.seed),
                 **({"parallel": ",".join(map(str, o.parallel)), "parallel_pp": str(o.parallel_pp),
                     "parallel_kv": "one stream per sequence (llama.cpp's default, as llama-batched-bench without "
@@ -342,7 +346,7 @@ def run_llamacpp(o: LlamaCppOptions, progress: Callable[[str], None] = lambda s:
             t0 = time.perf_counter()
             llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=min(o.n_batch, o.pp),
                                   n_ubatch=min(o.n_batch, o.pp), n_threads=threads, n_threads_batch=threads,
-                                  use_mmap=True, flash_attn=False, verbose=False, seed=o.seed)
+                                  use_mmap=True, flash_attn=o.flash_attention, verbose=False, seed=o.seed)
             load_s = time.perf_counter() - t0
             progress(f"{precision}: pp{o.pp} and tg{o.tg} x {o.reps}")
             pp_s, tg_s = bench(llm, model.vocab_size, pp=o.pp, tg=o.tg, reps=o.reps, seed=o.seed)
@@ -398,7 +402,8 @@ def _extra_tests(llama_cpp, path: str, o: LlamaCppOptions, model: ModelSpec, thr
     token = lambda: rnd.randrange(259, model.vocab_size)  # noqa: E731
     seqs = max(o.parallel or [1])
     per_seq = max(o.parallel_pp + o.tg, o.depth + max(o.pp, o.tg)) + 16
-    raw = _Raw(llama_cpp, path, n_ctx=per_seq * seqs, n_batch=min(o.n_batch, 512), seqs=seqs, threads=threads)
+    raw = _Raw(llama_cpp, path, n_ctx=per_seq * seqs, n_batch=min(o.n_batch, 512), seqs=seqs, threads=threads,
+               flash=o.flash_attention)
     try:
         batched = _batched(o.parallel, bench_parallel(raw, token, o.parallel, pp=o.parallel_pp, tg=o.tg,
                                                       reps=o.reps), o.parallel_pp, o.tg) if o.parallel else []

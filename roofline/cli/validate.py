@@ -17,7 +17,7 @@ DESCRIPTION = ("Per-shape kernels and a compiled encoder (random weights) in FP3
 EXAMPLES = ["roofline validate --model bert-base --quick",
             "roofline validate --model bert-large --cpu host --json report.json"]
 #: the flags of each engine only
-LLAMACPP_ONLY = ("precision", "pp", "tg", "reps", "gguf_dir", "parallel", "depth")
+LLAMACPP_ONLY = ("precision", "pp", "tg", "reps", "gguf_dir", "parallel", "depth", "flash_attention")
 TORCH_ONLY = ("seq_len", "rounds", "max_autotune", "pt2e", "reprobe", "skip_shapes", "skip_end_to_end", "decode")
 
 
@@ -83,7 +83,7 @@ def run_llamacpp(args: argparse.Namespace, a) -> int:
         model=a.model, cpu=a.cpu, precisions=a.precision or list(DEFAULT_PRECISIONS), threads=a.threads,
         layers=a.layers, pp=a.pp or (64 if quick else 512), tg=a.tg or (16 if quick else 128),
         reps=a.reps or (2 if quick else 5), gguf_dir=a.gguf_dir, keep_gguf=a.keep_gguf,
-        parallel=list(a.parallel or []), depth=a.depth or 0,
+        parallel=list(a.parallel or []), depth=a.depth or 0, flash_attention=a.flash_attention == "on",
         command="roofline " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
     )
     from roofline.cli.progress import progress_reporter
