@@ -257,9 +257,22 @@ WHAT_IF = """(function () {
 })()"""
 
 
+PRICE = """(function () {
+    var price = document.querySelector("#what-if tr[data-cpu='0'] .price");
+    price.value = "%s";
+    price.dispatchEvent(new Event("input"));
+    var input = document.getElementById("what-if-load");
+    input.value = "%s";
+    input.dispatchEvent(new Event("input"));
+    return Array.from(document.querySelectorAll("#what-if tr[data-cpu]"), function (row) {
+        return Array.from(row.cells, function (c) { return c.textContent; }); });
+})()"""
+
+
 def test_the_plans_what_if_load_changes_its_server_count(browser, pages):
     """A load typed in the plan page gives each CPU the servers roofline's own servers_needed gives (the plan's
-    own load: the JSON's servers_needed and band), and the fleet's price per hour."""
+    own load: the JSON's servers_needed and band), and the fleet's price per hour, at the plan's price per server-hour
+    or one typed in the page."""
     from roofline.capacity.fleet import servers_needed
 
     page = pages["plan"]
@@ -275,10 +288,18 @@ def test_the_plans_what_if_load_changes_its_server_count(browser, pages):
             n = servers_needed(load, c["best"]["rps_per_server"], u)
             fewest, most = servers_needed(load, faster, u), servers_needed(load, slower, u)
             assert row[2] == f"{n:,}" and row[3] == (f"{fewest:,} or more" if most is None else f"{fewest:,} to {most:,}")
-            assert float(row[4].replace(",", "")) == pytest.approx(n * c["price_per_hour"], rel=5e-3)
+            assert float(row[5].replace(",", "")) == pytest.approx(n * c["price_per_hour"], rel=5e-3)
             if load == data["target_rps"]:
                 assert n == c["servers_needed"] and [fewest, most] == c["servers_needed_band"]
     assert [r[2] for r in browser.eval(WHAT_IF % 5000)] != [r[2] for r in browser.eval(WHAT_IF % 123.5)]
+    # a price typed for the first CPU prices its fleet at once; the others keep the plan's
+    rows = browser.eval(PRICE % (7.5, 5000))
+    n = servers_needed(5000, data["cpus"][0]["best"]["rps_per_server"], u)
+    assert float(rows[0][5].replace(",", "")) == pytest.approx(n * 7.5, rel=5e-3)
+    for row, c in list(zip(rows, data["cpus"]))[1:]:
+        n = servers_needed(5000, c["best"]["rps_per_server"], u)
+        assert float(row[5].replace(",", "")) == pytest.approx(n * c["price_per_hour"], rel=5e-3)
+    assert browser.eval(PRICE % ("", 5000))[0][5] == "-"
     assert [r[2] for r in browser.eval(WHAT_IF % "")] == ["-"] * len(data["cpus"])
 
 

@@ -1,5 +1,5 @@
-"""The plan page's what-if: a load typed in the page gives each CPU's servers and fleet price at once, computed in
-the browser from the result's JSON embedded in the page (no server, no network).
+"""The plan page's what-if: a load and a price per server-hour typed in the page give each CPU's servers and fleet
+price at once, computed in the browser from the result's JSON embedded in the page (no server, no network).
 
 One server's capacity at the SLO is the plan's own: ``best.rps_per_server x utilization`` requests per second
 (the server and offline scenarios; what ``servers_needed`` divides by), or ``max_users.users`` (a concurrency plan
@@ -10,7 +10,7 @@ with a TTFT or TPOT bound: the most users one server holds within it). Then, as
 
 and at the ends of the service-time band the same with ``best.rps_per_server_band`` (fewest with the faster rate,
 most with the slower; none where that rate is 0: no rate meets the SLO there); the fleet's price per hour is
-``servers x price_per_hour``.
+``servers x`` the price per server-hour (the plan's ``price_per_hour`` until another is typed).
 """
 
 from __future__ import annotations
@@ -47,11 +47,16 @@ def what_if_html(r) -> str:
     asked = (max((u.users for c in r.cpus for u in c.users), default=None) if users else r.target_rps) or ""
     label = "users at once" if users else "requests/s"
     per = "users per server" if users else "req/s per server"
+    def price(i: int, c) -> str:
+        value = "" if c.price_per_hour is None else f"{c.price_per_hour:g}"
+        return (f'<td class="num"><input class="price" type="number" min="0" step="any" inputmode="decimal" '
+                f'aria-label="{escape(c.cpu)}: price per server-hour" value="{escape(value)}"></td>')
+
     rows = "".join(f'<tr data-cpu="{i}"><td>{escape(c.cpu)}</td><td class="num capacity"></td>'
-                   '<td class="num servers"></td><td class="num band"></td><td class="num fleet"></td></tr>'
-                   for i, c in enumerate(r.cpus))
+                   f'<td class="num servers"></td><td class="num band"></td>{price(i, c)}<td class="num fleet"></td>'
+                   '</tr>' for i, c in enumerate(r.cpus))
     table = wrapped('<table class="plain"><thead><tr><th>cpu</th><th class="num">' + escape(per) + '</th>'
-                    '<th class="num">servers</th><th class="num">band</th>'
+                    '<th class="num">servers</th><th class="num">band</th><th class="num">$/server-hour</th>'
                     f'<th class="num">fleet $/hour</th></tr></thead><tbody>{rows}</tbody></table>')
     formula = ("servers = ceil(users / the most users one server holds within the SLO)" if users else
                "servers = ceil(load / (requests/s per server at the SLO x the planned utilization "
@@ -63,7 +68,8 @@ def what_if_html(r) -> str:
             f'<input id="what-if-load" type="number" min="0" step="any" inputmode="decimal" data-unit="{unit.value}" '
             f'value="{escape(f"{asked:g}" if asked != "" else "")}"></p>{table}'
             f'<p class="note">{escape(formula)}, per CPU, from the plan in this page; {escape(band)}fleet: the '
-            "servers x the price per hour given. Computed in the page: nothing is sent anywhere.</p></section>")
+            "servers x the price per server-hour, the plan's where it was given, or typed here. Computed in the "
+            "page: nothing is sent anywhere.</p></section>")
 
 
 WHAT_IF_JS = """
@@ -102,11 +108,12 @@ WHAT_IF_JS = """
       row.querySelector(".capacity").textContent = cap === null ? "does not meet the SLO" : users ? count(cap) : sig(cap);
       row.querySelector(".servers").textContent = count(n);
       row.querySelector(".band").textContent = span;
-      row.querySelector(".fleet").textContent = n === null || c.price_per_hour === null ? "-"
-        : sig(n * c.price_per_hour);
+      var price = parseFloat(row.querySelector(".price").value);
+      row.querySelector(".fleet").textContent = n === null || !(price >= 0) ? "-" : sig(n * price);
     });
   }
   input.addEventListener("input", update);
+  document.querySelectorAll("#what-if .price").forEach(function (p) { p.addEventListener("input", update); });
   update();
 })();
 """
