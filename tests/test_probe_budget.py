@@ -129,6 +129,29 @@ def test_the_probe_gemm_stage_fits_its_budget_on_the_zen1_guest():
     assert sum(line.startswith("GEMM peaks: ") and ":" not in line[12:] for line in lines) == 9
 
 
+def test_a_candidate_far_below_its_dtypes_fastest_is_timed_at_its_trials_size():
+    """With budget to spare, an s8 x s8 linear at 0.2 Gops/s after the u8 one at 1,938 (a Zen 5 guest) is not sized
+    up: it cannot be the peak. A native candidate is not outpaced by an emulated one, nor the first of a dtype."""
+    clock = FakeClock()
+    calls: list[int] = []
+    cands = [fake(clock, "onednn.qlinear_pointwise (u8 x s8)", "int8", 1938.0),
+             fake(clock, "onednn.qlinear_pointwise (s8 x s8)", "int8", 0.2, calls=calls),
+             fake(clock, "aten.linear (bf16)", "bf16", 11.0, emulated=True),
+             fake(clock, "aten.mm (bf16)", "bf16", 0.7)]
+    lines: list[str] = []
+    peaks = gemm_peaks(cands, 2048, Deadline(10_000.0, clock=clock), clock=clock, progress=lines.append)
+    by_name = {m.name: m for g in peaks.values() for m in g.measured}
+    s8 = by_name["onednn.qlinear_pointwise (s8 x s8)"]
+    assert s8.outpaced and s8.size == TRIAL_SIZE and set(calls) == {TRIAL_SIZE}
+    assert "timed at the trial's size" in s8.describe() and "predicted" not in s8.describe()
+    assert any("(below a tenth of its dtype's fastest)" in line for line in lines)
+    assert peaks["int8"].kernel == "onednn.qlinear_pointwise (u8 x s8)"
+    u8 = by_name["onednn.qlinear_pointwise (u8 x s8)"]
+    assert not u8.outpaced and u8.size == 2048
+    native = by_name["aten.mm (bf16)"]  # 0.7 Gops/s beside an emulated 11: sized by its own trial, as before
+    assert not native.outpaced and native.size > TRIAL_SIZE and peaks["bf16"].kernel == "aten.mm (bf16)"
+
+
 def test_an_exhausted_budget_still_measures_every_candidate_at_the_trial_size():
     clock = FakeClock()
     deadline = Deadline(10.0, clock=clock)

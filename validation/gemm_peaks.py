@@ -35,6 +35,10 @@ from roofline.spec.platform import INT8_DOT_FLAGS
 TRIAL_SIZE = 256
 #: a candidate never gets more than this per call, however much budget is left
 MAX_CALL_S = 1.5
+#: a candidate whose trial call runs at under this share of the rate already measured for its dtype cannot be that
+#: dtype's peak: it is timed at the trial's size (on a Zen 5 guest oneDNN's s8 x s8 linear ran at 0.2 Gops/s beside
+#: the u8 one's 1,938: sized up, it took 7 s of the probe for a figure that could not be chosen)
+OUTPACED = 0.1
 
 
 @dataclass
@@ -76,6 +80,8 @@ class Measured:
     trial_s: float
     """one call at ``TRIAL_SIZE`` cubed"""
     inputs: str = ""
+    outpaced: bool = False
+    """timed at the trial's size: its trial ran below :data:`OUTPACED` of its dtype's fastest so far"""
 
     @property
     def correct(self) -> bool:
@@ -94,7 +100,9 @@ class Measured:
             remarks.append(f"wrong: rel. error {self.rel_error:.1e}")
         if self.inputs:
             remarks.append(self.inputs)
-        if self.reduced:
+        if self.outpaced:
+            remarks.append(f"its trial ran below {OUTPACED:.0%} of the dtype's fastest: timed at the trial's size")
+        elif self.reduced:
             predicted = self.trial_s * (self.target_size / TRIAL_SIZE) ** 3
             remarks.append(f"a trial call predicted {predicted:.3g} s at {self.target_size}^3: measured on a "
                            "smaller shape")
@@ -118,20 +126,22 @@ def sized(target: int, trial_s: float, per_call_s: float, trial_size: int = TRIA
 
 
 def measure(c: Candidate, target: int, per_call_s: float, *, clock: Clock = time.perf_counter,
-            min_time: float = 0.3) -> Measured:
-    """``c`` sized from one trial call, then timed (:func:`~roofline.validation.budget.timed`) and checked."""
+            min_time: float = 0.3, fastest: float = 0.0) -> Measured:
+    """``c`` sized from one trial call, then timed (:func:`~roofline.validation.budget.timed`) and checked; at the
+    trial's size where that call ran below :data:`OUTPACED` of ``fastest`` (ops/s, its dtype's best so far)."""
     trial_size = min(TRIAL_SIZE, target)
     t = c.build(trial_size)
     t.call()  # builds the kernel's primitive, which the timed call must not pay for
     t0 = clock()
     t.call()
     trial_s = clock() - t0
-    size = sized(target, trial_s, min(per_call_s, MAX_CALL_S), trial_size)
+    outpaced = trial_s > 0 and flops(trial_size) / trial_s < OUTPACED * fastest
+    size = trial_size if outpaced else sized(target, trial_s, min(per_call_s, MAX_CALL_S), trial_size)
     if size != trial_size:
         t = c.build(size)
     seconds = timed(t.call, clock=clock, min_time=min_time)
     return Measured(c.name, c.dtype, size, target, flops(size) / seconds, t.error(t.call()), c.tolerance, c.emulated,
-                    trial_s, c.inputs)
+                    trial_s, c.inputs, outpaced)
 
 
 def pick(measured: list[Measured]) -> Measured:

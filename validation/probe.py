@@ -17,7 +17,8 @@ Measured with ``threads`` threads:
   VNNI and AMX are absent) and ``aten._int_mm`` (emulated without VNNI or AMX). Outputs are checked
   against an exact or float64 reference; a kernel that saturates is not a peak. Each candidate is
   sized from one short trial call so that a slow path is measured on a smaller shape (said in the
-  file) instead of for minutes.
+  file) instead of for minutes, and at the trial's own size where that call ran below a tenth of its dtype's
+  fastest so far (it cannot be the peak).
 
 The probe runs within a budget (:data:`~roofline.validation.budget.PROBE_BUDGET_S`, less with
 ``--quick``): the GEMM candidates share what the clock and the bandwidths left. Every figure is
@@ -143,13 +144,17 @@ def gemm_peaks(candidates: list[Candidate], size: int, deadline: Deadline, *, ca
         per_call = per_call_budget(deadline.left() - reserve_s, len(candidates) - i)
         progress(f"GEMM peaks: {c.name}")
         try:
-            m = _guarded(lambda c=c, per_call=per_call: measure(c, size, per_call, clock=clock, min_time=min_time),
-                         canary, f"GEMM {c.name}", notes, deadline=deadline)
+            fastest = max((x.ops_per_s for x in by_dtype.get(c.dtype, []) if x.correct and (c.emulated or not x.emulated)),
+                          default=0.0)
+            m = _guarded(lambda c=c, per_call=per_call, fastest=fastest: measure(
+                c, size, per_call, clock=clock, min_time=min_time, fastest=fastest),
+                canary, f"GEMM {c.name}", notes, deadline=deadline)
         except (RuntimeError, AttributeError, NotImplementedError) as e:
             notes.append(f"{c.name}: not measured ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]})")
             continue
         if m.reduced:
-            progress(f"GEMM peaks: {c.name}: a slow path, measured at {m.size}^3")
+            progress(f"GEMM peaks: {c.name}: a slow path, measured at {m.size}^3"
+                     + (" (below a tenth of its dtype's fastest)" if m.outpaced else ""))
         by_dtype.setdefault(c.dtype, []).append(m)
     out = {}
     for dtype, ms in by_dtype.items():
