@@ -316,7 +316,8 @@ def test_an_iq4_xs_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(
 
 
 @pytest.mark.parametrize("ftype, precision", [("IQ2_XXS - 2.0625 bpw", "iq2_xxs"), ("IQ1_M - 1.75 bpw", "iq1_m"),
-                                              ("IQ3_S - 3.4375 bpw", "iq3_s")])
+                                              ("IQ3_S - 3.4375 bpw", "iq3_s"), ("IQ2_M - 2.7 bpw", "iq2_s"),
+                                              ("IQ3_XS - 3.3 bpw", "iq3_s"), ("IQ3_S mix - 3.66 bpw", "iq3_s")])
 def test_an_i_quant_file_type_is_priced_as_its_type_and_says_what_its_mix_raises(tmp_path, ftype, precision):
     """llama-bench's name of an i-quant file (llama_model_ftype_name in src/llama-model-loader.cpp at 0c1e570) prices
     its rows as that type, and the input names the tensors llama.cpp's mix of that name raises."""

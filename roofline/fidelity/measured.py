@@ -54,7 +54,8 @@ FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q
               "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32",
               "IQ1_S - 1.5625 bpw": "iq1_s", "IQ1_M - 1.75 bpw": "iq1_m", "IQ2_XXS - 2.0625 bpw": "iq2_xxs",
               "IQ2_XS - 2.3125 bpw": "iq2_xs", "IQ2_S - 2.5 bpw": "iq2_s", "IQ3_XXS - 3.0625 bpw": "iq3_xxs",
-              "IQ3_S - 3.4375 bpw": "iq3_s"}
+              "IQ3_S - 3.4375 bpw": "iq3_s", "IQ2_M - 2.7 bpw": "iq2_s", "IQ3_XS - 3.3 bpw": "iq3_s",
+              "IQ3_S mix - 3.66 bpw": "iq3_s"}
 #: what llama.cpp's IQ4_NL and IQ4_XS mixes raise (``llama-quant.cpp``, ``llama_tensor_get_type_impl``)
 _IQ4_MIX = ("Q5_K in attn_v (4 or more query heads per KV head) and, without an imatrix, in the first eighth of the "
             "layers' ffn_down")
@@ -74,7 +75,15 @@ MIXED_AS_ONE = {"Q5_K - Small": "Q6_K in some tensors",
                                         "query heads per KV head) or IQ3_S in attn_v, IQ2_S in attn_q and attn_k "
                                         "(llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)",
                 "IQ3_S - 3.4375 bpw": "Q6_K in the output matrix and Q4_K in attn_v with 4 or more query heads per KV "
-                                      "head (llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)"}
+                                      "head (llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)",
+                # IQ2_M: the IQ2_S mix's rules (llama_tensor_get_type_impl names both alike), IQ2_S as its type
+                "IQ2_M - 2.7 bpw": _IQ2_MIX,
+                "IQ3_XS - 3.3 bpw": "Q6_K in the output matrix, Q4_K in attn_v with 4 or more query heads per KV head, "
+                                    "IQ3_XXS in attn_q, attn_k and the middle three quarters of the layers' ffn_gate "
+                                    "and ffn_up (llama-quant.cpp, llama_tensor_get_type_impl at 0c1e570)",
+                "IQ3_S mix - 3.66 bpw": "Q6_K in the output matrix, Q4_K in attn_v, attn_output and the first eighth of "
+                                        "the layers' ffn_down (llama.cpp's IQ3_M; llama-quant.cpp, "
+                                        "llama_tensor_get_type_impl at 0c1e570)"}
 #: file types that name a llama.cpp mix (their :data:`FILE_TYPES` precision), which ``llama-quantize --pure`` writes
 #: with one type throughout under the same name: that type, the file's stated size deciding (:func:`_mix_or_pure`)
 PURE_OF_MIX = {"Q4_K - Small": "q4_k", "Q4_K - Medium": "q4_k", "Q2_K - Small": "q2_k"}
