@@ -150,6 +150,28 @@ def test_an_html_page_must_be_named_html(tmp_path):
     assert proc.returncode == 2 and "read-only" in proc.stderr and ro.read_text() == "KEEP"
 
 
+def test_a_log_axis_labels_every_decade_in_one_notation():
+    """1k, 10k, ..., 1T, 100T: an SI prefix from 1,000 up, so that ticks in ops/s read in the legend's Tops/s and
+    never mix 1k with 1e4; decimals below 1."""
+    from roofline.report.svg import _tick
+
+    assert [_tick(10.0**k, True) for k in range(-3, 16)] == [
+        "0.001", "0.01", "0.1", "1", "10", "100", "1k", "10k", "100k", "1M", "10M", "100M", "1G", "10G", "100G", "1T",
+        "10T", "100T", "1P"]
+    assert _tick(12345.0, False) == "12,345" and _tick(2.5, False) == "2.50"
+
+
+def test_the_estimates_chart_ticks_read_in_its_legends_unit(pages):
+    """The roofline chart's vertical axis is in ops/s and its legend in Tops/s: its ticks carry the T."""
+    import re
+
+    page, _, _ = pages["estimate"]
+    svg = page.read_text().split("<svg", 1)[1].split("</svg>", 1)[0]
+    ticks = re.findall(r'class="tick">([^<]*)</text>', svg)
+    assert any(t.endswith("T") for t in ticks) and "Tops/s" in svg
+    assert not any(re.fullmatch(r"1e-?\d+", t) for t in ticks), ticks
+
+
 def test_the_charts_need_no_matplotlib():
     """The report's SVG is hand-built: rendering a page imports no matplotlib."""
     code = ("import sys, roofline; from roofline.report.html import estimate_page; "

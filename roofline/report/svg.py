@@ -156,10 +156,19 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines + ([line] if line else [])
 
 
+#: SI prefixes of the powers of 1,000 a log axis labels its decades with (the axes' units are ops/s, bytes/s, ...)
+SI_PREFIXES = ("", "k", "M", "G", "T", "P", "E")
+
+
 def _tick(v: float, log: bool) -> str:
+    """A tick's label: on a log axis each decade in one notation, an SI prefix from 1,000 up (``1k``, ``10k``, ``1M``,
+    ..., ``100T``: a chart in ops/s reads in the Tops/s of its legend) and decimals below 1 (``0.1``, ``0.001``);
+    on a linear axis three significant digits, or whole numbers with separators from 10,000."""
     if log:
         k = round(math.log10(v))
-        return {0: "1", 1: "10", 2: "100", 3: "1k", -1: "0.1", -2: "0.01"}.get(k, f"1e{k}")
+        if 0 <= k < 3 * len(SI_PREFIXES):
+            return f"{10 ** (k % 3)}{SI_PREFIXES[k // 3]}"
+        return f"{10.0 ** k:.{-k}f}" if -4 < k < 0 else f"1e{k}"
     return sig(v, 3) if abs(v) < 1e4 else f"{v:,.0f}"
 
 
