@@ -172,6 +172,28 @@ def test_the_estimates_chart_ticks_read_in_its_legends_unit(pages):
     assert not any(re.fullmatch(r"1e-?\d+", t) for t in ticks), ticks
 
 
+def test_the_accuracy_charts_give_each_platform_its_own_colour_and_room_for_its_legend(pages):
+    """30 and more platforms: as many colours as platforms, and every legend line inside its chart."""
+    import re
+
+    from roofline.report.svg import RIGHT, WIDTH
+
+    page, data, _ = pages["accuracy"]
+    platforms = {x["platform"] for x in data["rows"]}
+    charts = page.read_text().split("<svg")[1:]
+    assert charts and len(platforms) > 20
+    for svg in charts:
+        svg = svg.split("</svg>", 1)[0]
+        if "predicted against measured" not in svg:
+            continue
+        height = float(re.search(r'viewBox="0 0 \S+ (\S+)"', svg)[1])
+        legend_y = [float(y) for y in re.findall(r'<text x="\S+" y="(\S+)" class="legend">', svg)]
+        assert legend_y and max(legend_y) < height
+        legend_x = WIDTH - RIGHT + 14 + 9  # Axes.legend's dots, one per platform then the realistic estimate's grey
+        dots = re.findall(rf'<circle cx="{legend_x}" cy="\S+" r="4.5" fill="([^"]+)"', svg)[:-1]
+        assert len(dots) == len(platforms) and len(set(dots)) == len(dots)
+
+
 def test_the_charts_need_no_matplotlib():
     """The report's SVG is hand-built: rendering a page imports no matplotlib."""
     code = ("import sys, roofline; from roofline.report.html import estimate_page; "

@@ -23,6 +23,21 @@ WIDTH, HEIGHT = 760, 440
 LEFT, RIGHT, TOP, BOTTOM = 78, 190, 34, 52
 
 
+def colors_for(names: Sequence[str]) -> dict[str, str]:
+    """A colour per name, each its own: the palette's, then hues a golden angle apart (two lightnesses) for as many
+    more as there are names."""
+    out = {}
+    for i, n in enumerate(names):
+        j = i - len(PALETTE)
+        out[n] = PALETTE[i] if j < 0 else f"hsl({(j * 137.508) % 360:.0f}, 70%, {(38, 55)[j % 2]}%)"
+    return out
+
+
+def legend_height(items: Sequence[tuple[str, str, str]]) -> int:
+    """The height a chart needs for its legend's ``items`` (:meth:`Axes.legend`) to fit under its title."""
+    return TOP + 8 + sum(18 + 13 * (len(_wrap(label, 26)) - 1) for label, _, _ in items) + 12
+
+
 def _num(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
@@ -243,8 +258,9 @@ def plan_chart(r: PlanResult) -> list[str]:
         ax.frame(f"{r.model} in {r.precision}: {label.split(' (')[0]} against load ({r.scenario} scenario)",
                  "offered load (requests / s per server)", label)
         legend = []
-        for k, (c, pts) in enumerate(curves):
-            color = PALETTE[k % len(PALETTE)]
+        palette = colors_for([c.cpu for c, _ in curves])
+        for c, pts in curves:
+            color = palette[c.cpu]
             b = c.best
             name = f"{c.cpu}: {b.instances_per_socket} x {b.instance_cores} cores x {c.sockets}"
             ax.polyline([p.offered_rps for p in pts], [getattr(p, key) * 1e3 for p in pts], color, label=name)
@@ -263,13 +279,13 @@ def plan_chart(r: PlanResult) -> list[str]:
 
 def accuracy_chart(r: AccuracyResult) -> list[str]:
     """Predicted against measured, log-log, with y = x: times (latency, one GEMM), rates (throughput, tokens/s) and
-    ratios (speedups, shares) apart; the ceiling a hollow triangle, the realistic estimate a dot, a colour per
-    platform."""
+    ratios (speedups, shares) apart; the ceiling a hollow triangle, the realistic estimate a dot, a colour of its own
+    per platform (:func:`colors_for`), the chart as tall as its legend needs."""
     groups = [("times (latency, one GEMM), s", ("latency", "gemm")), ("rates (throughput, tokens/s), per s",
                                                                      ("throughput", "tokens_per_s")),
               ("ratios (speedups, shares)", ("speedup", "linear_speedup", "non_gemm_speedup", "gemm_share"))]
     platforms = sorted({x.platform for x in r.rows})
-    colors = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(platforms)}
+    colors = colors_for(platforms)
     out = []
     for title, kinds in groups:
         rows = [x for x in r.rows if x.kind in kinds]
@@ -277,7 +293,9 @@ def accuracy_chart(r: AccuracyResult) -> list[str]:
             continue
         values = [x.measured for x in rows] + [x.ceiling for x in rows] + [x.realistic for x in rows if x.realistic]
         lo, hi = _span(values, 1.5)
-        ax = Axes((lo, hi), (lo, hi), logx=True, logy=True, height=460)
+        legend = [(p, colors[p], "circle") for p in platforms] + [("realistic (leave-one-platform-out)", "#777", "circle"),
+                                                                  ("ceiling", "#777", "triangle")]
+        ax = Axes((lo, hi), (lo, hi), logx=True, logy=True, height=max(460, legend_height(legend)))
         ax.frame(f"predicted against measured: {title}", "measured", "predicted")
         ax.polyline([lo, hi], [lo, hi], "#000", width=1, label="predicted = measured")
         for x in rows:
@@ -288,8 +306,7 @@ def accuracy_chart(r: AccuracyResult) -> list[str]:
             if x.realistic is not None:
                 ax.point(x.measured, x.realistic, c, f"{what}: measured {sig(x.measured)}, realistic "
                          f"{sig(x.realistic)}", name=f"realistic/{x.record}/{x.what}")
-        ax.legend([(p, colors[p], "circle") for p in platforms] + [("realistic (leave-one-platform-out)", "#777", "circle"),
-                                                                  ("ceiling", "#777", "triangle")])
+        ax.legend(legend)
         out.append(ax.svg(f"accuracy: {title}"))
     return out
 
