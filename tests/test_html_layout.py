@@ -300,6 +300,58 @@ def test_the_plans_what_if_load_changes_its_server_count(browser, pages):
     assert [r[2] for r in browser.eval(WHAT_IF % "")] == ["-"] * len(data["cpus"])
 
 
+SLO = """(function () {
+    var slo = document.getElementById("what-if-slo");
+    slo.value = "%s";
+    slo.dispatchEvent(new Event("input"));
+})()"""
+
+
+def _rate_at(curve: list[dict], slo_s: float) -> float | None:
+    """The highest offered load whose p99 is within ``slo_s``, linear between the curve's points (what_if.py)."""
+    rate, previous = None, None
+    for p in curve:
+        if p["p99_s"] is None:
+            continue
+        if p["p99_s"] <= slo_s:
+            rate, previous = p["offered_rps"], p
+            continue
+        if rate is not None:
+            rate += (slo_s - previous["p99_s"]) / (p["p99_s"] - previous["p99_s"]) * (p["offered_rps"] - rate)
+        break
+    return rate
+
+
+def test_a_server_plans_what_if_reads_another_slo_off_each_cpus_latency_curve(browser, pages):
+    """A p99 SLO typed in the page: each CPU's rate is its chosen layout's curve read at that SLO (linear between its
+    points), its servers ceil(load / that rate); none where even the first point misses it; the plan's own SLO gives
+    the plan's servers and band back."""
+    from roofline.capacity.fleet import servers_needed
+
+    page = pages["plan"]
+    data = json.loads(page.with_suffix(".json").read_text())
+    u, load = data["utilization"], 3000
+    browser.open(page, 1400)
+    assert float(browser.eval("document.getElementById('what-if-slo').value")) == data["latency_target_s"] * 1e3
+    for slo_ms in (80, 200, 35):
+        browser.eval(SLO % slo_ms)
+        rows = browser.eval(WHAT_IF % load)
+        assert not browser.errors(), browser.errors()
+        for row, c in zip(rows, data["cpus"]):
+            rate = _rate_at(c["curve"], slo_ms / 1e3)
+            if rate is None:
+                assert row[1] == "does not meet the SLO" and row[2] == "-"
+            else:
+                assert row[2] == f"{servers_needed(load, rate, u):,}" and row[3] == "-"  # the band is the plan's only
+    assert any(_rate_at(c["curve"], 0.2) != _rate_at(c["curve"], 0.08) for c in data["cpus"])
+    assert {_rate_at(c["curve"], 0.035) is None for c in data["cpus"]} == {True, False}  # both branches seen
+    browser.eval(SLO % (data["latency_target_s"] * 1e3))
+    rows = browser.eval(WHAT_IF % load)
+    for row, c in zip(rows, data["cpus"]):
+        if c["meets"]:
+            assert row[2] == f"{servers_needed(load, c['best']['rps_per_server'], u):,}" and row[3] != "-"
+
+
 def test_a_concurrency_plans_what_if_counts_users(browser, tmp_path):
     """A concurrency plan: servers = ceil(users / the most users one server holds within the TTFT and TPOT)."""
     page, js = tmp_path / "users.html", tmp_path / "users.json"

@@ -1,5 +1,7 @@
-"""The plan page's what-if: a load and a price per server-hour typed in the page give each CPU's servers and fleet
-price at once, computed in the browser from the result's JSON embedded in the page (no server, no network).
+"""The plan page's what-if: a load, a price per server-hour and (a server plan's) p99 SLO typed in the page give each
+CPU's servers and fleet price at once, computed in the browser from the result's JSON embedded in the page (no server,
+no network). At another SLO a server's rate is read off the latency curve of the plan's chosen layout: the highest
+offered load whose p99 is within it, linear between the curve's points.
 
 One server's capacity at the SLO is the plan's own: ``best.rps_per_server x utilization`` requests per second
 (the server and offline scenarios; what ``servers_needed`` divides by), or ``max_users.users`` (a concurrency plan
@@ -61,15 +63,32 @@ def what_if_html(r) -> str:
     formula = ("servers = ceil(users / the most users one server holds within the SLO)" if users else
                "servers = ceil(load / (requests/s per server at the SLO x the planned utilization "
                f"{r.utilization:g}))")
+    slo = slo_ms(r)
+    slo_input = "" if slo is None else (
+        f'<p><label for="what-if-slo">p99 latency SLO, ms:</label> <input id="what-if-slo" type="number" min="0" '
+        f'step="any" inputmode="decimal" data-plan="{slo:g}" value="{slo:g}"></p>')
+    slo_note = "" if slo is None else (
+        " At another SLO, a server's rate is read off the plan's latency curve of its chosen layout (linear between "
+        "its points; none below the curve's first point, the curve's last rate or more above its last): another "
+        "layout may do better there, which `roofline plan` at that SLO says, and the band is the plan's only.")
     band = ("the band: the servers at the ends of the service-time band, fewest to most (\"or more\": no rate meets "
             "the SLO with the longer service times); " if not users else "")
     return (f'<section id="what-if"><h2>What if the load changes</h2>'
             f'<p><label for="what-if-load">Load, {label}:</label> '
             f'<input id="what-if-load" type="number" min="0" step="any" inputmode="decimal" data-unit="{unit.value}" '
-            f'value="{escape(f"{asked:g}" if asked != "" else "")}"></p>{table}'
+            f'value="{escape(f"{asked:g}" if asked != "" else "")}"></p>{slo_input}{table}'
             f'<p class="note">{escape(formula)}, per CPU, from the plan in this page; {escape(band)}fleet: the '
             "servers x the price per server-hour, the plan's where it was given, or typed here. Computed in the "
-            "page: nothing is sent anywhere.</p></section>")
+            f"page: nothing is sent anywhere.{escape(slo_note)}</p></section>")
+
+
+def slo_ms(r) -> float | None:
+    """The p99 SLO (ms) the what-if lets a reader change: a server plan's latency target, read against each CPU's
+    latency curve; None for the other plans (an offline plan has no latency bound, a decoder's TTFT and TPOT curves
+    are not one quantity)."""
+    if r.scenario != "server" or not r.latency_target_s:
+        return None
+    return r.latency_target_s * 1e3
 
 
 WHAT_IF_JS = """
@@ -87,6 +106,27 @@ WHAT_IF_JS = """
     if (users) return c.max_users && c.max_users.meets ? c.max_users.users : null;
     return c.meets ? rate * data.utilization : null;
   }
+  var sloInput = document.getElementById("what-if-slo");
+  function rateAt(curve, slo) {  // the highest offered load whose p99 is within slo, linear between the curve's points
+    var rate = null;
+    for (var i = 0; i < curve.length; i++) {
+      var p = curve[i];
+      if (p.p99_s === null) continue;
+      if (p.p99_s <= slo) { rate = p.offered_rps; continue; }
+      var a = i > 0 ? curve[i - 1] : null;
+      if (rate !== null && a && a.p99_s !== null && a.p99_s <= slo)
+        rate = a.offered_rps + (slo - a.p99_s) / (p.p99_s - a.p99_s) * (p.offered_rps - a.offered_rps);
+      break;
+    }
+    return rate;
+  }
+  function atSlo(c) {  // [requests/s per server, true when the SLO typed is the plan's own]
+    if (!sloInput) return [c.best.rps_per_server, true];
+    var slo = parseFloat(sloInput.value);
+    if (slo === parseFloat(sloInput.getAttribute("data-plan"))) return [c.best.rps_per_server, true];
+    if (!(slo > 0)) return [null, false];
+    return [rateAt(c.curve, slo / 1000), false];
+  }
   function count(n) { return n === null ? "-" : n.toLocaleString("en-US"); }
   function sig(x) {
     if (x === null || !isFinite(x)) return "-";
@@ -98,8 +138,10 @@ WHAT_IF_JS = """
     var load = parseFloat(input.value);
     document.querySelectorAll("#what-if tr[data-cpu]").forEach(function (row) {
       var c = data.cpus[+row.getAttribute("data-cpu")];
-      var cap = perServer(c, c.best.rps_per_server), n = servers(load, cap);
-      var band = !users && c.meets ? c.best.rps_per_server_band : null, span = "-";
+      var at = atSlo(c), own = at[1];
+      var cap = users ? perServer(c, null) : (at[0] > 0 && (c.meets || !own) ? at[0] * data.utilization : null);
+      var n = servers(load, cap);
+      var band = !users && c.meets && own ? c.best.rps_per_server_band : null, span = "-";
       if (band && n !== null) {
         var fewest = servers(load, band[1] * data.utilization), most = servers(load, band[0] * data.utilization);
         span = most === null ? count(fewest) + " or more"
@@ -113,6 +155,7 @@ WHAT_IF_JS = """
     });
   }
   input.addEventListener("input", update);
+  if (sloInput) sloInput.addEventListener("input", update);
   document.querySelectorAll("#what-if .price").forEach(function (p) { p.addEventListener("input", update); });
   update();
 })();
