@@ -35,7 +35,7 @@ def test_the_score_bytes_are_counted_from_the_graph():
 
 
 def test_an_unfused_prefill_scores_the_whole_rectangle_and_moves_its_scores_by_hand():
-    fused, unfused = attention(**PREFILL), attention(**PREFILL, score_bytes=20.0)
+    fused, unfused = attention(**PREFILL), attention(**PREFILL, bytes_per_score=20.0)
     pairs = 16 * 2 * 32 * 512 * 512  # layers x B x h x q x k: every pair, the masked ones too
     assert fused.flops == 4.0 * 64 * pairs / 2  # a fused causal kernel skips the keys after each query
     assert unfused.flops == 4.0 * 64 * pairs and unfused.vector_flops == 11.0 * pairs
@@ -46,7 +46,7 @@ def test_an_unfused_prefill_scores_the_whole_rectangle_and_moves_its_scores_by_h
 
 def test_an_unfused_decode_step_moves_every_sequences_scores_by_hand():
     """One decode call holds all B queries; over a shared buffer (span 4) each scores all 4 sequences' cells."""
-    one, shared = attention(**DECODE, score_bytes=20.0), attention(**DECODE, score_bytes=20.0, shared_kv=4)
+    one, shared = attention(**DECODE, bytes_per_score=20.0), attention(**DECODE, bytes_per_score=20.0, shared_kv=4)
     assert one.score_bytes == 20.0 * 16 * 4 * 32 * 640 and one.score_working_set == 4.0 * 32 * 640 * 4
     assert shared.score_bytes == 4 * one.score_bytes and shared.score_working_set == 4 * one.score_working_set
     assert one.flops == attention(**DECODE).flops  # a decode query scores every cached key either way
@@ -54,7 +54,7 @@ def test_an_unfused_decode_step_moves_every_sequences_scores_by_hand():
 
 def test_a_prefill_at_a_depth_moves_the_scores_against_the_cache_too():
     p = 2048
-    unfused = attention(**PREFILL, prefix=p, score_bytes=20.0)
+    unfused = attention(**PREFILL, prefix=p, bytes_per_score=20.0)
     fresh = 16 * 2 * 32 * 512 * 512
     assert unfused.score_bytes == pytest.approx(20.0 * (fresh + 16 * 2 * 32 * 512 * p))
     assert unfused.score_working_set == 4.0 * 32 * 512 * (512 + p)
@@ -71,7 +71,7 @@ def test_the_scores_cost_their_bytes_at_the_level_they_fit():
     for q, bandwidth in ((512, b_llc), (8192, b_dram)):
         kw = {**PREFILL, "q_len": q, "k_len": q}
         fused = evaluate_ops(res, [attention(**kw)], NonGemmMode.FP32, "fp16", llc, ())
-        unfused_op = attention(**kw, score_bytes=20.0)
+        unfused_op = attention(**kw, bytes_per_score=20.0)
         unfused = evaluate_ops(res, [unfused_op], NonGemmMode.FP32, "fp16", llc, ())
         assert float(unfused.t_memory[..., 0]) == pytest.approx(
             float(fused.t_memory[..., 0]) + unfused_op.score_bytes / bandwidth)

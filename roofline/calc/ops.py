@@ -66,7 +66,7 @@ def _f(x: ArrayLike) -> np.ndarray:
 def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: int, kv_heads: int, head_dim: int,
               layers: int, causal: bool, cached: bool, softmax_ops: float, window: float | None = None,
               window_layers: int = 0, prefix: ArrayLike = 0, shared_kv: ArrayLike = 1.0,
-              score_bytes: float = 0.0) -> Op:
+              bytes_per_score: float = 0.0) -> Op:
     """Fused scaled-dot-product attention of ``q_len`` queries over ``k_len`` keys, per layer:
 
     - flops: ``4 B h q k d`` on the matmul path (scores and context), and ``softmax_ops x B h q k`` on
@@ -90,23 +90,23 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
     query, the other sequences' cells masked after: ``shared_kv`` times the scores and their flops (a decode step
     ``B x B k``; ``B`` prompts one after another ``B^2 s^2 / 2``), the keys and values still read once.
 
-    Unfused attention (``score_bytes > 0``; :attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`, llama.cpp without
+    Unfused attention (``bytes_per_score > 0``; :attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`, llama.cpp without
     flash attention): a KQ matmul computes and writes every score of the cells in view, and the causal mask is applied
     after, in the softmax, so a prefill scores its whole ``q x k`` rectangle, twice the pairs a fused kernel scores;
-    the scores then go through memory, ``score_bytes`` per score (``score_bytes x`` the scores of every layer per
-    step: ``score_bytes``), at the level one call's scores of one layer fit, ``4 h q k`` bytes in f32 times the
-    shared span (times ``B`` for a decode step, whose one call holds every sequence's query: ``score_working_set``).
+    the scores then go through memory, ``bytes_per_score`` each (the Op's ``score_bytes``: that times every layer's
+    scores), at the level one call's scores of one layer fit (``score_working_set``), ``4 h q k`` bytes in f32 times
+    the shared span, times ``B`` for a decode step, whose one call holds every sequence's query.
     """
     if np.any(_f(prefix) > 0):
         return _with_prefix(attention(batch=batch, q_len=q_len, k_len=k_len, heads=heads, kv_heads=kv_heads,
                                       head_dim=head_dim, layers=layers, causal=causal, cached=cached,
                                       softmax_ops=softmax_ops, window=window, window_layers=window_layers,
-                                      shared_kv=shared_kv, score_bytes=score_bytes),
+                                      shared_kv=shared_kv, bytes_per_score=bytes_per_score),
                             _f(batch), _f(q_len), _f(prefix), heads, kv_heads, head_dim, layers, softmax_ops, window,
-                            window_layers, _f(shared_kv), score_bytes)
+                            window_layers, _f(shared_kv), bytes_per_score)
     b, q, k, share = _f(batch), _f(q_len), _f(k_len), _f(shared_kv)
     full = layers - (window_layers if window is not None else 0)
-    unfused = score_bytes > 0
+    unfused = bytes_per_score > 0
     scores = share * b * heads * q * k * (0.5 if causal and not unfused else 1.0)
     kv_rows = 2.0 * b * k * kv_heads * head_dim
     flops, vector = full * 4.0 * scores * head_dim, full * softmax_ops * scores
@@ -123,8 +123,8 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
         flops, vector = flops + window_layers * 4.0 * s_w * head_dim, vector + window_layers * softmax_ops * s_w
         kv_cached = kv_cached + window_layers * 2.0 * b * np.minimum(k, w) * kv_heads * head_dim
     qo = 2.0 * b * q * heads * head_dim
-    moved = score_bytes * flops / (4.0 * head_dim)  # every layer's scores
-    held = 4.0 * heads * q * k * share * (b if cached else 1.0) * (1.0 if unfused else 0.0)
+    moved = bytes_per_score * flops / (4.0 * head_dim)  # every layer's scores
+    held = 4.0 * heads * q * k * share * (b if cached else 1.0) if unfused else 0.0
     if cached:
         return Op("attention", flops, True, layers * qo, qo, kv_cached, kv_cached, vector, score_bytes=moved,
                   score_working_set=held)
@@ -134,21 +134,21 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
 
 def _with_prefix(fresh: Op, b: np.ndarray, q: np.ndarray, p: np.ndarray, heads: int, kv_heads: int, head_dim: int,
                  layers: int, softmax_ops: float, window: float | None, window_layers: int,
-                 shared_kv: ArrayLike = 1.0, score_bytes: float = 0.0) -> Op:
+                 shared_kv: ArrayLike = 1.0, bytes_per_score: float = 0.0) -> Op:
     """A prefill's attention over its own tokens (``fresh``) plus its ``q`` queries against ``p`` cached keys:
     ``4 B h q p' d`` flops and ``softmax x B h q p'`` vector flops per layer, ``p' = min(p, w)`` in a windowed
     layer, and the cached keys and values read once, ``2 B p' kv d`` elements per layer, a working set of the
-    whole cache; unfused, those scores go through memory too (``score_bytes`` each), one call's of a layer
+    whole cache; unfused, those scores go through memory too (``bytes_per_score`` each), one call's of a layer
     ``4 h q (q + p)`` bytes."""
     full = layers - (window_layers if window is not None else 0)
     seen = full * p + (window_layers * np.minimum(p, float(window)) if window is not None and window_layers else 0.0)
     share = _f(shared_kv)
     scores = share * b * heads * q * seen
     cached = 2.0 * b * seen * kv_heads * head_dim
-    held = 4.0 * heads * q * (q + p) * share if score_bytes > 0 else 0.0
+    held = 4.0 * heads * q * (q + p) * share if bytes_per_score > 0 else 0.0
     return Op("attention", fresh.flops + 4.0 * scores * head_dim, True, fresh.act_elements, fresh.act_working_set,
               cached, cached, fresh.vector_flops + softmax_ops * scores,
-              score_bytes=fresh.score_bytes + score_bytes * scores, score_working_set=held)
+              score_bytes=fresh.score_bytes + bytes_per_score * scores, score_working_set=held)
 
 
 def norm(*, tokens: ArrayLike, hidden: int, calls: int, ops_per_element: float, name: str = "norm") -> Op:

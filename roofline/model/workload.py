@@ -197,7 +197,8 @@ def step_ops(model: ModelSpec, phase: Phase, batch: ArrayLike, seq_len: ArrayLik
             causal=phase is Phase.PREFILL, cached=decode, softmax_ops=cost("softmax_ops_per_score"),
             window=m.sliding_window, window_layers=m.windowed_layers,
             prefix=context if phase is Phase.PREFILL else 0, shared_kv=shared_kv,
-            score_bytes=cost("unfused_score_bytes") if AttentionForm(attention_form) is AttentionForm.UNFUSED else 0.0)
+            bytes_per_score=cost("unfused_score_bytes") if AttentionForm(attention_form) is AttentionForm.UNFUSED
+            else 0.0)
     out = [
         attention,
         op.norm(tokens=tokens, hidden=m.hidden_size, calls=m.norms_per_layer * layers + (0 if encoder else 1),
