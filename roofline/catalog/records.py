@@ -6,12 +6,16 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofline.catalog import builtin_dir, warn_skipped
 from roofline.catalog.cache import load_validated
 from roofline.errors import SpecError, UserError
 from roofline.files.reading import is_dir, load_json, parse_toml, read_bytes, regular_file_problem, resolved
 from roofline.spec.record import Measurement, Record
+
+if TYPE_CHECKING:
+    from roofline.results.llamacpp import LlamaCppResult
 
 
 @dataclass(frozen=True)
@@ -133,21 +137,18 @@ def _llamacpp_report(path: Path, data: dict, record: Record
     from roofline.catalog.validate import validate
     from roofline.results.llamacpp import LlamaCppResult
 
-    said = str(validate(LlamaCppResult, data, path).settings.get("flash_attn", "")).lower()
+    report = validate(LlamaCppResult, data, path)
+    said = str(report.settings.get("flash_attn", "")).lower()
     flash = {"on": True, "off": False}.get(said)
     if flash is not None and record.flash_attention is not None and flash != record.flash_attention:
         raise SpecError(str(path), "settings.flash_attn", f"{said}, where the record says flash_attention = "
                         f"{str(record.flash_attention).lower()}; make them agree")
-    return _llamacpp_figures(path, data, record), None, flash
+    return _llamacpp_figures(path, report, record), None, flash
 
 
-def _llamacpp_figures(path: Path, data: dict, record: Record) -> tuple[Measurement, ...]:
+def _llamacpp_figures(path: Path, report: LlamaCppResult, record: Record) -> tuple[Measurement, ...]:
     """pp N: a prefill of N tokens in one batch; tg N: N tokens generated one at a time from an empty
     cache, so at a mean context of N / 2 (llama-bench's tests), with the KV cache in the run's type."""
-    from roofline.catalog.validate import validate
-    from roofline.results.llamacpp import LlamaCppResult
-
-    report = validate(LlamaCppResult, data, path)
     if report.layers != (record.layers or report.layers):
         raise SpecError(str(path), "layers", f"the report ran {report.layers} layers; the record says {record.layers}")
     kv = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "int8"}.get(report.settings.get("kv_type", "f16"), "fp16")

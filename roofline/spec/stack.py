@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from roofline.calc.aggregate import geometric_mean
 from roofline.spec import PYDANTIC_CONFIG
@@ -105,50 +106,56 @@ class PathRule:
 
 
 @dataclass(frozen=True)
-class SharedKvRule:
-    """The engine keeps one KV buffer for all the sequences of a step (llama.cpp's unified cache): each query scores
-    every cell in use, its own sequence's and the others' (masked after), so B sequences score B times the keys
-    they would alone (:func:`roofline.calc.ops.attention`'s ``shared_kv``)."""
+class DatedRule:
+    """A rule of an engine's builds up to a date: it holds for records dated before ``before`` (empty: always); an
+    estimate prices today's build, which a dated rule is not about."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
 
     before: str = ""
-    """``YYYY-MM-DD``: the rule holds for records dated before it (builds whose cache was always shared); empty:
-    always. An estimate prices today's build, which a dated rule is not about"""
+    """``YYYY-MM-DD``: the rule holds for records dated before it; empty: always"""
     evidence: str = ""
+
+    #: the rule's section in a stack profile, named in its errors
+    SECTION: ClassVar[str] = "rule"
 
     def __post_init__(self) -> None:
         if self.before and not is_iso_date(self.before):
-            raise ValueError(f"shared_kv.before: a date as YYYY-MM-DD, got {self.before!r}")
+            raise ValueError(f"{self.SECTION}.before: a date as YYYY-MM-DD, got {self.before!r}")
 
-    def holds(self, date: str | None) -> bool:
+    def dated(self, date: str | None) -> bool:
         """the rule holds for a record of ``date`` (None: an estimate of today's build)"""
         return not self.before or (date is not None and date < self.before)
 
 
 @dataclass(frozen=True)
-class UnfusedAttentionRule:
+class SharedKvRule(DatedRule):
+    """The engine keeps one KV buffer for all the sequences of a step (llama.cpp's unified cache): each query scores
+    every cell in use, its own sequence's and the others' (masked after), so B sequences score B times the keys
+    they would alone (:func:`roofline.calc.ops.attention`'s ``shared_kv``). Dated: builds whose cache was always
+    shared."""
+
+    SECTION: ClassVar[str] = "shared_kv"
+
+    def holds(self, date: str | None) -> bool:
+        """the rule holds for a record of ``date`` (None: an estimate of today's build)"""
+        return self.dated(date)
+
+
+@dataclass(frozen=True)
+class UnfusedAttentionRule(DatedRule):
     """The engine runs a decoder's attention unfused unless told otherwise (llama.cpp without flash attention): its
     scores go through memory and every pair of the cells in view is scored
-    (:attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`)."""
+    (:attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`). Dated: builds that fused attention only when asked."""
 
-    __pydantic_config__ = PYDANTIC_CONFIG
-
-    before: str = ""
-    """``YYYY-MM-DD``: the rule holds for records dated before it (builds that fused attention only when asked);
-    empty: always. An estimate prices today's build, which a dated rule is not about"""
-    evidence: str = ""
-
-    def __post_init__(self) -> None:
-        if self.before and not is_iso_date(self.before):
-            raise ValueError(f"unfused_attention.before: a date as YYYY-MM-DD, got {self.before!r}")
+    SECTION: ClassVar[str] = "unfused_attention"
 
     def holds(self, date: str | None, flash_attention: bool | None = None) -> bool:
         """a run of ``date`` (None: an estimate of today's build) ran attention unfused: as its record says
         (``flash_attention``), else as its build's default"""
         if flash_attention is not None:
             return not flash_attention
-        return not self.before or (date is not None and date < self.before)
+        return self.dated(date)
 
 
 def attention_form(rule: UnfusedAttentionRule | None, date: str | None, flash_attention: bool | None = None
