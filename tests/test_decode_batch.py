@@ -145,7 +145,8 @@ def test_a_shared_kv_buffer_scores_every_sequence_s_cells_by_hand():
 
 def test_the_span_of_a_shared_buffer_by_hand():
     """``kv_span``: B with a prompt per sequence; with one shared prompt of P = 128 tokens and TG = 128 (mean own
-    depth 64 past it), (128 + B x 64) / (128 + 64); none after the rule's date, at B = 1 or with flash attention."""
+    depth 64 past it), (128 + B x 64) / (128 + 64); a prefill of B prompts, (B + 1) / 2; none after the rule's date,
+    at B = 1 or with flash attention."""
     import dataclasses
 
     from roofline.fidelity.figures import kv_span
@@ -164,4 +165,8 @@ def test_the_span_of_a_shared_buffer_by_hand():
     assert kv_span(r, dataclasses.replace(m, batch=1), rule) == 1.0 and kv_span(r, m, None) == 1.0
     # flash attention skips the cells its mask hides: the other sequences' cost no scores
     assert kv_span(r, m, rule, AttentionForm.FUSED) == 1.0
+    # B = 8 prompts prefilled one after another: the i-th sees i prompts' cells, (1 + ... + 8) / 8 = 4.5 on average
+    prefill = dataclasses.replace(m, phase="prefill", context=0)
+    assert kv_span(r, prefill, rule) == 4.5 == sum(range(1, 9)) / 8
+    assert kv_span(r, dataclasses.replace(prefill, batch=1), rule) == 1.0
     assert SharedKvRule().holds(None) and not rule.holds(None)

@@ -88,7 +88,8 @@ def attention(*, batch: ArrayLike, q_len: ArrayLike, k_len: ArrayLike, heads: in
 
     A cache all ``B`` sequences share (``shared_kv = B``: llama.cpp's unified KV buffer) is scored whole by each
     query, the other sequences' cells masked after: ``shared_kv`` times the scores and their flops (a decode step
-    ``B x B k``; ``B`` prompts one after another ``B^2 s^2 / 2``), the keys and values still read once.
+    ``B x B k``; ``B`` prompts one after another, the ``i``-th over the ``i`` in the buffer: ``shared_kv = (B + 1) / 2``
+    on average), the keys and values still read once.
 
     Unfused attention (``bytes_per_score > 0``; :attr:`~roofline.spec.vocab.AttentionForm.UNFUSED`, llama.cpp without
     flash attention): a KQ matmul computes and writes every score of the cells in view, and the causal mask is applied

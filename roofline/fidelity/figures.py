@@ -155,12 +155,16 @@ def kv_span(r, m, rule: SharedKvRule | None, form: AttentionForm = AttentionForm
     prompt of ``P`` tokens all share (``shared_prompt``, llama-batched-bench ``-pps``) and ``t`` tokens of its own on
     average, ``(P + B t) / (P + t)``. A fused attention (``form``) skips the cells its mask hides, the other
     sequences' (llama.cpp's CPU flash attention: ``if (mv == -INFINITY) continue;`` per cell, and a whole tile
-    skipped where every cell is masked, ggml/src/ggml-cpu/ops.cpp lines 8968-8971 and 9229-9245 at 0c1e570): 1."""
+    skipped where every cell is masked, ggml/src/ggml-cpu/ops.cpp lines 8968-8971 and 9229-9245 at 0c1e570): 1.
+
+    A prefill of ``B`` prompts runs them one after another (a shared buffer's micro-batches are consecutive tokens,
+    ``split_simple``), so the ``i``-th prompt sees the cells of the ``i`` before it and its own: ``(B + 1) / 2`` on
+    average, not ``B``."""
     b = m.batch or r.batch
     if rule is None or b <= 1 or not rule.holds(r.date or None) or form is AttentionForm.FUSED:
         return 1.0
     if not r.shared_prompt:
-        return float(b)
+        return (b + 1) / 2 if (m.phase or r.phase) == Phase.PREFILL else float(b)
     prompt = m.seq_len or r.seq_len
     context = m.context if m.context is not None else r.context
     own = max((context or prompt) - prompt, 0)
