@@ -170,3 +170,28 @@ def test_the_span_of_a_shared_buffer_by_hand():
     assert kv_span(r, prefill, rule) == 4.5 == sum(range(1, 9)) / 8
     assert kv_span(r, dataclasses.replace(prefill, batch=1), rule) == 1.0
     assert SharedKvRule().holds(None) and not rule.holds(None)
+
+
+def test_a_latency_is_one_instance_s_call_whatever_runs_on_the_other_socket():
+    """A request's time (TTFT, TPOT) on one of two instances, one per socket (the SGLang blog's llama.cpp baseline on a
+    2 x 128-core Xeon 6980P): a step's time is the platform's over its instances, one request's is one instance's call,
+    so the figure is the same as on the socket alone, at the ceiling and with the fitted profile."""
+    import dataclasses
+    from pathlib import Path
+
+    from roofline.catalog.records import load_record
+    from roofline.catalog.stacks import load_stack
+    from roofline.fidelity.figures import figures
+    from roofline.fidelity.fit import params_of, predict
+
+    rec = load_record(Path("validation/records/corpus/llamacpp-baseline-xeon6980p-deepseek-r1-distill-llama-70b-int8.toml"))
+    one = dataclasses.replace(rec, record=dataclasses.replace(
+        rec.record, platform=dataclasses.replace(rec.record.platform, sockets=1)))
+    prof = load_stack("llama.cpp")
+    rules = dict(kernels=prof.kernels, shared_kv=prof.shared_kv, barriers=prof.barriers,
+                 unfused_attention=prof.unfused_attention)
+    two_figs, one_figs = figures(rec, prof.path_rules, **rules), figures(one, prof.path_rules, **rules)
+    assert [f.steps[0].parts.instances.max() for f in two_figs] == [2.0, 2.0]
+    for two_f, one_f in zip(two_figs, one_figs):
+        for q in (None, params_of(prof)):
+            assert predict(two_f, q) == pytest.approx(predict(one_f, q), rel=1e-9)

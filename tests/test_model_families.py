@@ -325,6 +325,19 @@ def test_gemma3_kv_cache_by_hand():
     assert work.kv_cache_elements() == 4096 * (52 * 1024 + 10 * 32768)
 
 
+def test_gemma3_12b_is_keras_hubs_count_to_the_parameter():
+    """keras-hub's gemma3_12b_text preset: 11,765,788,416 parameters, with MaxText's 262,144-token table. The catalog
+    entry's 262,208-token table (transformers' default, as for 27B) adds 64 x 3,840; the rest is exact: 48 layers of
+    4,096 + 2 x 2,048 + 4,096 attention columns and a 3 x 15,360 GeGLU on 3,840, four norms of 3,840 and two q/k norms
+    of 256 each, one final norm. 40 layers hold a 1,024-token window, 8 (5, 11, ..., 47) are global."""
+    m = load_model("gemma-3-12b")
+    total = sum(groups(m).values())
+    per_layer = 3840 * (4096 + 2 * 2048) + 4096 * 3840 + 3 * 3840 * 15360 + 4 * 3840 + 2 * 256
+    assert total == 48 * per_layer + 262_208 * 3840 + 3840
+    assert total - 64 * 3840 == 11_765_788_416
+    assert set(range(48)) - set(m.sliding_window_layers) == set(range(5, 48, 6)) and m.sliding_window == 1024
+
+
 def test_gemma3_wrapper_without_text_config_is_refused():
     with pytest.raises(ConfigError, match="text_config"):
         hf_config_to_fields({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}, "x", "t")

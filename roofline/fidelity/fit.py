@@ -249,6 +249,9 @@ class FitTable:
     den_which: np.ndarray
     """denominator's piece (-1: none)"""
     den_step: np.ndarray
+    latency_instances: np.ndarray | None = None
+    """per figure: a latency's instances (its step's time is the platform's over them, one request is one
+    instance's call: the time times them); None: every figure's 1"""
 
     @classmethod
     def of(cls, figs: Sequence[Figure], classes: Sequence[str] | None = None,
@@ -263,7 +266,7 @@ class FitTable:
         floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
         row_floor: list[int] = []
         step_attention: list[float] = []
-        fig: dict[str, list] = {k: [] for k in ("nw", "ns", "nc", "dw", "ds")}
+        fig: dict[str, list] = {k: [] for k in ("nw", "ns", "nc", "dw", "ds", "li")}
         for f in figs:
             first = len(steps)
             for s in f.steps:
@@ -292,16 +295,19 @@ class FitTable:
                 fig["nw"].append(-1), fig["ns"].append(first)
                 fig["nc"].append(float(f.batch if f.kind is FigureKind.THROUGHPUT else f.tokens))
                 fig["dw"].append(_PIECE[StepPart.ALL]), fig["ds"].append(first)
-            else:
+            else:  # a time: one request's, on one instance, while the others run beside it
                 fig["nw"].append(_PIECE[StepPart.ALL]), fig["ns"].append(first), fig["nc"].append(1.0)
                 fig["dw"].append(-1), fig["ds"].append(first)
+            fig["li"].append(float(np.max(f.steps[0].parts.instances))
+                             if f.kind is FigureKind.LATENCY and f.steps else 1.0)
         a = lambda v, t=float: np.asarray(v, dtype=t)  # noqa: E731
         return cls(tuple(figs), concat_parts(steps), classes, platforms, a(row_class, int), a(row_graph, bool),
                    a(row_factor), a(row_limit), a(row_unpack), a(row_serial), a(row_rows), a(row_kernel_s), floors,
                    a(row_floor, int),
                    a(step_platform, int), tuple(step_mode),
                    None if all(v == 1.0 for v in step_attention) else a(step_attention), a(fig["nw"], int),
-                   a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int))
+                   a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int),
+                   None if all(v == 1.0 for v in fig["li"]) else a(fig["li"]))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
                    memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
@@ -354,7 +360,7 @@ class FitTable:
             pieces = np.stack([t.total_s, t.linear_s, t.non_gemm_s], axis=-2)
         num = np.where(self.num_which < 0, self.num_const, pieces[..., np.maximum(self.num_which, 0), self.num_step])
         den = np.where(self.den_which < 0, 1.0, pieces[..., np.maximum(self.den_which, 0), self.den_step])
-        return num / den
+        return num / den if self.latency_instances is None else num / den * self.latency_instances
 
     def predict(self, x: np.ndarray, lay: ParamLayout, call_s: float, per_op_s: float) -> np.ndarray:
         """Every figure with the parameter vector ``x`` laid out as ``lay``."""
