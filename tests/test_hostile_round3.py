@@ -208,7 +208,7 @@ def test_a_fifo_output_is_refused_at_once(tmp_path):
 
 
 def test_standard_output_by_its_device_name_is_still_written(tmp_path):
-    proc = run_cli(*ESTIMATE, "--json", "/dev/stdout")  # a pipe here: /proc/self/fd/1 -> pipe:[...]
+    proc = run_cli(*ESTIMATE, "--json", "/dev/stdout", process=True)  # a pipe here: /proc/self/fd/1 -> pipe:[...]
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout[:proc.stdout.rindex("}") + 1])["platform"]["name"] == "icx"
 
