@@ -33,6 +33,7 @@ FAMILIES: dict[str, tuple[Kernel, ...]] = {
     "q5_1": (), "iq4_nl": (Kernel.REPACK, Kernel.SGEMM), "q2_K": (Kernel.REPACK, Kernel.TILED),
     "q3_K": (Kernel.TILED,), "q4_K": (Kernel.REPACK, Kernel.TILED), "q5_K": (Kernel.TILED,),
     "q6_K": (Kernel.TILED,), "iq4_xs": (Kernel.TILED,), "mxfp4": (Kernel.REPACK,),
+    "iq1_s": (), "iq1_m": (), "iq2_xxs": (), "iq2_xs": (), "iq2_s": (), "iq3_xxs": (), "iq3_s": (),
 }
 
 

@@ -68,7 +68,15 @@ int main(int argc, char ** argv) {
     for (int64_t i = 0; i < n * k; i++) src[i] = (float) rand() / RAND_MAX - 0.5f;
     size_t bytes = ggml_row_size(type, k) * n;
     void * q = malloc(bytes);
-    ggml_quantize_chunk(type, src, q, 0, n, k, NULL);
+    /* the i-quants that need an importance matrix (iq1_s, iq1_m, iq2_xxs, iq2_xs) get a flat one: it changes which
+       grid points are chosen, not the kernel that reads them */
+    float * imatrix = NULL;
+    if (ggml_quantize_requires_imatrix(type)) {
+        imatrix = malloc(sizeof(float) * k);
+        for (int64_t i = 0; i < k; i++) imatrix[i] = 1.0f;
+    }
+    ggml_quantize_chunk(type, src, q, 0, n, k, imatrix);
+    free(imatrix);
     ggml_backend_tensor_set(w, q, 0, bytes);  /* a repacking buffer interleaves the rows here */
 
     struct ggml_init_params gp = { (4 * calls + 16) * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
