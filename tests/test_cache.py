@@ -80,3 +80,18 @@ def test_no_cache_is_off_only_when_set_to_something_true(spec, monkeypatch, valu
     assert cache_off() is off
     load(spec)
     assert len(entries(spec)) == (0 if off else 1)
+
+
+def test_every_catalog_model_read_from_the_cache_equals_its_fresh_validation(tmp_path, monkeypatch):
+    """A cached spec is rebuilt with the types validation gives: an optional tuple (a model's windowed layers) comes
+    back a tuple, not the JSON's list, so a cached model equals a freshly validated one."""
+    from roofline.spec.model import ModelSpec
+
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ROOFLINE_NO_CACHE", raising=False)
+    for path in sorted(builtin_dir("models").glob("*.toml")):
+        fresh = load_validated(ModelSpec, path, lambda raw, p=path: parse_toml(raw, p))  # validated, then stored
+        cached = load_validated(ModelSpec, path, lambda raw, p=path: parse_toml(raw, p))  # read back
+        assert cached == fresh, path.name
+        if fresh.sliding_window_layers is not None:
+            assert isinstance(cached.sliding_window_layers, tuple), path.name

@@ -338,6 +338,16 @@ def test_gemma3_12b_is_keras_hubs_count_to_the_parameter():
     assert set(range(48)) - set(m.sliding_window_layers) == set(range(5, 48, 6)) and m.sliding_window == 1024
 
 
+def test_gemma2_9b_is_keras_hubs_count_to_the_parameter():
+    """keras-hub's gemma2_9b_en preset: 9,241,705,984 parameters, exactly the layer shapes: 42 layers of 4,096 + 2 x 2,048
+    + 4,096 attention columns and a 3 x 14,336 GeGLU on 3,584 with four norms, the 256,000 x 3,584 table (tied), one
+    final norm. The even layers hold the 4,096-token window."""
+    m = load_model("gemma-2-9b")
+    per_layer = 3584 * (4096 + 2 * 2048) + 4096 * 3584 + 3 * 3584 * 14336 + 4 * 3584
+    assert sum(groups(m).values()) == 42 * per_layer + 256_000 * 3584 + 3584 == 9_241_705_984
+    assert m.sliding_window_layers == tuple(range(0, 42, 2)) and m.sliding_window == 4096
+
+
 def test_gemma3_wrapper_without_text_config_is_refused():
     with pytest.raises(ConfigError, match="text_config"):
         hf_config_to_fields({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}, "x", "t")

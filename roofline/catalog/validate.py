@@ -141,6 +141,9 @@ def build_trusted(tp: Any, value: Any) -> Any:
                 return build_trusted(arg, value)
             if isinstance(arg, type) and issubclass(arg, Enum) and isinstance(value, str):
                 return arg(value)
+            container = typing.get_origin(arg)
+            if (container in (tuple, list) and isinstance(value, list)) or (container is dict and isinstance(value, dict)):
+                return build_trusted(arg, value)  # an optional tuple comes back a tuple, as validated
         return value
     if origin is tuple:
         return tuple(build_trusted(args[0], v) for v in value)
