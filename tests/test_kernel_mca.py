@@ -4,10 +4,10 @@ that drifted from the file it cites, or an entry the file does not hold, fails h
 from __future__ import annotations
 
 import csv
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 #: each core the table prices from llvm-mca, and the gcc build whose assembly its rows were simulated on

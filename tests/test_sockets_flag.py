@@ -60,3 +60,50 @@ def test_the_sweep_command_line_takes_sockets(tmp_path):
         (row,) = csv.DictReader(out.open())
         rate[s] = float(row["throughput_per_s"])
     assert rate[2] == pytest.approx(2 * rate[1], rel=1e-9)
+
+
+def _linked(tmp_path, gb_per_s: float):
+    """genoa's file with its sockets' link bandwidth given (the catalog's genoa gives none)."""
+    from roofline.catalog import builtin_dir
+
+    text = (builtin_dir("platforms") / "genoa.toml").read_text()
+    line = f'socket_link_gb_per_s = {{ value = {gb_per_s}, kind = "assumed", source = "test" }}\n'
+    path = tmp_path / "genoa-linked.toml"
+    path.write_text(text.replace("cores_per_socket = {", line + "cores_per_socket = {", 1))
+    return str(path)
+
+
+@pytest.mark.parametrize("link", [64.0, 1000.0])
+def test_one_process_over_both_sockets_streams_at_the_link_or_both_sockets_memory(tmp_path, link):
+    """One process over a two-socket Genoa (--instance-cores 192), its pages spread over both sockets: each socket reads
+    half the bytes W, half of that from the other's memory, so W / 4 crosses the link each way and a step's stream
+    takes max(W / (2 B_socket), W / (4 L)): the DRAM bandwidth is min(2 B_socket, 4 L). Its one instance's latency is
+    its step; the per-socket layout's instances each have their socket's memory."""
+    from roofline.catalog import load_platform
+    from roofline.model.layout import make_layout
+    from roofline.model.resources import Resources
+
+    path = _linked(tmp_path, link)
+    platform = load_platform(path)
+    span = Resources(platform, make_layout(platform, instance_cores=192))
+    apart = Resources(platform, make_layout(platform, instance_cores=96))
+    assert span.layout.spans_sockets and not apart.layout.spans_sockets
+    assert float(span.layout.total_instances) == 1.0 and float(span.layout.active_cores) == 96.0
+    assert float(span.b_dram) == pytest.approx(min(float(apart.b_dram), 4 * link * 1e9))
+    r = roofline.estimate("llama-3.1-8b", path, precision="q4_k_m", phase="decode", instance_cores=192)
+    lay = r.platform.layout
+    assert lay.spans_sockets and lay.cores_per_instance == 192 and lay.instances_per_socket == 0
+    used = {i.what: i.value for i in r.inputs}
+    assert used["socket_link_gb_per_s"] == f"{link:g}" and used["core_latency_2s.znver4"] == "184.6"
+    # its barrier rounds (roofline.calc.barriers) run at the two-socket line transfer, one socket's at the one-socket one
+    assert span.line_transfer_s == pytest.approx(184.6e-9) and apart.line_transfer_s == pytest.approx(87e-9)
+
+
+def test_one_process_over_both_sockets_needs_the_link_and_names_what_it_may_be(tmp_path):
+    with pytest.raises(UserError, match=r"genoa: socket_link_gb_per_s is not given.*--instance-cores 96\)$"):
+        roofline.estimate("llama-3.1-8b", "genoa", precision="q4_k_m", phase="decode", instance_cores=192)
+    with pytest.raises(UserError, match=r"--instance-cores 100: an instance has 1 to 96 cores .*, or 192: one process "
+                                        r"over all 2 sockets"):
+        roofline.estimate("llama-3.1-8b", "genoa", precision="q4_k_m", phase="decode", instance_cores=100)
+    with pytest.raises(UserError, match=r"--instance-cores 192: an instance has 1 to 96 cores"):
+        roofline.estimate("llama-3.1-8b", "genoa", precision="q4_k_m", phase="decode", instance_cores=192, sockets=1)

@@ -482,7 +482,7 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
         layout=InstanceLayout(cores_per_instance=int(lay.instance_cores), instances_per_socket=int(lay.instances),
                             cores_per_socket_used=int(lay.active_cores),
                             l2_bytes_per_instance=float(res.l2_capacity),
-                            llc_bytes_per_instance=float(res.llc_capacity(0.0))),
+                            llc_bytes_per_instance=float(res.llc_capacity(0.0)), spans_sockets=lay.spans_sockets),
     )
 
 

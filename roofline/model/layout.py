@@ -1,6 +1,10 @@
 """The instance layout: on each socket, ``instances`` instances of ``instance_cores`` cores, pinned to
 disjoint cores, sharing one copy of the weights per LLC domain (the reference paper's deployment).
-Every array broadcasts over a leading layout axis (``plan`` evaluates all layouts in one call)."""
+Every array broadcasts over a leading layout axis (``plan`` evaluates all layouts in one call).
+
+One process may also span every socket used (``instance_cores = sockets x cores``: llama.cpp run with all the
+cores of a two-socket machine): one instance, ``1 / sockets`` of it on each socket, its pages spread over the
+sockets' memory (:class:`~roofline.model.resources.Resources` caps its memory at the link between them)."""
 
 from __future__ import annotations
 
@@ -36,6 +40,11 @@ class Layout:
     def total_instances(self) -> np.ndarray:
         return self.instances * self.sockets
 
+    @property
+    def spans_sockets(self) -> bool:
+        """one instance over several sockets (its threads and pages on each)"""
+        return bool(np.any(self.instances < 1))
+
 
 def default_instance_cores(cores: int) -> int:
     """The reference paper's 4-core instances, or the largest instance below 4 cores that divides the
@@ -56,10 +65,13 @@ def make_layout(platform: Platform, *, sockets: int | None = None, cores: int | 
     if not 1 <= cores <= per_socket:
         raise UserError(f"--cores {cores}: {platform.name} has {per_socket} cores per socket; use 1 to {per_socket}")
     c = np.asarray(default_instance_cores(cores) if instance_cores is None else instance_cores, dtype=float)
-    if np.any(c < 1) or np.any(c > cores):
+    spanning = sockets > 1 and c.ndim == 0 and float(c) == sockets * cores
+    if not spanning and (np.any(c < 1) or np.any(c > cores)):
         bad = int(np.max(c)) if np.any(c > cores) else int(np.min(c))
-        raise UserError(f"--instance-cores {bad}: an instance has 1 to {cores} cores (the cores used per socket)")
-    n = np.floor(cores / c)
+        across = f", or {sockets * cores}: one process over all {sockets} sockets" if sockets > 1 else ""
+        raise UserError(f"--instance-cores {bad}: an instance has 1 to {cores} cores (the cores used per socket)"
+                        f"{across}")
+    n = np.asarray(cores / c) if spanning else np.floor(cores / c)
     busy = np.full_like(c, per_socket if socket_busy else 0.0)
     busy = np.where(socket_busy, busy, n * c)
     return Layout(sockets, c, n, busy)

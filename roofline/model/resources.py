@@ -37,6 +37,7 @@ from typing import Literal
 
 import numpy as np
 
+from roofline.errors import UserError
 from roofline.model.layout import Layout
 from roofline.model.paths import PathChoice, choose_path
 from roofline.spec.ceiling_inputs import STREAM_FRACTION, TURBO_SLIDE
@@ -83,6 +84,8 @@ class Resources:
         self.dram_kind: Literal["measured", "theoretical", "stream-class"] = (
             "stream-class" if "stream_fraction" in self.used else kind)
         self.b_dram = s * self._capped("dram", socket_dram, p.dram.read_gb_per_s_per_core)
+        if lay.spans_sockets:
+            self.b_dram = np.minimum(self.b_dram, self._spanning_cap())
         llc = p.llc.read_gb_per_s
         self.b_llc = (s * self._capped("llc", llc.known_value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known
                       else None)
@@ -169,11 +172,14 @@ class Resources:
     @property
     def line_transfer_s(self) -> float:
         """One cache line's transfer between two cores, seconds: the platform's ``core_to_core_ns``, else its core's
-        (:mod:`roofline.spec.core_latency`)."""
+        (:mod:`roofline.spec.core_latency`); a process over both sockets takes its core's two-socket figure (half
+        its pairs cross the sockets)."""
         from roofline.spec.core_latency import line_transfer_ns
 
         given = self.platform.core_to_core_ns
-        ns, key = (given, "core_to_core_ns") if given.known else line_transfer_ns(self.platform.core)
+        spanning = self.layout.spans_sockets
+        ns, key = ((given, "core_to_core_ns") if given.known and not spanning
+                   else line_transfer_ns(self.platform.core, spanning))
         self.used["core_to_core"] = Used(key, ns.known_value, ns)
         return float(ns.known_value) * 1e-9
 
@@ -186,6 +192,23 @@ class Resources:
         return act, self.path(act).peak, self.vector_peak
 
     # ----------------------------------------------------------------- memory levels
+
+    def _spanning_cap(self) -> float:
+        """``4 L``: one process over two sockets, its pages spread over both sockets' memory, reads half its bytes
+        ``W`` on each socket, half of that from the other's: ``W / 4`` crosses the link each way (``L`` bytes/s,
+        the platform's ``socket_link_gb_per_s``) while each socket's memory serves ``W / 2``, so a step's stream
+        takes ``max(W / (2 B_socket), W / (4 L))``."""
+        p, lay = self.platform, self.layout
+        if lay.sockets != 2:
+            raise UserError(f"--instance-cores: one process over {lay.sockets} sockets is not priced (two sockets are)")
+        link = p.socket_link_gb_per_s
+        if not link.known:
+            cores = int(lay.active_cores.max())
+            raise UserError(f"{p.name}: socket_link_gb_per_s is not given, and one process over both sockets reads half "
+                            "its pages across the link between them; give the links' bandwidth each way in the platform "
+                            f"file (UPI: links x GT/s x 2 bytes), or run an instance per socket (--instance-cores {cores})")
+        self.used["socket_link"] = Used("socket_link_gb_per_s", link.known_value, link)
+        return 4.0 * link.known_value * GIGA
 
     def _capped(self, what: str, socket_bps: float, per_core: Sourced) -> float | np.ndarray:
         """A socket's bandwidth, capped by what the busy cores can pull (in the paper model only when fewer

@@ -49,7 +49,9 @@ def platform_table(r: EstimateResult) -> RenderableType:
     else:
         notes.append("memory model paper: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit")
     return section(f"Compute paths and balance points (paper Table 4), against {giga(p.dram_bandwidth_bytes_per_s)} "
-                   f"GB/s DRAM ({p.dram_bandwidth_kind}, all sockets)", t, notes)
+                   f"GB/s DRAM ({p.dram_bandwidth_kind}, all sockets"
+                   f"{'; one process over them, capped at 4 x the link between them' if p.layout and p.layout.spans_sockets else ''})",
+                   t, notes)
 
 
 def ceilings_table(r: EstimateResult) -> list[RenderableType]:

@@ -51,11 +51,15 @@ class InstanceLayout:
 
     cores_per_instance: int
     instances_per_socket: int
+    """0 where one process spans the sockets (``spans_sockets``)"""
     cores_per_socket_used: int
     l2_bytes_per_instance: float
     """L2 one instance holds (cores x L2 size; 0 when not modelled)"""
     llc_bytes_per_instance: float
     """one instance's share of its LLC domain(s) before resident weights take theirs (0 when not modelled)"""
+    spans_sockets: bool = False
+    """one process over every socket used, its pages spread over their memory (``--instance-cores`` = sockets x
+    cores), its memory capped by the link between them"""
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,39 @@ LINE_TRANSFER_NS: dict[str, Sourced] = {
                   "by-KeithMyers.csv line 9 field 1)", "assumed"),
 }
 
+#: nanoseconds per cache-line transfer between two cores of a two-socket machine, typical over all its pairs (half
+#: of them across the sockets): what a barrier round of one process spanning both sockets pays per thread
+LINE_TRANSFER_2S_NS: dict[str, Sourced] = {
+    "broadwell": _ns(107.2, f"{KC} line 136: 'IntelR XeonR CPU E5-2695 v4 @ 2.10GHz ... | 7.4887 | 107.2264 | 126.9100' "
+                     f"(min, median, max of a two-socket CSV; {_HOW})"),
+    "haswell": _ns(107.2, "as Broadwell: the same ring and QPI (no two-socket Haswell figure found)", "assumed"),
+    "cascadelake": _ns(135.2, f"{KC} line 147: 'Dual IntelR Xeon Gold 6242 @ 2.8GHz ... | 7.2657 | 135.1955 | 146.1889' "
+                       f"(min, median, max; {_HOW})"),
+    "skylake-avx512": _ns(135.2, "as Cascade Lake: the same core, mesh and UPI", "assumed"),
+    "icelake-server": _ns(98.9, f"{KC} line 130: 'Dual Intel Xeon Platinum 8358 CPU 2.60GHz | 41.0048 | 98.9467 | "
+                          f"124.8291' (min, median, max; {_HOW})"),
+    "znver3": _ns(289.5, f"{KC} line 167: 'Dual AMD EPYC 7763 64-Core Processor | 10.1847 | 289.4902 | 337.3357' "
+                  f"(min, median, max; {_HOW})"),
+    "znver4": _ns(184.6, f"{KC} line 155: 'Dual AMD EPYC 9654 96-Core Processor | 24.1957 | 184.6257 | 200.9054' "
+                  f"(min, median, max; {_HOW})"),
+    "znver5": _ns(184.6, "no two-socket EPYC Turin figure found: as Genoa (the same Infinity Fabric between sockets)",
+                  "assumed"),
+}
+
 DEFAULT_LINE_TRANSFER_NS = _ns(100.0, "a core the table does not know: 100 ns, between a ring's or mesh's "
                                "(about 50-80 ns) and a chiplet part's cross-die transfers (about 100-200 ns)",
                                "assumed")
 
 
-def line_transfer_ns(core: str) -> tuple[Sourced, str]:
-    """``(nanoseconds, key)`` of a core's line transfer: its table entry, else the assumed default."""
-    found = LINE_TRANSFER_NS.get(core)
-    return (found, f"core_latency.{core}") if found is not None else (DEFAULT_LINE_TRANSFER_NS, "core_latency.default")
+def line_transfer_ns(core: str, spanning: bool = False) -> tuple[Sourced, str]:
+    """``(nanoseconds, key)`` of a core's line transfer: its table entry (the two-socket one for a process spanning
+    both sockets), else the assumed default (twice it across two sockets)."""
+    table, key = (LINE_TRANSFER_2S_NS, "core_latency_2s") if spanning else (LINE_TRANSFER_NS, "core_latency")
+    found = table.get(core)
+    if found is not None:
+        return found, f"{key}.{core}"
+    if spanning:
+        return (_ns(2 * DEFAULT_LINE_TRANSFER_NS.known_value, "a core the table does not know, over two sockets: twice "
+                    "the one-socket default (the two-socket medians found are 2 to 2.8 times the one-socket ones)",
+                    "assumed"), f"{key}.default")
+    return DEFAULT_LINE_TRANSFER_NS, f"{key}.default"

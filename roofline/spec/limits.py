@@ -49,6 +49,8 @@ LIMITS: dict[str, Limit] = {
     "platform.cores_per_socket": Limit(1, 4096, "cores", "the largest CPUs have a few hundred cores",
                                        low_open=False),
     "platform.core_to_core_ns": Limit(1, 10_000, "ns", "a cache line moves between two cores in 20-500 ns"),
+    "platform.socket_link_gb_per_s": Limit(1, 100_000, "GB/s", "the links between two sockets carry 20-1,000 GB/s "
+                                           "each way"),
     "platform.frequency_ghz.*": Limit(0.1, 10, "GHz", "not a CPU frequency: cores clock at 0.1-10 GHz",
                                       low_open=False),
     "platform.compute.*.ops_per_cycle": Limit(0.01, 65536, "ops/cycle/core",

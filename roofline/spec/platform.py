@@ -146,6 +146,10 @@ class Platform:
     """the latency of one cache line's transfer between two cores of the socket, typical over all pairs (a spin
     barrier's cost per thread, :mod:`roofline.calc.barriers`); not given: the core's value in
     :data:`roofline.spec.core_latency.LINE_TRANSFER_NS`"""
+    socket_link_gb_per_s: Sourced = Sourced(unknown="not given")
+    """what the links between two sockets carry each way, all links together (UPI: links x GT/s x 2 bytes; AMD's
+    xGMI: links x lanes x Gbps / 8): the cap on a process spanning both sockets, which reads half its pages from
+    the other socket's memory (:mod:`roofline.model.layout`); not given: such a process is refused"""
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
@@ -177,6 +181,9 @@ class Platform:
         if self.core_to_core_ns.known:
             _positive("core_to_core_ns", self.core_to_core_ns)
             check_sourced("platform.core_to_core_ns", self.core_to_core_ns)
+        if self.socket_link_gb_per_s.known:
+            _positive("socket_link_gb_per_s", self.socket_link_gb_per_s)
+            check_sourced("platform.socket_link_gb_per_s", self.socket_link_gb_per_s)
         theoretical, measured = self.dram.theoretical_gb_per_s, self.dram.measured_gb_per_s
         if not (theoretical.known or measured.known):
             raise ValueError("dram: give theoretical_gb_per_s or measured_gb_per_s (or both)")
@@ -288,7 +295,7 @@ def platform_fingerprint(p: Platform) -> str:
     import json
 
     data = dataclasses.asdict(p)
-    for k in ("name", "aliases", "description", "notes", "core", "power", "core_to_core_ns"):
+    for k in ("name", "aliases", "description", "notes", "core", "power", "core_to_core_ns", "socket_link_gb_per_s"):
         data.pop(k, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
