@@ -549,7 +549,7 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     """The kernel table's cycles that priced GGUF rows on this CPU's core (:func:`kernel_priced`), one row per type:
     ``measured`` where the table's cycles for the core were timed on it, ``derived`` where counted from the source
     by a scheduling model, ``assumed`` where the core takes another core's cycles; and an ``assumed`` row for each
-    type the table counts on no core (priced at the ceiling's rates and the class's efficiency instead)."""
+    type the table does not count on this core (priced at the ceiling's rates and the class's efficiency instead)."""
     from roofline.catalog.kernels import load_kernel_table
 
     if stack is None or not stack.kernels:
@@ -557,12 +557,16 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     types = dict.fromkeys(t for r in recipes if kernel_priced(res, r, stack) and (t := gguf_type(r)) is not None)
     table = load_kernel_table(stack.kernels)
     core = res.platform.core
-    # a type the table counts on no core at all (an i-quant): said, as its GEMMs are priced from the ceiling instead
+    # a type the table does not count on this core (an i-quant on a core whose rows are measured): said, as its GEMMs
+    # are priced from the ceiling instead
     counted = {t for c in table.cycles.values() for t in c.types}
-    unpriced = dict.fromkeys(t for r in recipes if (t := gguf_type(r)) is not None and t not in counted)
+    here = table.core_cycles(core)
+    here_types = set(here.types) if here is not None else set()
+    unpriced = dict.fromkeys(t for r in recipes if (t := gguf_type(r)) is not None and t not in here_types)
     missing = [Provenance(what=f"{table.engine}.kernels.{t}", value="no cycles in the kernel table", kind="assumed",
-                          source=f"platforms/kernels/{stack.kernels}.toml counts no kernel of {t} on any core: its "
-                          "GEMMs priced at the ceiling's rates times the profile's efficiency for their path class")
+                          source=f"platforms/kernels/{stack.kernels}.toml counts no kernel of {t} on "
+                          f"{'any core' if t not in counted else core or 'this platform (its core is not named)'}: "
+                          "its GEMMs priced at the ceiling's rates times the profile's efficiency for their path class")
                for t in unpriced]
     if not types:
         return missing
