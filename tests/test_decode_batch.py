@@ -88,7 +88,7 @@ def test_one_more_user_costs_little_on_a_96_core_socket():
     assert times[1] < times[2] <= times[8] <= times[32]
     from roofline.catalog.records import load_records
     from roofline.catalog.stacks import load_stack
-    from roofline.fidelity.figures import figures
+    from roofline.fidelity.accuracy import stack_figures
     from roofline.fidelity.fit import params_of, predict
 
     prof = load_stack("llama.cpp")
@@ -96,9 +96,7 @@ def test_one_more_user_costs_little_on_a_96_core_socket():
     recs = [r for r in load_records() if r.id.startswith("llamacpp-batched-ampere-aws-m7a-")]
     assert len(recs) == 4
     for rec in recs:
-        figs = {f.batch: f for f in figures(rec, prof.path_rules, kernels=prof.kernels, shared_kv=prof.shared_kv,
-                                            barriers=prof.barriers, unfused_attention=prof.unfused_attention)
-                if f.label.startswith("S_TG")}
+        figs = {f.batch: f for f in stack_figures([rec], prof)[0] if f.label.startswith("S_TG")}
         measured = (2 / figs[2].measured) / (1 / figs[1].measured)
         model = (2 / predict(figs[2], q)) / (1 / predict(figs[1], q))
         assert abs(model - measured) < 0.25, (rec.id, measured, model)
@@ -199,16 +197,14 @@ def test_a_latency_is_one_instance_s_call_whatever_runs_on_the_other_socket():
 
     from roofline.catalog.records import load_record
     from roofline.catalog.stacks import load_stack
-    from roofline.fidelity.figures import figures
+    from roofline.fidelity.accuracy import stack_figures
     from roofline.fidelity.fit import params_of, predict
 
     rec = load_record(Path("validation/records/corpus/llamacpp-baseline-xeon6980p-deepseek-r1-distill-llama-70b-int8.toml"))
     one = dataclasses.replace(rec, record=dataclasses.replace(
         rec.record, platform=dataclasses.replace(rec.record.platform, sockets=1)))
     prof = load_stack("llama.cpp")
-    rules = dict(kernels=prof.kernels, shared_kv=prof.shared_kv, barriers=prof.barriers,
-                 unfused_attention=prof.unfused_attention)
-    two_figs, one_figs = figures(rec, prof.path_rules, **rules), figures(one, prof.path_rules, **rules)
+    two_figs, one_figs = stack_figures([rec], prof)[0], stack_figures([one], prof)[0]
     assert [f.steps[0].parts.instances.max() for f in two_figs] == [2.0, 2.0]
     for two_f, one_f in zip(two_figs, one_figs):
         for q in (None, params_of(prof)):
