@@ -179,6 +179,22 @@ def test_cell_recipes_lm_head_flag():
     assert q[-1].bytes_per_weight == pytest.approx(210 / 256) and f[-1].e_w == 2 and f[-1].name == "q4_k_m:lm_head"
 
 
+def test_an_estimate_of_a_mix_streams_the_lm_head_its_quantizer_writes():
+    """llama-quantize writes a Q4_K_M file's output.weight in Q6_K: an estimate in q4_k_m streams it so without
+    --quantize-lm-head (128,256 x 4,096 weights at 210 bytes per 256, by hand), as the records of such files are
+    priced, and says nothing of an lm_head kept in a float type."""
+    import roofline
+
+    r = roofline.estimate("llama-3.1-8b", "genoa", precision="q4_k_m", phase="decode", batch=1)
+    p = r.precisions["q4_k_m"]
+    lm = next(g for g in p.gemms if g.name == "lm_head")
+    assert lm.w_bytes == pytest.approx(128256 * 4096 * 210 / 256)
+    assert not any("lm_head kept" in n for n in p.notes)
+    flagged = roofline.estimate("llama-3.1-8b", "genoa", precision="q4_k_m", phase="decode", batch=1,
+                                quantize_lm_head=True).precisions["q4_k_m"]
+    assert flagged.step_time_s == pytest.approx(p.step_time_s)
+
+
 # ------------------------------------------------------------------ a GGUF file written and read back
 
 

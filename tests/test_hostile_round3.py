@@ -964,3 +964,19 @@ def test_real_numbers_of_any_type_are_numbers_where_a_number_is_meant():
     for v in (decimal.Decimal("NaN"), decimal.Decimal("Infinity"), np.bool_(True), 2.5j):
         with pytest.raises(UserError, match="throughput_speedup"):
             api.check(model="bert-base", cpu="icx", precision="int8-static", throughput_speedup=v)
+
+
+def test_an_estimate_s_json_and_page_name_no_absolute_path(tmp_path):
+    """A catalog CPU is named relative to the checkout (platforms/genoa.toml), a CPU file relative to the working
+    directory, in the JSON and on the page alike."""
+    (tmp_path / "cpus").mkdir()
+    (tmp_path / "cpus" / "mine.toml").write_bytes((builtin_dir("platforms") / "icx.toml").read_bytes())
+    root = str(Path(__file__).resolve().parents[1])
+    for cpu, shown in (("genoa", "platforms/genoa.toml"), ("cpus/mine.toml", "cpus/mine.toml")):
+        proc = run_cli("estimate", "--model", "bert-base", "--cpu", cpu, "--brief", "--json", "e.json", "--html",
+                       "e.html", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        data, page = (tmp_path / "e.json").read_text(), (tmp_path / "e.html").read_text()
+        assert json.loads(data)["platform"]["file"] == shown
+        for text in (data, page):
+            assert str(tmp_path) not in text and root not in text

@@ -438,19 +438,21 @@ def test_a_call_of_more_rows_never_computes_faster_than_one_row(many, one, w1, h
     from roofline.model.efficiency import one_row_floor, shaped
 
     m = np.array(sorted(rows), dtype=float)
-    eta, shape, extra = one_row_floor(np.full(m.shape, many), np.full(m.shape, one), m, m * w1, half)
+    eta, shape, extra, gemv = one_row_floor(np.full(m.shape, many), np.full(m.shape, one), m, m * w1, half)
     s_many, s = shaped(np.full(m.shape, many), m * w1, half)
     expect = np.where(m <= 1, one, np.minimum(s_many, m * one))
     assert eta == pytest.approx(expect, rel=1e-12)
     assert shape == pytest.approx(np.where(m <= 1, 1.0, s), rel=1e-12)
     # the dequantization (the same weights at any M) never runs faster than in the one-row call
     assert extra == pytest.approx(np.where(m <= 1, one, min(many, one)), rel=1e-12)
+    # a one-row call of the same shape runs at the one-row class's efficiency, whatever M (the bound t(M) <= M t(1))
+    assert gemv == pytest.approx(np.full(m.shape, one), rel=1e-12)
     t = m / eta
     assert np.all(np.diff(t) >= -1e-9 * t[1:])
     assert np.all(t >= 1.0 / one * (1 - 1e-12))
     # no one-row value (NaN), or rows of unknown count (inf): the many-row class alone (one row: without its shape)
-    alone, _, x = one_row_floor(np.full(m.shape, many), np.full(m.shape, np.nan), m, m * w1, half)
+    alone, _, x, gemv = one_row_floor(np.full(m.shape, many), np.full(m.shape, np.nan), m, m * w1, half)
     assert alone == pytest.approx(np.where(m <= 1, many, s_many), rel=1e-12)
-    assert x == pytest.approx(np.full(m.shape, many), rel=1e-12)
-    inf, _, _ = one_row_floor(np.array([many]), np.array([one]), np.array([np.inf]), np.array([w1]), half)
+    assert x == pytest.approx(np.full(m.shape, many), rel=1e-12) and gemv == pytest.approx(x, rel=1e-12)
+    inf, _, _, _ = one_row_floor(np.array([many]), np.array([one]), np.array([np.inf]), np.array([w1]), half)
     assert inf == pytest.approx(shaped(np.array([many]), np.array([w1]), half)[0], rel=1e-12)

@@ -330,7 +330,7 @@ class FitTable:
         else:
             one = np.where(self.row_graph, floor_graph[..., self.row_floor], floor_kernel[..., self.row_floor])
         phi_step = phi[..., self.step_platform]
-        eta, shape_term, extra = one_row_floor(eta, one, self.row_rows, p.size(shape), work_half,
+        eta, shape_term, extra, one_call = one_row_floor(eta, one, self.row_rows, p.size(shape), work_half,
                                                self.row_factor * phi_step[..., p.row_step])
         kern = np.isfinite(self.row_kernel_s)
         kernel_s = None
@@ -346,7 +346,7 @@ class FitTable:
                              quantization=np.ones_like(vector) if passes else vector,
                              call_s=per_step(call_s), per_op_s=per_step(per_op_s),
                              pass_memory=per_step(memory) if passes else None, attention_path=self.step_attention,
-                             kernel_s=kernel_s)
+                             kernel_s=kernel_s, one=one_call)
 
     def figures_from(self, e: RowEfficiency | None) -> np.ndarray:
         """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms); ``(B, F)``

@@ -552,7 +552,8 @@ def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile 
 def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
                   work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A row's efficiency, its shape term and its extra vector work's efficiency, from its two classes' values
+    """A row's efficiency, its shape term, its extra vector work's efficiency and a one-row call's efficiency (the
+    bound of :func:`~roofline.model.realistic.realistic_times`: ``t(M) <= M t(1)``), from its two classes' values
     (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's, without the shape term (its
     shape is 1: a GEMV splits the weight rows over the threads, with no output tiles for the work per core to
     fill); a call of more at the many-row class's, but its multiply-accumulates at most at ``M x eta_one(W / M)``
@@ -571,7 +572,8 @@ def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, w
                                         work_half, scale)[0])
     single = rows <= 1
     return (np.where(single, x_one, np.minimum(many, np.where(few, rows * alone, np.inf))),
-            np.where(single, 1.0, shape), np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)))
+            np.where(single, 1.0, shape), np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)),
+            x_one)
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
@@ -634,9 +636,9 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         found = ", ".join(used or [found])
         how.append(f"{found}, {rr.said}" if rr.said else found)
     g_pairs, k_pairs = np.asarray(gemm).T, np.asarray(kernel).T
-    eta_g, shape, x_g = one_row_floor(g_pairs[0], g_pairs[1], rows, m, half, np.asarray(scale))
-    eta_k, _, x_k = one_row_floor(k_pairs[0], k_pairs[1], rows, m, half, np.asarray(scale))
-    values: dict[str, Any] = {"gemm": eta_g, "kernel": eta_k, "shape": shape}
+    eta_g, shape, x_g, one_g = one_row_floor(g_pairs[0], g_pairs[1], rows, m, half, np.asarray(scale))
+    eta_k, _, x_k, one_k = one_row_floor(k_pairs[0], k_pairs[1], rows, m, half, np.asarray(scale))
+    values: dict[str, Any] = {"gemm": eta_g, "kernel": eta_k, "shape": shape, "gemm_one": one_g, "kernel_one": one_k}
     if any(np.any(np.isfinite(t)) for t in kernel_s):
         values["kernel_s"] = np.stack(np.broadcast_arrays(*kernel_s), axis=-1)
     # a one-row class of its own: its floor on the extra work
@@ -673,4 +675,5 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
                       fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial",
-                                                  "attention_path", "kernel_s", "barrier_rounds"})
+                                                  "attention_path", "kernel_s", "barrier_rounds", "gemm_one",
+                                                  "kernel_one"})

@@ -18,6 +18,7 @@ from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
+from roofline.files.reading import shown_path
 from roofline.model.amdahl import (
     Overrides,
     Resolved,
@@ -60,6 +61,7 @@ from roofline.results.provenance import Provenance
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import INT8_DOT_FLAGS, Platform
+from roofline.spec.precision import MIX_NAMES as MIXES
 from roofline.spec.precision import RECIPES, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
@@ -267,7 +269,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         notes = [path.note] if path.note else []
         if bool(step.fits_llc) and res.b_llc is None:
             notes.append(f"weights fit the LLC but {platform.name} gives no LLC bandwidth: DRAM bandwidth used")
-        if model.family == "decoder" and not quantize_lm_head and r.quantized:
+        if model.family == "decoder" and not quantize_lm_head and r.quantized and r.name not in MIXES:
             notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
         t_step = float(step.step_time)
         need, capacity, what = _memory(platform, model, work, e, res, q)
@@ -314,7 +316,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         ))
     return EstimateResult(
         tool=f"roofline {__version__}",
-        platform=_platform_result(res, platform_file),
+        platform=_platform_result(res, shown_path(platform_file) if platform_file else ""),
         workload=WorkloadResult(
             model=model.name, family=model.family, phase=work.phase.value, batch=work.batch, seq_len=work.seq_len,
             m=work.tokens, layers=model.num_hidden_layers, fused_qkv=work.fused_qkv,

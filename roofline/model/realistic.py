@@ -233,6 +233,9 @@ class RowEfficiency:
     """(R,) a kernel table's compute time of each call over its class's efficiency (NaN: not priced so; None: no
     row is): such a row takes ``max(C, t_m / eta_m)`` (the kernel computes beside its stream), never less than its
     ceiling"""
+    one: np.ndarray | None = None
+    """(R,) the efficiency a one-row call of each row's shape is priced at (a GEMV's: no shape term), for the bound
+    ``t(M) <= M t(1)``; None: ``eta`` without the shape term, at most 1"""
 
 
 @dataclass(frozen=True)
@@ -295,7 +298,13 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       multiply-accumulates and the per-output extra work over ``M_i``, the weights' unpacking once, at the ceiling's
       rates: the ALU work that cannot hide behind the loads, whatever the kernel's efficiency), by
       ``s``, the stack's one-row serial share (a path rule; 0 without one); no call of more rows takes less (a GEMM
-      that overlaps well is priced as before, and the time never shrinks as ``M`` grows);
+      that overlaps well is priced as before, and the time never shrinks as ``M`` grows); and none takes more than
+      ``M`` one-row calls, ``M max(t_m1,i / eta_m,i, T1_i)``, where such a call is memory-bound
+      (``t_m1,i / eta_m,i >= C1_i'``; ``t_m1,i``: its weights and one row's activations, ``C1_i'``: its arithmetic at
+      the efficiency a call of ``M = 1`` is priced at, a GEMV's, without the shape term): a kernel can always run the
+      rows one by one, so ``t(M) <= M t(1)``, and a decode step at batch 2 costs at most two at batch 1 (a one-row
+      call bound by its arithmetic, as an encoder's GEMM of weights in L2 would be, is priced without the shape term
+      although its fixed costs are there too: no bound is taken from it);
     - attention: its ceiling over its efficiency, each matmul's compute time first over ``a``, the rate of the
       path a stack's rule runs it on over the ceiling's (``sum_o max(t_c,o / a, t_m,o) / eta``; ``a = 1``:
       the ceiling's path);
@@ -319,6 +328,17 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
     stream = parts.count * np.maximum(one_row - larger, 0.0)
     rows = parts.count * larger + stream
+    # no call of M rows takes longer than M one-row calls of it (a GEMV per activation row) where such a call streams
+    # its weights for longer than it computes: the regime a one-row call is priced in without the shape term
+    m_rows = np.maximum(parts.rows, 1.0)
+    x1 = np.minimum(e.eta / e.shape, 1.0) if e.one is None else e.one
+    t_e1 = (parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack
+    gemv_c = np.maximum(t_mac * per_row / x1 + t_e1 / x1, t_mac * per_row / e.limit)
+    gemv_m = (parts.t_weights + (parts.t_memory - parts.t_weights) * per_row) / e.memory
+    cap = np.where(gemv_m >= gemv_c, parts.count * m_rows * np.maximum(gemv_m, one_row), np.inf)
+    capped = np.minimum(rows, cap)
+    stream = np.clip(capped - parts.count * larger, 0.0, stream)
+    rows = capped
     if e.kernel_s is not None:  # the kernel's compute beside its stream, and never below the ceiling
         kern = np.isfinite(e.kernel_s)
         ceiling = np.maximum(parts.t_compute, parts.t_memory)
@@ -474,6 +494,11 @@ class Efficiency:
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
     kernel_extra: float | np.ndarray | None = None
     """the same for one linear called on its own"""
+    gemm_one: float | np.ndarray | None = None
+    """the efficiency of a one-row call of each GEMM row's shape in a compiled model, as a call of ``M = 1`` is priced
+    (None: ``gemm`` without the shape term): the bound ``t(M) <= M t(1)`` of :func:`realistic_times`"""
+    kernel_one: float | np.ndarray | None = None
+    """the same for one linear called on its own"""
     memory: float | None = None
     """memory-bound GEMMs: the ceiling's memory time over the real one (None: the compute efficiency's)"""
     attention: float = 1.0
@@ -516,9 +541,11 @@ class Efficiency:
             return np.broadcast_to(np.asarray(v, dtype=float), (p,))
         eta = per_row(e.gemm if graph else e.kernel)
         extra = e.gemm_extra if graph else e.kernel_extra
+        one = e.gemm_one if graph else e.kernel_one
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
                              kernel_s=None if self.kernel_s is None else per_row(self.kernel_s),
                              extra=None if extra is None else per_row(extra),
+                             one=None if one is None else per_row(one),
                              serial=per_row(e.serial),
                              memory=eta if e.memory is None else per_row(e.memory),
                              attention=per_step(e.attention), other=per_step(e.other),

@@ -1,6 +1,7 @@
 """The recipe of each GEMM row of a step.
 
-- A per-tensor mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``, ``gguf``: :mod:`roofline.spec.gguf_mix`) gives each row its own recipe.
+- A per-tensor mix (``q4_k_m``, ``q4_k_s``, ``q2_k_s``, ``gguf``: :mod:`roofline.spec.gguf_mix`) gives each row its own
+  recipe, its lm_head included (as llama.cpp's quantizer writes ``output.weight`` for that mix).
 - Otherwise every layer projection takes the precision's recipe, and the lm_head the unquantized
   float recipe of that precision (FP32 for fp32, else BF16) unless it is quantized too.
 """
@@ -60,7 +61,8 @@ def cell_recipes(recipe: PrecisionRecipe, gemms: GemmList, lm_head: np.ndarray |
     if model is not None and recipe.name in MIXES:
         from roofline.spec.gguf_mix import cell_recipes as mix_cells
 
-        cells = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=quantize_lm_head)
+        # a mix's lm_head is what its quantizer writes for output.weight (Q6_K, or Q8_0 where the row length asks)
+        cells = mix_cells(recipe.name, gemms.names, model=model, quantize_lm_head=True)
     if cells is None:
         cells = [lm_head_recipe(recipe, quantize_lm_head, int(gemms.k[j])) if is_lm else recipe
                  for j, is_lm in enumerate(mask)]
