@@ -108,15 +108,32 @@ def test_decode_ceiling_orders_by_bytes_on_a_dram_bound_cpu():
     assert bounds == sorted(bounds)
 
 
-def test_the_llama_cpp_profile_prices_them_from_their_counted_cycles_or_the_ceiling_and_says_which():
+def test_the_llama_cpp_profile_prices_them_from_their_counted_cycles_or_the_ceiling_and_says_which(monkeypatch):
     """Genoa's core (znver4) has llvm-mca cycles for the i-quants' vec_dot (validation/kernel_mca/): the estimate lists
-    them among its inputs. Zen 5's rows are measured and hold no i-quant yet: there the estimate names the type among
-    its assumed inputs, priced from the ceiling."""
+    them among its inputs; Zen 5's are timed on the guest (measured). A core whose rows lack a type (the table read
+    without Zen 5's iq2_xs, as it was before those runs): the estimate names the type among its assumed inputs,
+    priced from the ceiling."""
+    import dataclasses
+
+    import roofline.catalog.kernels as kernels
+
     r = api.estimate(model="llama-3.2-1b", cpu="genoa", phase="decode", precision="iq2_xs")
     assert r.stack == "llama.cpp"
     (row,) = [i for i in r.inputs if i.what == "llama.cpp.kernels.znver4.iq2_xs"]
     assert row.kind == "derived" and "llvm-mca" in row.source and row.value.startswith("vec_dot ")
     assert not [i for i in r.inputs if "no cycles" in i.value]
+    timed = api.estimate(model="llama-3.2-1b", cpu="zen5-2vcpu-r3", phase="decode", precision="iq2_xs")
+    (row,) = [i for i in timed.inputs if i.what == "llama.cpp.kernels.znver5.iq2_xs"]
+    assert row.kind == "measured" and row.value.startswith("vec_dot 6.862 ")
+    real = kernels.load_kernel_table
+
+    def without(name):
+        table = real(name)
+        z5 = table.cycles["znver5"]
+        z5 = dataclasses.replace(z5, types={t: e for t, e in z5.types.items() if t != "iq2_xs"})
+        return dataclasses.replace(table, cycles={**table.cycles, "znver5": z5})
+
+    monkeypatch.setattr(kernels, "load_kernel_table", without)
     z = api.estimate(model="llama-3.2-1b", cpu="zen5-2vcpu-r3", phase="decode", precision="iq2_xs")
     (row,) = [i for i in z.inputs if i.what == "llama.cpp.kernels.iq2_xs"]
     assert row.kind == "assumed" and "no cycles" in row.value and "ceiling" in row.source

@@ -46,3 +46,24 @@ def test_an_i_quant_costs_more_than_a_k_quant_of_its_bits():
         types = table["cycles"][core]["types"]
         k = max(types["q2_K"]["vec_dot"], types["q3_K"]["vec_dot"])
         assert all(types[t]["vec_dot"] > k for t in IQUANTS), core
+
+
+def test_zen5_s_i_quant_entries_are_the_medians_of_its_timed_runs():
+    """LLVM has no Zen 5 model, so Zen 5's rows are timed on the guest (python -m roofline.validation.kernel_cycles):
+    each i-quant's vec_dot is the median of the three runs the results file holds, and the file's q8_0 and q4_K
+    runs repeat the table's rows of the earlier session within 12% (the host ran at the same speed)."""
+    import statistics
+
+    table = _table()["cycles"]["znver5"]
+    path = REPO / "validation" / "results" / "zen5-2vcpu-r3-kernel-cycles-iquants.txt"
+    assert str(path.relative_to(REPO)) in table["source"]
+    runs: dict[str, list[float]] = {}
+    for line in path.read_text().split("# medians")[0].splitlines():
+        if line and not line.startswith("#"):
+            name, entry = line.split(" = ", 1)
+            runs.setdefault(name, []).append(tomllib.loads(f"x = {entry}")["x"]["vec_dot"])
+    for t in IQUANTS:
+        assert len(runs[t]) == 3
+        assert table["types"][t]["vec_dot"] == pytest.approx(statistics.median(runs[t]), abs=1e-9), t
+    for t in ("q8_0", "q4_K"):
+        assert all(abs(v / table["types"][t]["vec_dot"] - 1) < 0.12 for v in runs[t]), (t, runs[t])
