@@ -207,7 +207,8 @@ def _tiny(**kw) -> ModelSpec:
     return ModelSpec(**base)
 
 
-@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m", "q2_k", "q3_k", "iq4_xs"])
+@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m", "q2_k", "q3_k", "iq4_xs", "iq1_s",
+                                       "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"])
 def test_written_gguf_reads_back_with_its_types_and_bytes(tmp_path, precision):
     from roofline.validation.gguf_writer import write_random_gguf
 
@@ -317,6 +318,33 @@ def test_tiny_llama_cpp_run_produces_rates_and_fractions(tmp_path):
     from roofline.schema import schema_path
 
     jsonschema.validate(data, json.loads(schema_path("validate-llamacpp").read_text()))
+
+
+def test_llama_cpp_runs_the_i_quant_files_the_writer_makes(tmp_path):
+    """Random i-quant blocks are valid ones (any grid index, sign and block scale is), their fp16 scales set as each
+    type stores them (iq1_m's spread over the top nibbles of its scales): llama.cpp loads and runs them, at finite
+    rates, and the fp16 scale of an iq1_m block reads back as written."""
+    pytest.importorskip("llama_cpp")
+    from roofline.validation.gguf_writer import write_random_gguf
+    from roofline.validation.llamacpp import LlamaCppOptions, run_llamacpp
+
+    w = write_random_gguf(tmp_path / "m.gguf", _tiny(), "iq1_m")
+    reader = gguf.GGUFReader(str(tmp_path / "m.gguf"))
+    t = next(x for x in reader.tensors if x.name == "blk.0.attn_q.weight")
+    sc = np.asarray(t.data).reshape(-1, 56)[:, 48:56].copy().view("<u2")
+    bits = (sc[:, 0] >> 12) | ((sc[:, 1] >> 8) & 0x00F0) | ((sc[:, 2] >> 4) & 0x0F00) | (sc[:, 3] & 0xF000)
+    assert np.all(bits.astype(np.uint16).view(np.float16) == np.float16(1 / 6 / np.sqrt(256)))
+    assert w.nbytes > 0
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(dict(model_type="llama", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=512,
+                                   max_position_embeddings=256, tie_word_embeddings=True)))
+    probe = str(REPO / "validation" / "results" / "zen4-2vcpu-probe.toml")
+    r = run_llamacpp(LlamaCppOptions(model=str(cfg), cpu=probe, precisions=["iq1_m", "iq2_xxs", "iq3_s"], threads=1,
+                                     pp=16, tg=4, reps=1, gguf_dir=str(tmp_path / "runs")))
+    for run in r.runs:
+        for rate in (run.pp, run.tg):
+            assert np.isfinite(rate.tokens_per_s) and rate.tokens_per_s > 0, run.precision
 
 
 def test_llama_cpp_engine_flags_are_checked():

@@ -44,13 +44,25 @@ _SCALES: dict[str, tuple[tuple[int, float], ...]] = {
     "q4_K": ((0, 1 / (31 * 4.6)), (2, 7.5 / (31 * 4.6))),
     "q5_K": ((0, 1 / (31 * 9.2)), (2, 15.5 / (31 * 9.2))),
     "q6_K": ((208, 1 / (74 * 18.5)),),
+    # the i-quants: d (ggml_half) first; each weight is d x a block scale (about 8 to 16) x a grid value (ggml-common.h)
+    "iq1_s": ((0, 1 / 6),),
+    "iq2_xxs": ((0, 1 / 50),),
+    "iq2_xs": ((0, 1 / 50),),
+    "iq2_s": ((0, 1 / 50),),
+    "iq3_xxs": ((0, 1 / 120),),
+    "iq3_s": ((0, 1 / 128),),
 }
+#: block_iq1_m has no d: its fp16 scale is the top nibbles of the four uint16 of ``scales`` (iq1m_scale_t), at this
+#: offset, and each weight is it x (2 x a 3-bit scale + 1) x a grid value of -1, 0 or 1
+_IQ1_M_SCALES = (48, 1 / 6)
 
 #: gguf.LlamaFileType of a single-type file (informational: llama.cpp reads each tensor's own type)
 _FILE_TYPE = {"q8_0": "MOSTLY_Q8_0", "q4_0": "MOSTLY_Q4_0", "q4_1": "MOSTLY_Q4_1", "q5_0": "MOSTLY_Q5_0",
               "q5_1": "MOSTLY_Q5_1",
               "iq4_nl": "MOSTLY_IQ4_NL", "q2_K": "MOSTLY_Q2_K", "q3_K": "MOSTLY_Q3_K_S", "q4_K": "MOSTLY_Q4_K_S",
-              "iq4_xs": "MOSTLY_IQ4_XS", "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M"}
+              "iq4_xs": "MOSTLY_IQ4_XS", "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M",
+              "iq1_s": "MOSTLY_IQ1_S", "iq1_m": "MOSTLY_IQ1_M", "iq2_xxs": "MOSTLY_IQ2_XXS", "iq2_xs": "MOSTLY_IQ2_XS",
+              "iq2_s": "MOSTLY_IQ2_S", "iq3_xxs": "MOSTLY_IQ3_XXS", "iq3_s": "MOSTLY_IQ3_S"}
 
 
 @dataclass(frozen=True)
@@ -183,7 +195,14 @@ def _data(rng: np.random.Generator, shape: tuple[int, ...], t: str, role: str) -
     nblocks = int(np.prod(lead)) * (k // b.weights_per_block)
     raw = np.frombuffer(rng.bytes(nblocks * int(b.bytes_per_block)), dtype=np.uint8).copy()
     blocks = raw.reshape(nblocks, int(b.bytes_per_block))
-    for offset, per_unit in _SCALES[t]:
+    if t == "iq1_m":
+        offset, per_unit = _IQ1_M_SCALES
+        bits = int(np.float16(per_unit / np.sqrt(k)).view(np.uint16))
+        sc = blocks[:, offset:offset + 8].copy().view("<u2")
+        for i in range(4):
+            sc[:, i] = (sc[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0xF) << 12)
+        blocks[:, offset:offset + 8] = sc.view(np.uint8)
+    for offset, per_unit in _SCALES.get(t, ()):
         value = np.frombuffer(np.float16(per_unit / np.sqrt(k)).tobytes(), dtype=np.uint8)
         blocks[:, offset:offset + 2] = value
     return raw.reshape(*lead, k // b.weights_per_block * int(b.bytes_per_block))

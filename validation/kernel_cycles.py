@@ -33,7 +33,8 @@ FAMILIES: dict[str, tuple[Kernel, ...]] = {
     "q5_1": (), "iq4_nl": (Kernel.REPACK, Kernel.SGEMM), "q2_K": (Kernel.REPACK, Kernel.TILED),
     "q3_K": (Kernel.TILED,), "q4_K": (Kernel.REPACK, Kernel.TILED), "q5_K": (Kernel.TILED,),
     "q6_K": (Kernel.TILED,), "iq4_xs": (Kernel.TILED,), "mxfp4": (Kernel.REPACK,),
-    "iq1_s": (), "iq1_m": (), "iq2_xxs": (), "iq2_xs": (), "iq2_s": (), "iq3_xxs": (), "iq3_s": (),
+    "iq1_s": (Kernel.TILED,), "iq1_m": (Kernel.TILED,), "iq2_xxs": (Kernel.TILED,), "iq2_xs": (Kernel.TILED,),
+    "iq2_s": (Kernel.TILED,), "iq3_xxs": (Kernel.TILED,), "iq3_s": (Kernel.TILED,),
 }
 
 
