@@ -551,7 +551,7 @@ def one_row_serial(res: Resources, recipe: PrecisionRecipe, stack: StackProfile 
 
 def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, work: np.ndarray,
                   work_half: float | np.ndarray, scale: np.ndarray | float = 1.0
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A row's efficiency, its shape term, its extra vector work's efficiency and a one-row call's efficiency (the
     bound of :func:`~roofline.model.realistic.realistic_times`: ``t(M) <= M t(1)``), from its two classes' values
     (:func:`shaped`): a call of ``M <= 1`` activation rows runs at the one-row class's, without the shape term (its
@@ -573,7 +573,7 @@ def one_row_floor(eta_many: np.ndarray, eta_one: np.ndarray, rows: np.ndarray, w
     single = rows <= 1
     return (np.where(single, x_one, np.minimum(many, np.where(few, rows * alone, np.inf))),
             np.where(single, 1.0, shape), np.where(single, x_one, np.where(few, np.minimum(x_many, x_one), x_many)),
-            x_one)
+            np.asarray(x_one, dtype=float))
 
 
 def platform_factor(stack: StackProfile, platform: Platform) -> tuple[float, bool]:
