@@ -787,3 +787,39 @@ def test_a_tiled_kernel_unpacks_a_block_once_per_tile_of_activation_rows():
         PathRule(vendor="", dtype="int8", evidence="-", types=("q5_0",), rows_per_unpack=4)
     with pytest.raises(ValueError, match="rows_per_unpack"):
         PathRule(vendor="", dtype="int8", evidence="-", types=("q5_0",), unpack_per_row=True, rows_per_unpack=0)
+
+
+def test_a_call_of_two_rows_costs_at_most_two_one_row_calls_by_hand():
+    """A call of M rows is priced at most M one-row calls where such a call is bound by its weight stream:
+    ``min(max(C, t_m, T1), M max(t_m1, T1))`` per call, by hand, with ``C`` its arithmetic at the shaped efficiency,
+    ``t_m1`` one row's memory time (the weights and one row's activations) at the memory efficiency. Llama-3.1-8B in
+    BF16 at batch 2 on one 96-core Genoa socket, a shape term of 0.001 (a fixed cost per call a thousand times its
+    arithmetic): capped at two GEMVs' time, so the GEMMs of batch 2 cost at most twice batch 1's; without the shape
+    term nothing is capped."""
+    from estimates import evaluate
+
+    from roofline.model.realistic import Efficiency, realistic_times
+
+    def parts_at(batch):
+        ev = evaluate(load_platform("genoa"), load_model("llama-3.1-8b"), precisions=["bf16"], phase="decode",
+                      batch=batch, context=64, sockets=1, instance_cores=96)
+        return ev.evaluated[0].parts
+
+    two, one = parts_at(2), parts_at(1)
+    assert set(two.rows) == {2.0} and set(one.rows) == {1.0}
+    eta, mem, shape = 0.5, 0.7, 1e-3
+    tiny = Efficiency(gemm=eta * shape, shape=shape, memory=mem, gemm_one=eta)
+    t_mac = two.t_compute - two.t_extra
+    t_c, t_m = t_mac / (eta * shape), two.t_memory / mem
+    one_row = np.maximum((two.t_compute - two.t_unpack) / 2 + two.t_unpack, two.t_weights / mem)
+    gemv_c, gemv_m = t_mac / 2 / eta, (two.t_weights + (two.t_memory - two.t_weights) / 2) / mem
+    assert np.all(gemv_m >= gemv_c)  # every one-row call of this step streams longer than it computes
+    want = np.minimum(two.count * np.maximum(np.maximum(t_c, t_m), one_row), two.count * 2 * np.maximum(gemv_m, one_row))
+    got = float(realistic_times(two, tiny.rows(two)).gemm_s[0])
+    assert got == pytest.approx(float(want.sum()), rel=1e-12)
+    assert got < float((two.count * np.maximum(t_c, t_m)).sum())  # the cap binds
+    single = float(realistic_times(one, Efficiency(gemm=eta, memory=mem).rows(one)).gemm_s[0])
+    assert got <= 2 * single * (1 + 1e-12)
+    plain = Efficiency(gemm=eta, memory=mem, gemm_one=eta)
+    assert float(realistic_times(two, plain.rows(two)).gemm_s[0]) == pytest.approx(
+        float((two.count * np.maximum(np.maximum(t_mac / eta, t_m), one_row)).sum()), rel=1e-12)
