@@ -207,9 +207,9 @@ def _tiny(**kw) -> ModelSpec:
     return ModelSpec(**base)
 
 
-@pytest.mark.parametrize("precision", ["q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m", "q2_k", "q3_k", "iq4_xs", "iq1_s",
-                                       "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"])
+@pytest.mark.parametrize("precision", [*(n for n, r in RECIPES.items() if r.block is not None), "q4_k_m"])
 def test_written_gguf_reads_back_with_its_types_and_bytes(tmp_path, precision):
+    """Every single-type precision `validate --engine llama.cpp` takes (each recipe with a block), and a mix."""
     from roofline.validation.gguf_writer import write_random_gguf
 
     m = _tiny()

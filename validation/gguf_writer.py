@@ -51,6 +51,7 @@ _SCALES: dict[str, tuple[tuple[int, float], ...]] = {
     "iq2_s": ((0, 1 / 50),),
     "iq3_xxs": ((0, 1 / 120),),
     "iq3_s": ((0, 1 / 128),),
+    "iq1_m": (),  # its scale: _IQ1_M_SCALES
 }
 #: block_iq1_m has no d: its fp16 scale is the top nibbles of the four uint16 of ``scales`` (iq1m_scale_t), at this
 #: offset, and each weight is it x (2 x a 3-bit scale + 1) x a grid value of -1, 0 or 1
@@ -202,7 +203,7 @@ def _data(rng: np.random.Generator, shape: tuple[int, ...], t: str, role: str) -
         for i in range(4):
             sc[:, i] = (sc[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0xF) << 12)
         blocks[:, offset:offset + 8] = sc.view(np.uint8)
-    for offset, per_unit in _SCALES.get(t, ()):
+    for offset, per_unit in _SCALES[t]:
         value = np.frombuffer(np.float16(per_unit / np.sqrt(k)).tobytes(), dtype=np.uint8)
         blocks[:, offset:offset + 2] = value
     return raw.reshape(*lead, k // b.weights_per_block * int(b.bytes_per_block))

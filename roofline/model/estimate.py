@@ -61,8 +61,7 @@ from roofline.results.provenance import Provenance
 from roofline.spec.model import ModelSpec
 from roofline.spec.op_costs import OP_COSTS
 from roofline.spec.platform import INT8_DOT_FLAGS, Platform
-from roofline.spec.precision import MIX_NAMES as MIXES
-from roofline.spec.precision import RECIPES, PrecisionRecipe
+from roofline.spec.precision import MIX_NAMES, RECIPES, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
 from roofline.spec.vocab import Ceiling, MemoryModel, Phase
@@ -269,7 +268,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         notes = [path.note] if path.note else []
         if bool(step.fits_llc) and res.b_llc is None:
             notes.append(f"weights fit the LLC but {platform.name} gives no LLC bandwidth: DRAM bandwidth used")
-        if model.family == "decoder" and not quantize_lm_head and r.quantized and r.name not in MIXES:
+        if model.family == "decoder" and not quantize_lm_head and r.quantized and r.name not in MIX_NAMES:
             notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
         t_step = float(step.step_time)
         need, capacity, what = _memory(platform, model, work, e, res, q)

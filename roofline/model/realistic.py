@@ -321,8 +321,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     t_c = np.maximum(t_mac / e.eta + t_extra / eta_x, t_mac / e.limit)
     t_m = parts.t_memory / e.memory
     per_row = 1.0 / np.maximum(parts.rows, 1.0)  # one row's share of what grows with M (its unpacking does not)
-    t_c1 = np.maximum((t_mac + parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack,
-                      t_mac * per_row / e.limit)
+    arith1 = (t_mac + parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack  # one row's, its unpacking once
+    t_c1 = np.maximum(arith1, t_mac * per_row / e.limit)
     larger = np.maximum(t_c, t_m)
     t_w = parts.t_weights / e.memory
     one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
@@ -332,8 +332,7 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     # its weights for longer than it computes: the regime a one-row call is priced in without the shape term
     m_rows = np.maximum(parts.rows, 1.0)
     x1 = np.minimum(e.eta / e.shape, 1.0) if e.one is None else e.one
-    t_e1 = (parts.t_extra - parts.t_unpack) * per_row + parts.t_unpack
-    gemv_c = np.maximum(t_mac * per_row / x1 + t_e1 / x1, t_mac * per_row / e.limit)
+    gemv_c = np.maximum(arith1 / x1, t_mac * per_row / e.limit)
     gemv_m = (parts.t_weights + (parts.t_memory - parts.t_weights) * per_row) / e.memory
     cap = np.where(gemv_m >= gemv_c, parts.count * m_rows * np.maximum(gemv_m, one_row), np.inf)
     capped = np.minimum(rows, cap)
