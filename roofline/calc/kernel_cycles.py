@@ -61,7 +61,8 @@ def call_cycles(kernel: str, c: dict[str, float], m: np.ndarray) -> tuple[np.nda
     elif kernel == TILED_FAMILY:
         many = c.get("tiled_unpack", 0.0) + whole * c.get("tiled", vec)
         cycles = np.where(whole < TILED_ROWS, whole * vec, many)
-        label = np.where(whole < TILED_ROWS, VEC_DOT, TILED)
+        # without the tiled matmul's cycles the call is priced as vec_dot calls, and named so
+        label = np.where((whole < TILED_ROWS) | ("tiled" not in c), VEC_DOT, TILED)
     else:
         cycles = whole * vec
         label = np.full(np.shape(whole), VEC_DOT)

@@ -551,7 +551,9 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     ``measured`` where the table's cycles for the core were timed on it, ``derived`` where counted from the source
     by a scheduling model, ``assumed`` where the core takes another core's cycles; and an ``assumed`` row for each
     type the table does not count on this core (priced at the ceiling's rates and the class's efficiency instead)."""
+    from roofline.calc.kernel_cycles import TILED_ROWS
     from roofline.catalog.kernels import load_kernel_table
+    from roofline.spec.kernels import Kernel
 
     if stack is None or not stack.kernels:
         return []
@@ -576,10 +578,18 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     alias = table.aliases.get(core) if core not in table.cycles else None
     kind = "assumed" if alias else "measured" if cycles.source.startswith("measured") else "derived"
     why = f"{core} takes {alias}'s cycles (LLVM has no model of its own); " if alias else ""
+    # a type today's build runs through its tiled matmul from TILED_ROWS rows, whose cycles the core's rows lack
+    untiled = [Provenance(what=f"{table.engine}.kernels.{alias or core}.{t}.tiled", value="no cycles in the kernel table",
+                          kind="assumed", source=f"platforms/kernels/{stack.kernels}.toml counts no tiled matmul of {t} "
+                          f"on {alias or core}: a call of {TILED_ROWS} activation rows or more, which today's build "
+                          "runs through it (each weight tile unpacked once), is priced as that many vec_dot calls, "
+                          "slower than the build runs it")
+               for t in types if "tiled" not in cycles.types[t]
+               and table.rule(t, Kernel.TILED, tuple(res.platform.isa), None) is not None]
     return [Provenance(what=f"{table.engine}.kernels.{alias or core}.{t}",
                        value=", ".join(f"{k} {v:g}" for k, v in cycles.types[t].items()) + " cycles/32 weights",
                        kind=kind, source=why + cycles.source)
-            for t in types] + missing
+            for t in types] + untiled + missing
 
 
 def _cross_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackProfile | None) -> list[Provenance]:
