@@ -563,8 +563,8 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
     # a type the table does not count on this core (an i-quant on a core whose rows are measured): said, as its GEMMs
     # are priced from the ceiling instead
     counted = {t for c in table.cycles.values() for t in c.types}
-    here = table.core_cycles(core)
-    here_types = set(here.types) if here is not None else set()
+    cycles = table.core_cycles(core)
+    here_types = set(cycles.types) if cycles is not None else set()
     unpriced = dict.fromkeys(t for r in recipes if (t := gguf_type(r)) is not None and t not in here_types)
     missing = [Provenance(what=f"{table.engine}.kernels.{t}", value="no cycles in the kernel table", kind="assumed",
                           source=f"platforms/kernels/{stack.kernels}.toml counts no kernel of {t} on "
@@ -573,7 +573,6 @@ def _kernel_rows(res: Resources, recipes: list[PrecisionRecipe], stack: StackPro
                for t in unpriced]
     if not types:
         return missing
-    cycles = table.core_cycles(core)
     assert cycles is not None  # kernel_priced found them
     alias = table.aliases.get(core) if core not in table.cycles else None
     kind = "assumed" if alias else "measured" if cycles.source.startswith("measured") else "derived"
