@@ -54,6 +54,7 @@ from roofline.results.plan import CeilingPlan, CpuPlan, CurvePoint, Memory, Plan
 from roofline.serving.continuous_batching import (
     DecoderMaxRate,
     DecoderOffline,
+    DecoderStats,
     DecodeStep,
     decoder_max_rate,
     decoder_offline,
@@ -425,3 +426,24 @@ def _with_curves(plans: list[CpuPlan], dec: _Decoder, rows: list[int | None], ca
                        tokens_per_s=num(st.tokens_per_s[s, g]), mean_batch=num(st.mean_batch[s, g]))
             for g in range(len(loads[s]))])
     return out
+
+
+def decoder_stats_at(platform: Platform, model: ModelSpec, precision: str, o: PlanOptions,
+                     rates_rps: tuple[float, ...]) -> DecoderStats:
+    """The realistic plan of ``o``'s one layout (``o.instance_cores``) simulated at each of ``rates_rps`` Poisson
+    arrivals per server: its TTFT and TPOT at those loads (Server runs' scheduled rates), as
+    :func:`plan_continuous_batching` simulates its curve; arrays ``(1, len(rates_rps))``. ``o`` as
+    :func:`roofline.capacity.options.resolve` leaves it."""
+    if o.instance_cores is None:
+        raise UserError("decoder_stats_at: give the layout's instance_cores")
+    dec = _Decoder([platform], model, precision, o)
+    row = dec.row(0, "realistic", 0)
+    if row is None:
+        raise UserError(f"{platform.name}: no sequence of {dec.per_sequence:,.0f} tokens fits the KV cache of an "
+                        f"instance of {o.instance_cores} cores")
+    rows = np.array([row])
+    if o.sampling is None:
+        raise UserError("decoder_stats_at: the options as resolve() leaves them (their sampling set)")
+    return simulate_decoder(np.array([list(map(float, rates_rps))]), dec.instances[rows], dec.prefill_time(rows),
+                            dec.decode_step(rows), o.lengths, int(o.output_len), dec.max_sequences[rows],
+                            max_prefill_tokens=o.max_batch_tokens, sampling=o.sampling)

@@ -39,6 +39,7 @@ from roofline.catalog import load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
+from roofline.fidelity.decoder_runs import is_decoder_run, predict_decoder_run, run_rate, stated_latencies
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, pooled_dispatch, profile_from
 from roofline.fidelity.forms import CALL_GRID, CrossTable, FormSearch, choose_forms, fit_forms
@@ -47,6 +48,8 @@ from roofline.model.efficiency import EMULATED, shaped, takes_cross
 from roofline.results.accuracy import (
     AccuracyResult,
     AccuracyRow,
+    DecoderLatency,
+    DecoderRunCheck,
     ExcludedRecord,
     GroupAccuracy,
     PlanCheck,
@@ -511,6 +514,63 @@ def _bands(scored: list[Scored]) -> dict[str, float]:
     return out
 
 
+def _loo_profile(stack: str, platform: str, inputs: dict[str, StackInputs], fits: dict[str, Fit],
+                 command: str) -> StackProfile:
+    """``stack``'s profile as its fit without ``platform`` gives it (its full fit where the platform is not among
+    its records'; the stored profile where it has no scored record)."""
+    fitted = fits.get(stack)
+    current = _profile(stack)[0]
+    if current is None:
+        raise UnknownNameError("stack", stack, sorted(fits), "priced_by names no stack profile")
+    if fitted is None or fitted[1] is None:
+        return current
+    _, full, per, _ = fitted
+    i = inputs[stack]
+    return profile_from(stack, stack, per.get(platform, full), i.recs, 0, i.rules, None, command,
+                        kernels=current.kernels, shared_kv=current.shared_kv, mla=current.mla,
+                        barriers=current.barriers, unfused_attention=current.unfused_attention)
+
+
+def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], fits: dict[str, Fit],
+                  command: str) -> list[DecoderRunCheck]:
+    """Every decoder MLPerf run against the decoder plan of its layout (:mod:`roofline.fidelity.decoder_runs`),
+    priced by its ``priced_by`` profile refitted without its platform; runs alike in all but their rate share one
+    plan, their latencies simulated at each one's rate in one call."""
+    groups: dict[tuple, list[LoadedRecord]] = {}
+    for rec in runs:
+        r, m = rec.record, run_rate(rec)
+        key = (r.platform.name, r.platform.sockets, r.platform.cores, r.platform.instance_cores, r.model, m.precision,
+               m.kv_dtype, r.scenario, r.request_lengths, r.output_len, r.max_sequences, r.max_batch_tokens,
+               r.latency_bound_s, r.tpot_bound_s, r.priced_by)
+        groups.setdefault(key, []).append(rec)
+    predicted: dict[str, tuple] = {}
+    for members in groups.values():
+        first = members[0].record
+        profile = _loo_profile(str(first.priced_by), first.platform.name, inputs, fits, command)
+        rates = tuple(run_rate(rec).value for rec in members)
+        p = predict_decoder_run(members[0], profile, rates)
+        for g, rec in enumerate(members):
+            predicted[rec.id] = (p, p.latencies_s[g] if p.latencies_s else {})
+    out = []
+    for rec in runs:
+        r, m = rec.record, run_rate(rec)
+        p, lat = predicted[rec.id]
+        server = r.scenario is Scenario.SERVER
+        out.append(DecoderRunCheck(record=rec.id, platform=r.platform.name, scenario=r.scenario.value,
+                                   priced_by=str(r.priced_by), instances=p.instances,
+                                   instance_cores=int(r.platform.instance_cores or 0),
+                                   max_sequences=int(r.max_sequences or 0), measured_rps=m.value, plan_rps=p.rps,
+                                   error=p.rps / m.value - 1, ceiling_rps=p.ceiling_rps,
+                                   violation=m.value > p.ceiling_rps,
+                                   ttft_bound_s=r.latency_bound_s if server else None,
+                                   tpot_bound_s=r.tpot_bound_s if server else None,
+                                   latencies=[DecoderLatency(kind.value, stat.value, v, lat[kind, stat],
+                                                             lat[kind, stat] / v - 1)
+                                              for (kind, stat), v in stated_latencies(rec).items()
+                                              if (kind, stat) in lat]))
+    return out
+
+
 def _relative(predicted: float | None, measured: float | None) -> float | None:
     return predicted / measured - 1 if predicted is not None and measured else None
 
@@ -530,8 +590,10 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
     stacks: list[StackAccuracy] = []
     every: list[Scored] = []
     plans: list[PlanCheck] = []
-    inputs = {stack: StackInputs.of([r for r in scored_records if r.record.stack == stack], stack)
-              for stack in sorted({r.record.stack for r in scored_records})}
+    runs = [r for r in scored_records if is_decoder_run(r)]  # predicted by the decoder plan, not step figures
+    stepped = [r for r in scored_records if not is_decoder_run(r)]
+    inputs = {stack: StackInputs.of([r for r in stepped if r.record.stack == stack], stack)
+              for stack in sorted({r.record.stack for r in stepped})}
     founded: dict[str, Fitted] = {}
     fits: dict[str, Fit] = {}
     for stack in sorted(inputs, key=lambda k: (not inputs[k].founded, k)):  # the well-founded ones first
@@ -600,10 +662,12 @@ def _evaluate(records: Sequence[LoadedRecord], command: str
         notes.append(f"{len(unstable)} figure(s) whose runs in their source disagree by more than "
                      f"{UNSTABLE_SPREAD:.0%} (the same command repeated) are unstable and neither fitted nor scored: "
                      + ", ".join(f"{s.figure.record} {s.figure.label} ({s.figure.repeat_spread:.0%})" for s in unstable))
-    result = AccuracyResult(records=len(scored_records), figures=len(every), violations=sum(r.violation for r in rows),
+    decoder_runs = _decoder_runs(runs, inputs, fits, command)
+    result = AccuracyResult(records=len(scored_records), figures=len(every),
+                            violations=sum(r.violation for r in rows) + sum(d.violation for d in decoder_runs),
                             platforms=len({r.record.platform.name for r in scored_records}), stacks=stacks,
                             groups=groups, tightness=spread([s.tightness for s in every if s.tightness is not None]),
-                            rows=rows, plans=plans, excluded=excluded, notes=notes)
+                            rows=rows, plans=plans, decoder_runs=decoder_runs, excluded=excluded, notes=notes)
     return result, founded, fits
 
 

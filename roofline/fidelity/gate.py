@@ -8,6 +8,7 @@ in the same change (``roofline accuracy --write-gate FILE --reason TEXT``), with
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from roofline.results.accuracy import AccuracyResult
@@ -18,6 +19,8 @@ SCHEMA_VERSION = 1
 MEDIAN_SLACK = 0.02
 #: the most a row's coverage may move further from 0.5 (10 points)
 COVERAGE_SLACK = 0.10
+#: the row of the decoder plan's rates against the MLPerf LLM runs (:mod:`roofline.fidelity.decoder_runs`)
+DECODER_RUNS = "plan: MLPerf LLM runs"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ def gate_of(result: AccuracyResult, reason: str) -> Gate:
             for s in result.stacks if s.accuracy is not None}
     rows |= {f"group: {g.name}": GateRow(g.accuracy.figures, g.accuracy.median_abs_error, g.accuracy.worst_abs_error,
                                          g.coverage) for g in result.groups}
+    if result.decoder_runs:
+        errs = sorted(abs(d.error) for d in result.decoder_runs)
+        rows[DECODER_RUNS] = GateRow(len(errs), float(f"{statistics.median(errs):.4g}"), float(f"{errs[-1]:.4g}"))
     return Gate(reason=reason, violations=result.violations, rows=rows)
 
 

@@ -88,6 +88,21 @@ def headline(r: AccuracyResult) -> list[Item]:
             if e:
                 out.append(Line(f"plan p{q} latency at the run's rate vs loadgen's, {len(e)} Server runs: |error| "
                                 f"median {_share(statistics.median(e))}, worst {_share(e[-1])}"))
+    if r.decoder_runs:
+        d = r.decoder_runs
+        errs = [abs(x.error) for x in d]
+        out.append(Line(f"LLM plan vs MLPerf, {len(d)} runs: rate |error| median {_share(statistics.median(errs))}, "
+                        f"worst {_share(max(errs))}, {sum(x.violation for x in d)} above its ceiling"))
+        for kind in ("ttft", "tpot"):
+            parts, n = [], 0
+            for stat in ("mean", "p99"):
+                e = [abs(x.error) for run in d for x in run.latencies if x.kind == kind and x.statistic == stat]
+                if e:
+                    parts.append(f"{_share(statistics.median(e))} ({stat})")
+                    n = max(n, len(e))
+            if parts:
+                out.append(Line(f"LLM plan {kind.upper()} at the run's rate vs loadgen's, {n} Server runs: |error| "
+                                f"median {', '.join(parts)}"))
     return out
 
 
@@ -164,6 +179,39 @@ def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = 
                                 "simulation of the run's layout", lat,
                                 ["cores: per instance, Server / Offline (the plan's offline capacity is of the "
                                  "Offline run's layout)"]))
+    if r.decoder_runs:
+        t = table(["run", "platform", "scenario", "layout", "measured /s", "plan /s", "error", "ceiling /s"],
+                  left=("run", "platform", "scenario", "layout"), wrap=("run",))
+        for x in r.decoder_runs:
+            t.add_row(x.record, x.platform, x.scenario, f"{x.instances} x {x.instance_cores}, {x.max_sequences} seqs",
+                      f"{x.measured_rps:.3g}", f"{x.plan_rps:.3g}", _pct(x.error),
+                      Text(f"{x.ceiling_rps:.3g}", style="bold red" if x.violation else ""))
+        lat = table(["server run", "platform", "TTFT mean", "plan", "TTFT p99", "plan", "TPOT mean", "plan", "TPOT p99",
+                     "plan"], left=("server run", "platform"), wrap=("server run",))
+        for x in r.decoder_runs:
+            if not x.latencies:
+                continue
+            got = {(y.kind, y.statistic): y for y in x.latencies}
+            cells = []
+            for key in (("ttft", "mean"), ("ttft", "p99"), ("tpot", "mean"), ("tpot", "p99")):
+                y = got.get(key)
+                cells += [_ms(y.measured_s), _ms(y.plan_s)] if y else ["-", "-"]
+            lat.add_row(x.record, x.platform, *cells)
+        priced = ", ".join(sorted({x.priced_by for x in r.decoder_runs}))
+        sections.append(section("MLPerf LLM runs: measured and planned (roofline plan, continuous batching, leave-one-"
+                                "platform-out)", t,
+                                ["measured: the run's samples per second (Server: its scheduled rate); plan: the plan's "
+                                 "offline rate of the run's layout, or its server capacity under the run's p99 TTFT "
+                                 "and TPOT bounds; layout: instances per server x cores each, running sequences per "
+                                 "instance at most", f"priced by: {priced} (each run's priced_by; the record says why), "
+                                 "refitted without the run's platform; ceiling: the same plan at the attainable "
+                                 "ceiling's service times"]))
+        if lat.row_count:
+            sections.append(section("MLPerf LLM Server runs' TTFT and TPOT at their scheduled rate: loadgen's and the "
+                                    "plan's simulation of the run's layout (ms)", lat,
+                                    ["Intel's Server client groups arriving queries under a 1.8 s prefill-time budget "
+                                     "before it sends them (SUT_sglang.py, time_left = 1.8): that wait is in loadgen's "
+                                     "TTFT and not in the plan's"]))
     for stack in dict.fromkeys(row.stack for row in r.rows):
         t = table(["record", "platform", "figure", "measured", "attainable", "tight", "realistic", "error"],
                   left=("record", "platform", "figure"), wrap=("record", "platform", "figure"))

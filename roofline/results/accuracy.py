@@ -153,6 +153,55 @@ class PlanCheck:
 
 
 @dataclass(frozen=True)
+class DecoderLatency:
+    """One of a Server run's TTFT or TPOT figures against the plan's simulation of its layout at its rate."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    kind: str
+    """ttft or tpot"""
+    statistic: str
+    """mean or p99"""
+    measured_s: float
+    plan_s: float
+    error: float
+    """plan_s / measured_s - 1"""
+
+
+@dataclass(frozen=True)
+class DecoderRunCheck:
+    """A decoder's MLPerf Offline or Server run against ``roofline plan`` (continuous batching) of its layout:
+    the plan's offline rate, or its server capacity under the run's p99 TTFT and TPOT bounds, against the run's
+    samples per second (:mod:`roofline.fidelity.decoder_runs`)."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    record: str
+    platform: str
+    scenario: str
+    priced_by: str
+    """the stack profile that priced the run's kernels (refitted without the platform)"""
+    instances: int
+    """instances per server"""
+    instance_cores: int
+    max_sequences: int
+    measured_rps: float
+    """the run's samples per second (a Server run's scheduled rate)"""
+    plan_rps: float
+    """leave-one-platform-out: the profile refitted without the platform"""
+    error: float
+    """plan_rps / measured_rps - 1"""
+    ceiling_rps: float
+    """the same plan at the attainable ceiling's service times"""
+    violation: bool
+    """measured above the ceiling: the model or its inputs are wrong"""
+    ttft_bound_s: float | None = None
+    tpot_bound_s: float | None = None
+    latencies: list[DecoderLatency] = field(default_factory=list)
+    """a Server run's TTFT and TPOT figures against the plan's at the run's scheduled rate"""
+
+
+@dataclass(frozen=True)
 class ExcludedRecord:
     """A record kept but not scored: the model cannot price the run."""
 
@@ -184,6 +233,8 @@ class AccuracyResult(JsonResult):
     rows: list[AccuracyRow]
     plans: list[PlanCheck] = field(default_factory=list)
     """every Server record with an Offline twin: the plan's server/offline ratio against the measured one"""
+    decoder_runs: list[DecoderRunCheck] = field(default_factory=list)
+    """every decoder's MLPerf Offline and Server run: the decoder plan's rate of its layout against the run's"""
     excluded: list[ExcludedRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION

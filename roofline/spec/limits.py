@@ -130,6 +130,8 @@ LIMITS: dict[str, Limit] = {
     # ------------------------------------------------------------------ a serving harness's batching
     "record.max_batch_tokens": _BATCH_TOKENS,
     "record.batch_watermark_tokens": _BATCH_TOKENS,
+    "record.max_sequences": Limit(1, 4096, "sequences", "the plan's --max-sequences takes 1 to 4,096 per instance",
+                                  low_open=False),
     "stack.max_batch_tokens": _BATCH_TOKENS,
     "stack.batch_watermark_tokens": _BATCH_TOKENS,
     # ------------------------------------------------------------------ a stack profile's path rules

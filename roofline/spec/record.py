@@ -248,6 +248,14 @@ class Record:
     """a Server run's batching, as its harness sets it: tokens per batch at most (default: the plan's)"""
     batch_watermark_tokens: int | None = None
     """a Server run's batching: a batch closes once its tokens reach this many (Intel's BERT harness: ``-w``)"""
+    max_sequences: int | None = None
+    """a decoder serving run's sequences in flight per instance at most: the engine's cap on running requests, or
+    the requests its client keeps in flight where fewer"""
+    tpot_bound_s: float | None = None
+    """a decoder Server run's p99 time-per-output-token bound (``latency_bound_s`` holds its TTFT bound)"""
+    priced_by: str | None = None
+    """a decoder serving run of an engine with no stack profile: the stack whose profile prices its kernels (the
+    reason in ``assumed``); the run is then scored as the decoder plan's prediction of its layout"""
     citations: tuple[Citation, ...] = ()
     """every other place a statement of this record comes from (the system description, the command, ...)"""
     assumed: dict[str, str] = field(default_factory=dict)
@@ -313,11 +321,24 @@ class Record:
             raise ValueError("server_latencies: only a server scenario's run states latencies at its rate")
         if len({x.percentile for x in self.server_latencies}) < len(self.server_latencies):
             raise ValueError("server_latencies: each percentile once")
-        for name in ("max_batch_tokens", "batch_watermark_tokens"):
+        for name in ("max_batch_tokens", "batch_watermark_tokens", "max_sequences"):
             v = getattr(self, name)
             check(f"record.{name}", v, name)
-            if v is not None and self.scenario is not Scenario.SERVER:
-                raise ValueError(f"{name}: a server scenario's batching; this run states no scenario server")
+        if self.batch_watermark_tokens is not None and self.scenario is not Scenario.SERVER:
+            raise ValueError("batch_watermark_tokens: a server scenario's batching; this run states no scenario server")
+        for name in ("max_batch_tokens", "max_sequences"):
+            if getattr(self, name) is not None and self.scenario not in (Scenario.SERVER, Scenario.OFFLINE):
+                raise ValueError(f"{name}: an MLPerf Server or Offline run's batching; this run states neither scenario")
+        if self.tpot_bound_s is not None:
+            if self.scenario is not Scenario.SERVER:
+                raise ValueError("tpot_bound_s: a server scenario's bound; this run states no scenario server")
+            if not (self.tpot_bound_s == self.tpot_bound_s and 0 < self.tpot_bound_s <= 3600):
+                raise ValueError(f"tpot_bound_s: a positive number of seconds up to 3,600, got {self.tpot_bound_s}")
+        if self.priced_by is not None and (self.scenario not in (Scenario.SERVER, Scenario.OFFLINE)
+                                           or not self.request_lengths or self.output_len is None
+                                           or self.max_sequences is None):
+            raise ValueError("priced_by: a decoder's MLPerf Server or Offline run, with its request_lengths, "
+                             "output_len and max_sequences beside it")
         if self.batch_watermark_tokens is not None and (self.max_batch_tokens is None
                                                         or self.batch_watermark_tokens > self.max_batch_tokens):
             raise ValueError(f"batch_watermark_tokens: {self.batch_watermark_tokens} needs max_batch_tokens beside it, "
