@@ -12,7 +12,7 @@ from clitools import REPO, run_cli, run_json
 from roofline.catalog.records import load_records
 from roofline.catalog.stacks import load_stack
 from roofline.fidelity.decoder_runs import is_decoder_run, predict_decoder_run, run_rate, stated_latencies
-from roofline.fidelity.gate import DECODER_RUNS, gate_of
+from roofline.fidelity.gate import CONCURRENCY_RUNS, DECODER_RUNS, gate_of
 from roofline.spec.vocab import FigureKind, Statistic
 
 pytestmark = pytest.mark.slow  # plan simulations: out of the fast stage
@@ -31,18 +31,19 @@ def test_every_mlperf_llm_run_is_a_decoder_plan_prediction(corpus_accuracy, runs
     predicted one the plan's rate of the run's layout (instances: the cores used per socket over the cores per
     instance, times the sockets), below the same plan at the ceiling, and none of the runs beats that ceiling."""
     data = run_json("accuracy")
-    got = {d["record"]: d for d in data["decoder_runs"]}
+    got = {d["record"]: d for d in data["decoder_runs"] if d["scenario"] != "concurrency"}
+    runs = {k: v for k, v in runs.items() if v.record.scenario != "concurrency"}
     assert set(got) == set(runs) and len(got) == 24
     assert {d["scenario"] for d in got.values()} == {"offline", "server"}
     assert {d["platform"] for d in got.values()} == {"gnr", "xeon-6787p"}
     for rid, d in got.items():
         r = runs[rid].record
-        assert d["measured_rps"] == run_rate(runs[rid]).value
+        assert d["measured"] == run_rate(runs[rid]).value and d["unit"] == "requests/s"
         assert d["instances"] == r.platform.cores // r.platform.instance_cores * r.platform.sockets
         assert (d["instance_cores"], d["max_sequences"], d["priced_by"]) == (r.platform.instance_cores,
                                                                             r.max_sequences, "torch-inductor")
-        assert d["error"] == pytest.approx(d["plan_rps"] / d["measured_rps"] - 1)
-        assert 0 < d["plan_rps"] <= d["ceiling_rps"] and not d["violation"]
+        assert d["error"] == pytest.approx(d["plan"] / d["measured"] - 1)
+        assert 0 < d["plan"] <= d["ceiling"] and not d["violation"]
         # a Server run's TTFT and TPOT figures, each against the plan's at the run's own rate; an Offline run has none
         stated = stated_latencies(runs[rid])
         assert len(d["latencies"]) == len(stated) == (4 if r.scenario == "server" else 0)
@@ -119,3 +120,56 @@ def test_a_tpot_bound_belongs_to_a_server_run(tmp_path):
     path.write_text(text)
     proc = run_cli("accuracy", "--records", str(path))
     assert proc.returncode == 2 and "tpot_bound_s" in proc.stderr and "server" in proc.stderr, proc.stderr
+
+
+SWEEPS = sorted((REPO / "validation/results").glob("zen5-2vcpu-r3-llama-server-*.jsonl"))
+
+
+def test_the_concurrency_records_are_the_committed_sweeps(tmp_path):
+    """Each llama-server concurrency record is what ``records_from`` writes from its committed results line: no
+    figure typed by hand."""
+    from roofline.validation.serving_sweep import records_from
+
+    assert len(SWEEPS) == 2
+    for sweep in SWEEPS:
+        precision = sweep.stem.split("-")[-4]
+        committed = sorted((REPO / "validation/records").glob(f"zen5-2vcpu-r3-llama-server-{precision}-c*.toml"))
+        assert len(committed) == 5
+        header = committed[0].read_text().split("schema_version")[0]
+        written = records_from(sweep, tmp_path, cpu="zen5-2vcpu-r3", model="llama-3.2-1b", precision=precision,
+                               stack="llama.cpp", date="2026-12-07", engine=_engine(committed[0]), header=header)
+        assert sorted(p.name for p in written) == [p.name for p in committed]
+        for p in written:
+            assert p.read_text().rstrip() == (REPO / "validation/records" / p.name).read_text().rstrip()
+
+
+def _engine(path):
+    return next(line.split('"')[1] for line in path.read_text().splitlines() if line.startswith("engine = "))
+
+
+def test_a_concurrency_run_is_the_plans_concurrency_scenario(corpus_accuracy, runs):
+    """A llama-server run of N slots and N clients is ``roofline plan --concurrency N`` of its layout: the output
+    tokens per second of the server and the TTFT and TPOT each user sees, priced by the llama.cpp profile refitted
+    without the run's CPU (its own records left out); at the ceiling's step times the server is faster."""
+    import roofline
+
+    data = run_json("accuracy")
+    got = {d["record"]: d for d in data["decoder_runs"] if d["scenario"] == "concurrency"}
+    assert len(got) == 10 and {d["priced_by"] for d in got.values()} == {"llama.cpp"}
+    for rid, d in got.items():
+        r = runs[rid].record
+        assert d["concurrency"] == r.concurrency == r.max_sequences and d["unit"] == "output tokens/s"
+        assert d["measured"] == run_rate(runs[rid]).value and 0 < d["plan"] < d["ceiling"] and not d["violation"]
+        assert {(x["kind"], x["statistic"]) for x in d["latencies"]} == {("ttft", "mean"), ("tpot", "mean")}
+    # with the committed profile (fitted with the run's CPU), the same numbers as the plan command's
+    rec = runs["zen5-2vcpu-r3-llama-server-q4_0-c4"]
+    mine = predict_decoder_run(rec, load_stack("llama.cpp"))
+    plan = roofline.plan("llama-3.2-1b", "zen5-2vcpu-r3", precision="q4_0", concurrency=[4], seq_len=128,
+                         output_len=64, instance_cores=2, cores=2, max_sequences=4, kv_dtype="fp16", stack="llama.cpp")
+    (point,) = plan.cpus[0].users
+    assert mine.rps == pytest.approx(point.tokens_per_s_per_server, rel=1e-9)
+    lat = mine.latencies_s[0]
+    assert (lat[FigureKind.TTFT, Statistic.MEAN], lat[FigureKind.TPOT, Statistic.MEAN]) == pytest.approx(
+        (point.ttft_s, point.tpot_s), rel=1e-9)
+    gate = gate_of(corpus_accuracy, "")
+    assert gate.rows[CONCURRENCY_RUNS].figures == 10

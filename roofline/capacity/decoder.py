@@ -55,6 +55,7 @@ from roofline.serving.continuous_batching import (
     DecoderMaxRate,
     DecoderOffline,
     DecoderStats,
+    DecoderUsers,
     DecodeStep,
     decoder_max_rate,
     decoder_offline,
@@ -447,3 +448,23 @@ def decoder_stats_at(platform: Platform, model: ModelSpec, precision: str, o: Pl
     return simulate_decoder(np.array([list(map(float, rates_rps))]), dec.instances[rows], dec.prefill_time(rows),
                             dec.decode_step(rows), o.lengths, int(o.output_len), dec.max_sequences[rows],
                             max_prefill_tokens=o.max_batch_tokens, sampling=o.sampling)
+
+
+def decoder_users_at(platform: Platform, model: ModelSpec, precision: str, o: PlanOptions,
+                     users: int) -> tuple[DecoderUsers, DecoderUsers]:
+    """``users`` clients, each with a request in flight, on ``o``'s one layout (``o.instance_cores``): what the
+    concurrency scenario answers for them, at the realistic and at the ceiling's step times (arrays ``(1, 1)``).
+    ``o`` as :func:`roofline.capacity.options.resolve` leaves it."""
+    if o.instance_cores is None:
+        raise UserError("decoder_users_at: give the layout's instance_cores")
+    dec = _Decoder([platform], model, precision, o)
+    out = []
+    for kind in ("realistic", "ceiling"):
+        row = dec.row(0, kind, 0)
+        if row is None:
+            raise UserError(f"{platform.name}: no sequence of {dec.per_sequence:,.0f} tokens fits the KV cache of an "
+                            f"instance of {o.instance_cores} cores")
+        rows = np.array([row])
+        out.append(decoder_users(dec.instances[rows], dec.prefill_time(rows), dec.decode_step(rows), o.lengths,
+                                 int(o.output_len), dec.max_sequences[rows], np.array([float(users)])))
+    return out[0], out[1]

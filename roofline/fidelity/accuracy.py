@@ -39,7 +39,14 @@ from roofline.catalog import load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
 from roofline.errors import UnknownNameError, UserError
-from roofline.fidelity.decoder_runs import is_decoder_run, predict_decoder_run, run_rate, stated_latencies
+from roofline.fidelity.decoder_runs import (
+    is_decoder_run,
+    predict_decoder_run,
+    pricing_stack,
+    rate_unit,
+    run_rate,
+    stated_latencies,
+)
 from roofline.fidelity.figures import Figure, figures
 from roofline.fidelity.fit import FitTable, Params, pooled_dispatch, profile_from
 from roofline.fidelity.forms import CALL_GRID, CrossTable, FormSearch, choose_forms, fit_forms
@@ -533,35 +540,35 @@ def _loo_profile(stack: str, platform: str, inputs: dict[str, StackInputs], fits
 
 def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], fits: dict[str, Fit],
                   command: str) -> list[DecoderRunCheck]:
-    """Every decoder MLPerf run against the decoder plan of its layout (:mod:`roofline.fidelity.decoder_runs`),
-    priced by its ``priced_by`` profile refitted without its platform; runs alike in all but their rate share one
-    plan, their latencies simulated at each one's rate in one call."""
+    """Every decoder serving run against the decoder plan of its layout (:mod:`roofline.fidelity.decoder_runs`),
+    priced by its stack's profile (or ``priced_by``'s) refitted without its platform; MLPerf runs alike in all but
+    their rate share one plan, their latencies simulated at each one's rate in one call."""
     groups: dict[tuple, list[LoadedRecord]] = {}
     for rec in runs:
         r, m = rec.record, run_rate(rec)
         key = (r.platform.name, r.platform.sockets, r.platform.cores, r.platform.instance_cores, r.model, m.precision,
-               m.kv_dtype, r.scenario, r.request_lengths, r.output_len, r.max_sequences, r.max_batch_tokens,
-               r.latency_bound_s, r.tpot_bound_s, r.priced_by)
+               m.kv_dtype, r.scenario, r.request_lengths, r.prompt_len, r.output_len, r.max_sequences,
+               r.max_batch_tokens, r.latency_bound_s, r.tpot_bound_s, r.concurrency, pricing_stack(rec))
         groups.setdefault(key, []).append(rec)
     predicted: dict[str, tuple] = {}
     for members in groups.values():
-        first = members[0].record
-        profile = _loo_profile(str(first.priced_by), first.platform.name, inputs, fits, command)
-        rates = tuple(run_rate(rec).value for rec in members)
-        p = predict_decoder_run(members[0], profile, rates)
+        first = members[0]
+        profile = _loo_profile(pricing_stack(first), first.record.platform.name, inputs, fits, command)
+        rates = tuple(run_rate(rec).value for rec in members) if first.record.scenario is Scenario.SERVER else ()
+        p = predict_decoder_run(first, profile, rates)
         for g, rec in enumerate(members):
-            predicted[rec.id] = (p, p.latencies_s[g] if p.latencies_s else {})
+            predicted[rec.id] = (p, p.latencies_s[min(g, len(p.latencies_s) - 1)] if p.latencies_s else {})
     out = []
     for rec in runs:
         r, m = rec.record, run_rate(rec)
         p, lat = predicted[rec.id]
         server = r.scenario is Scenario.SERVER
         out.append(DecoderRunCheck(record=rec.id, platform=r.platform.name, scenario=r.scenario.value,
-                                   priced_by=str(r.priced_by), instances=p.instances,
+                                   priced_by=pricing_stack(rec), instances=p.instances,
                                    instance_cores=int(r.platform.instance_cores or 0),
-                                   max_sequences=int(r.max_sequences or 0), measured_rps=m.value, plan_rps=p.rps,
-                                   error=p.rps / m.value - 1, ceiling_rps=p.ceiling_rps,
-                                   violation=m.value > p.ceiling_rps,
+                                   max_sequences=int(r.max_sequences or 0), unit=rate_unit(rec), measured=m.value,
+                                   plan=p.rps, error=p.rps / m.value - 1, ceiling=p.ceiling_rps,
+                                   violation=m.value > p.ceiling_rps, concurrency=r.concurrency,
                                    ttft_bound_s=r.latency_bound_s if server else None,
                                    tpot_bound_s=r.tpot_bound_s if server else None,
                                    latencies=[DecoderLatency(kind.value, stat.value, v, lat[kind, stat],
@@ -676,7 +683,8 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
     """The stack's profile fitted on every scored record of the stack (suspect figures left out), with its
     leave-one-platform-out accuracy; fitted on fewer than :data:`MIN_PLATFORMS` platforms, with the cross-stack
     values (:func:`cross_stack`) and error band too; ``rechoose``: its forms chosen anew (else the stored ones)."""
-    recs = [r for r in records if r.record.stack == stack and r.record.excluded is None]
+    recs = [r for r in records if r.record.stack == stack and r.record.excluded is None
+            and not is_decoder_run(r)]  # a serving run is the plan's prediction, not a figure to fit
     if not recs:
         known = sorted({r.record.stack for r in records if r.record.excluded is None})
         raise UnknownNameError("stack", stack, known, "no scored record of it among the records given")

@@ -21,6 +21,8 @@ MEDIAN_SLACK = 0.02
 COVERAGE_SLACK = 0.10
 #: the row of the decoder plan's rates against the MLPerf LLM runs (:mod:`roofline.fidelity.decoder_runs`)
 DECODER_RUNS = "plan: MLPerf LLM runs"
+#: the row of the decoder plan's output tokens per second against the concurrency runs
+CONCURRENCY_RUNS = "plan: concurrency runs"
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,11 @@ def gate_of(result: AccuracyResult, reason: str) -> Gate:
             for s in result.stacks if s.accuracy is not None}
     rows |= {f"group: {g.name}": GateRow(g.accuracy.figures, g.accuracy.median_abs_error, g.accuracy.worst_abs_error,
                                          g.coverage) for g in result.groups}
-    if result.decoder_runs:
-        errs = sorted(abs(d.error) for d in result.decoder_runs)
-        rows[DECODER_RUNS] = GateRow(len(errs), float(f"{statistics.median(errs):.4g}"), float(f"{errs[-1]:.4g}"))
+    for name, runs in ((DECODER_RUNS, [d for d in result.decoder_runs if d.scenario != "concurrency"]),
+                       (CONCURRENCY_RUNS, [d for d in result.decoder_runs if d.scenario == "concurrency"])):
+        if runs:
+            errs = sorted(abs(d.error) for d in runs)
+            rows[name] = GateRow(len(errs), float(f"{statistics.median(errs):.4g}"), float(f"{errs[-1]:.4g}"))
     return Gate(reason=reason, violations=result.violations, rows=rows)
 
 

@@ -88,21 +88,27 @@ def headline(r: AccuracyResult) -> list[Item]:
             if e:
                 out.append(Line(f"plan p{q} latency at the run's rate vs loadgen's, {len(e)} Server runs: |error| "
                                 f"median {_share(statistics.median(e))}, worst {_share(e[-1])}"))
-    if r.decoder_runs:
-        d = r.decoder_runs
+    for what, d in (("LLM plan vs MLPerf", [x for x in r.decoder_runs if x.scenario != "concurrency"]),
+                    ("LLM plan vs concurrency sweeps", [x for x in r.decoder_runs if x.scenario == "concurrency"])):
+        if not d:
+            continue
         errs = [abs(x.error) for x in d]
-        out.append(Line(f"LLM plan vs MLPerf, {len(d)} runs: rate |error| median {_share(statistics.median(errs))}, "
+        unit = "rate" if d[0].unit == "requests/s" else "tok/s"
+        out.append(Line(f"{what}, {len(d)} runs: {unit} |error| median {_share(statistics.median(errs))}, "
                         f"worst {_share(max(errs))}, {sum(x.violation for x in d)} above its ceiling"))
+        kinds, n = [], 0
         for kind in ("ttft", "tpot"):
-            parts, n = [], 0
+            parts = []
             for stat in ("mean", "p99"):
                 e = [abs(x.error) for run in d for x in run.latencies if x.kind == kind and x.statistic == stat]
                 if e:
-                    parts.append(f"{_share(statistics.median(e))} ({stat})")
+                    parts.append(f"{_share(statistics.median(e))} {stat}")
                     n = max(n, len(e))
             if parts:
-                out.append(Line(f"LLM plan {kind.upper()} at the run's rate vs loadgen's, {n} Server runs: |error| "
-                                f"median {', '.join(parts)}"))
+                kinds.append(f"{kind.upper()} {', '.join(parts)}")
+        if kinds:
+            at = "rate" if d[0].scenario != "concurrency" else "users"
+            out.append(Line(f"  at each run's {at} ({n} runs), |error| median {'; '.join(kinds)}"))
     return out
 
 
@@ -180,14 +186,16 @@ def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = 
                                 ["cores: per instance, Server / Offline (the plan's offline capacity is of the "
                                  "Offline run's layout)"]))
     if r.decoder_runs:
-        t = table(["run", "platform", "scenario", "layout", "measured /s", "plan /s", "error", "ceiling /s"],
-                  left=("run", "platform", "scenario", "layout"), wrap=("run",))
+        t = table(["run", "platform", "scenario", "layout", "measured", "plan", "error", "ceiling"],
+                  left=("run", "platform", "scenario", "layout"), wrap=("run", "platform", "scenario", "layout"))
         for x in r.decoder_runs:
-            t.add_row(x.record, x.platform, x.scenario, f"{x.instances} x {x.instance_cores}, {x.max_sequences} seqs",
-                      f"{x.measured_rps:.3g}", f"{x.plan_rps:.3g}", _pct(x.error),
-                      Text(f"{x.ceiling_rps:.3g}", style="bold red" if x.violation else ""))
-        lat = table(["server run", "platform", "TTFT mean", "plan", "TTFT p99", "plan", "TPOT mean", "plan", "TPOT p99",
-                     "plan"], left=("server run", "platform"), wrap=("server run",))
+            users = f", {x.concurrency} users" if x.concurrency else ""
+            t.add_row(x.record, x.platform, x.scenario,
+                      f"{x.instances} x {x.instance_cores}, {x.max_sequences} seqs{users}",
+                      f"{x.measured:.3g}", f"{x.plan:.3g}", _pct(x.error),
+                      Text(f"{x.ceiling:.3g}", style="bold red" if x.violation else ""))
+        lat = table(["run", "platform", "TTFT mean", "plan", "TTFT p99", "plan", "TPOT mean", "plan", "TPOT p99",
+                     "plan"], left=("run", "platform"), wrap=("run", "platform"))
         for x in r.decoder_runs:
             if not x.latencies:
                 continue
@@ -198,20 +206,23 @@ def render_accuracy(r: AccuracyResult, brief: bool = False, worst: int | None = 
                 cells += [_ms(y.measured_s), _ms(y.plan_s)] if y else ["-", "-"]
             lat.add_row(x.record, x.platform, *cells)
         priced = ", ".join(sorted({x.priced_by for x in r.decoder_runs}))
-        sections.append(section("MLPerf LLM runs: measured and planned (roofline plan, continuous batching, leave-one-"
-                                "platform-out)", t,
-                                ["measured: the run's samples per second (Server: its scheduled rate); plan: the plan's "
-                                 "offline rate of the run's layout, or its server capacity under the run's p99 TTFT "
-                                 "and TPOT bounds; layout: instances per server x cores each, running sequences per "
-                                 "instance at most", f"priced by: {priced} (each run's priced_by; the record says why), "
-                                 "refitted without the run's platform; ceiling: the same plan at the attainable "
+        sections.append(section("Decoder serving runs: measured and planned (roofline plan, continuous batching, "
+                                "leave-one-platform-out)", t,
+                                ["measured: an MLPerf run's samples per second (Server: its scheduled rate), a "
+                                 "concurrency run's output tokens per second; plan: the plan's offline rate of the "
+                                 "run's layout, its server capacity under the run's p99 TTFT and TPOT bounds, or its "
+                                 "concurrency scenario at the run's users; layout: instances per server x cores each, "
+                                 "running sequences per instance at most",
+                                 f"priced by: {priced} (the run's own stack, or its record's priced_by, which says "
+                                 "why), refitted without the run's platform; ceiling: the same plan at the attainable "
                                  "ceiling's service times"]))
         if lat.row_count:
-            sections.append(section("MLPerf LLM Server runs' TTFT and TPOT at their scheduled rate: loadgen's and the "
-                                    "plan's simulation of the run's layout (ms)", lat,
-                                    ["Intel's Server client groups arriving queries under a 1.8 s prefill-time budget "
-                                     "before it sends them (SUT_sglang.py, time_left = 1.8): that wait is in loadgen's "
-                                     "TTFT and not in the plan's"]))
+            sections.append(section("Decoder serving runs' TTFT and TPOT: the run's and the plan's (ms; MLPerf Server "
+                                    "at the run's scheduled rate, a concurrency run at its users)", lat,
+                                    ["Intel's MLPerf Server client groups arriving queries under a 1.8 s prefill-time "
+                                     "budget before it sends them (SUT_sglang.py, time_left = 1.8): that wait is in "
+                                     "loadgen's TTFT and not in the plan's; a concurrency run's plan gives one TTFT "
+                                     "and one TPOT, set against the run's means"]))
     for stack in dict.fromkeys(row.stack for row in r.rows):
         t = table(["record", "platform", "figure", "measured", "attainable", "tight", "realistic", "error"],
                   left=("record", "platform", "figure"), wrap=("record", "platform", "figure"))

@@ -170,9 +170,10 @@ class DecoderLatency:
 
 @dataclass(frozen=True)
 class DecoderRunCheck:
-    """A decoder's MLPerf Offline or Server run against ``roofline plan`` (continuous batching) of its layout:
-    the plan's offline rate, or its server capacity under the run's p99 TTFT and TPOT bounds, against the run's
-    samples per second (:mod:`roofline.fidelity.decoder_runs`)."""
+    """A decoder's serving run against ``roofline plan`` (continuous batching) of its layout
+    (:mod:`roofline.fidelity.decoder_runs`): an MLPerf Offline run against the plan's offline rate, a Server run
+    against its server capacity under the run's p99 TTFT and TPOT bounds (requests per second), a concurrency run
+    against the plan's concurrency scenario at its users (output tokens per second)."""
 
     __pydantic_config__ = PYDANTIC_CONFIG
 
@@ -185,20 +186,25 @@ class DecoderRunCheck:
     """instances per server"""
     instance_cores: int
     max_sequences: int
-    measured_rps: float
-    """the run's samples per second (a Server run's scheduled rate)"""
-    plan_rps: float
+    unit: str
+    """requests/s (MLPerf), or output tokens/s (a concurrency run)"""
+    measured: float
+    """the run's figure: samples per second (a Server run's scheduled rate), or output tokens per second"""
+    plan: float
     """leave-one-platform-out: the profile refitted without the platform"""
     error: float
-    """plan_rps / measured_rps - 1"""
-    ceiling_rps: float
+    """plan / measured - 1"""
+    ceiling: float
     """the same plan at the attainable ceiling's service times"""
     violation: bool
     """measured above the ceiling: the model or its inputs are wrong"""
+    concurrency: int | None = None
+    """a concurrency run's clients"""
     ttft_bound_s: float | None = None
     tpot_bound_s: float | None = None
     latencies: list[DecoderLatency] = field(default_factory=list)
-    """a Server run's TTFT and TPOT figures against the plan's at the run's scheduled rate"""
+    """the run's TTFT and TPOT figures against the plan's: an MLPerf Server run's at its scheduled rate, a
+    concurrency run's at its users"""
 
 
 @dataclass(frozen=True)

@@ -326,9 +326,13 @@ class Record:
             check(f"record.{name}", v, name)
         if self.batch_watermark_tokens is not None and self.scenario is not Scenario.SERVER:
             raise ValueError("batch_watermark_tokens: a server scenario's batching; this run states no scenario server")
-        for name in ("max_batch_tokens", "max_sequences"):
-            if getattr(self, name) is not None and self.scenario not in (Scenario.SERVER, Scenario.OFFLINE):
-                raise ValueError(f"{name}: an MLPerf Server or Offline run's batching; this run states neither scenario")
+        if self.max_batch_tokens is not None and self.scenario not in (Scenario.SERVER, Scenario.OFFLINE):
+            raise ValueError("max_batch_tokens: an MLPerf Server or Offline run's batching; this run states neither "
+                             "scenario")
+        if self.max_sequences is not None and self.scenario not in (Scenario.SERVER, Scenario.OFFLINE,
+                                                                     Scenario.CONCURRENCY):
+            raise ValueError("max_sequences: a serving run's running requests per instance (scenario server, offline "
+                             "or concurrency)")
         if self.tpot_bound_s is not None:
             if self.scenario is not Scenario.SERVER:
                 raise ValueError("tpot_bound_s: a server scenario's bound; this run states no scenario server")
