@@ -350,3 +350,20 @@ def _int_or_none(v: str | None) -> int | None:
         return int(v) if v and len(v) <= 12 else None
     except ValueError:
         return None
+
+
+#: llama.cpp's flash attention words (llama-bench's ``flash_attn`` column, llama-batched-bench's header, a validate
+#: report's ``settings.flash_attn``): on, off; anything else (``-1``, ``auto``) says the build's default
+FLASH_ON = frozenset({"1", "true", "on", "enabled"})
+FLASH_OFF = frozenset({"0", "false", "off", "disabled"})
+
+
+def flash_attention(values) -> tuple[bool | None, set[str]]:
+    """llama.cpp's flash attention as ``values`` state it (one file's, every test's): on, off, or None where they say
+    neither or disagree; and the words said."""
+    said = {str(v).strip().lower() for v in values if v is not None and str(v).strip()}
+    if said and said <= FLASH_ON:
+        return True, said
+    if said and said <= FLASH_OFF:
+        return False, said
+    return None, said

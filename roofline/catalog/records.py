@@ -138,11 +138,12 @@ def _llamacpp_report(path: Path, data: dict, record: Record
     from roofline.results.llamacpp import LlamaCppResult
 
     report = validate(LlamaCppResult, data, path)
-    said = str(report.settings.get("flash_attn", "")).lower()
-    flash = {"on": True, "off": False}.get(said)
+    from roofline.catalog.llama_bench import flash_attention
+
+    flash, said = flash_attention([report.settings.get("flash_attn")])
     if flash is not None and record.flash_attention is not None and flash != record.flash_attention:
-        raise SpecError(str(path), "settings.flash_attn", f"{said}, where the record says flash_attention = "
-                        f"{str(record.flash_attention).lower()}; make them agree")
+        raise SpecError(str(path), "settings.flash_attn", f"{', '.join(sorted(said))}, where the record says "
+                        f"flash_attention = {str(record.flash_attention).lower()}; make them agree")
     return _llamacpp_figures(path, report, record), None, flash
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from roofline.catalog import batched_bench, guidellm_report, openvino_benchmark, resolve, sglang_serve, vllm_serve
 from roofline.catalog.batched_bench import BatchedFile, parse_batched_bench
-from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, parse_llama_bench
+from roofline.catalog.llama_bench import BenchFile, BenchTest, detect, flash_attention, parse_llama_bench
 from roofline.catalog.mlperf_log import MlperfSummary, MlperfSystem, is_summary, parse_summary, read_system
 from roofline.catalog.serving_bench import ServingFile, ServingRun, first_object
 from roofline.errors import SpecError, UserError
@@ -220,9 +220,8 @@ def _mix_or_pure(file_type: str, size: float | None, spec: ModelSpec) -> tuple[s
 def flash_setting(values: list[str | None], inputs: _Inputs, where: str) -> bool | None:
     """llama.cpp's flash attention as a file states it (``1``/``on``: on, ``0``/``off``: off; ``-1``/``auto``, or
     tests that disagree: not stated, so the stack's rule decides by the build's date), said among the inputs."""
-    said = {str(v).strip().lower() for v in values if v is not None and str(v).strip()}
-    on, off = said <= {"1", "true", "on", "enabled"}, said <= {"0", "false", "off", "disabled"}
-    if said and (on or off):
+    on, said = flash_attention(values)
+    if on is not None:
         inputs.add("flash attention", "on" if on else "off", "file", f"{where}: {', '.join(sorted(said))}",
                    "flash_attention")
         return on
