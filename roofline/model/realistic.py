@@ -282,6 +282,12 @@ def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
     return np.bincount(idx, rows.reshape(n, -1).ravel(), minlength=n * steps).reshape(lead + (steps,))
 
 
+#: a call of at most this many activation rows (a decode step's batch) is capped at that many one-row calls whether
+#: its one-row call streams or computes (:func:`realistic_times`): 16, the rows of one AMX tile and about the most a
+#: CPU GEMM microkernel holds in registers, so a call of fewer rows is one pass of partial blocks over the weights
+GEMV_ROWS = 16
+
+
 def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     """Every step's realistic time, by part:
 
@@ -299,12 +305,13 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       rates: the ALU work that cannot hide behind the loads, whatever the kernel's efficiency), by
       ``s``, the stack's one-row serial share (a path rule; 0 without one); no call of more rows takes less (a GEMM
       that overlaps well is priced as before, and the time never shrinks as ``M`` grows); and none takes more than
-      ``M`` one-row calls, ``M max(t_m1,i / eta_m,i, T1_i)``, where such a call is memory-bound
-      (``t_m1,i / eta_m,i >= C1_i'``; ``t_m1,i``: its weights and one row's activations, ``C1_i'``: its arithmetic at
-      the efficiency a call of ``M = 1`` is priced at, a GEMV's, without the shape term): a kernel can always run the
-      rows one by one, so ``t(M) <= M t(1)``, and a decode step at batch 2 costs at most two at batch 1 (a one-row
-      call bound by its arithmetic, as an encoder's GEMM of weights in L2 would be, is priced without the shape term
-      although its fixed costs are there too: no bound is taken from it);
+      ``M`` one-row calls, ``M max(t_m1,i / eta_m,i, C1_i', T1_i)`` (``t_m1,i``: its weights and one row's
+      activations, ``C1_i'``: its arithmetic at the efficiency a call of ``M = 1`` is priced at, a GEMV's, without
+      the shape term), where such a call is memory-bound (``t_m1,i / eta_m,i >= C1_i'``) or the call has at most
+      :data:`GEMV_ROWS` rows: a kernel can always run the rows one by one, so ``t(M) <= M t(1)``, and a decode step
+      at batch 2 costs at most two at batch 1, whether the one-row call streams its weights or computes (a BF16 GEMV
+      on a CPU that emulates BF16); a compute-bound call of more rows (a prefill's, an encoder's) is its GEMM
+      kernel's, and the one-row efficiency, fitted on GEMVs, gives no bound for it;
     - attention: its ceiling over its efficiency, each matmul's compute time first over ``a``, the rate of the
       path a stack's rule runs it on over the ceiling's (``sum_o max(t_c,o / a, t_m,o) / eta``; ``a = 1``:
       the ceiling's path);
@@ -328,13 +335,16 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     one_row = np.maximum(t_c1, t_w) + e.serial * np.minimum(t_c1, t_w)
     stream = parts.count * np.maximum(one_row - larger, 0.0)
     rows = parts.count * larger + stream
-    # no call of M rows takes longer than M one-row calls of it (a GEMV per activation row) where such a call streams
-    # its weights for longer than it computes: the regime a one-row call is priced in without the shape term
+    # no call of M rows takes longer than M one-row calls of it (a GEMV per activation row), a one-row call priced
+    # without the shape term: where it streams its weights for longer than it computes, for any M; where it computes,
+    # for a call of at most GEMV_ROWS rows (a decode batch; a prefill's or an encoder's call of hundreds of rows is its
+    # GEMM kernel's, priced by the shape term, and the one-row efficiency, fitted on GEMVs, says nothing of it)
     m_rows = np.maximum(parts.rows, 1.0)
     x1 = np.minimum(e.eta / e.shape, 1.0) if e.one is None else e.one
     gemv_c = np.maximum(arith1 / x1, t_mac * per_row / e.limit)
     gemv_m = (parts.t_weights + (parts.t_memory - parts.t_weights) * per_row) / e.memory
-    cap = np.where(gemv_m >= gemv_c, parts.count * m_rows * np.maximum(gemv_m, one_row), np.inf)
+    cap = np.where((gemv_m >= gemv_c) | (m_rows <= GEMV_ROWS),
+                   parts.count * m_rows * np.maximum(np.maximum(gemv_m, gemv_c), one_row), np.inf)
     capped = np.minimum(rows, cap)
     stream = np.clip(capped - parts.count * larger, 0.0, stream)
     rows = capped
