@@ -98,6 +98,8 @@ def test_a_server_runs_latencies_grow_with_its_rate(runs):
     ("max_sequences = 32", "max_sequences = \"32\""),
     ("tpot_bound_s = 0.1", "tpot_bound_s = nan"),
     ("tpot_bound_s = 0.1", "tpot_bound_s = -1"),
+    ('priced_by = "torch-inductor"', 'priced_by = "no-such-stack"'),  # refused with the profiles it could name
+    ('priced_by = "torch-inductor"', "priced_by = 3"),
 ])
 def test_a_bad_decoder_run_is_refused_in_one_line(tmp_path, edit, word):
     text = SERVER.read_text()

@@ -38,7 +38,7 @@ from roofline.calc.aggregate import geometric_mean
 from roofline.catalog import load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.catalog.stacks import load_stack, stack_path
-from roofline.errors import UnknownNameError, UserError
+from roofline.errors import SpecError, UnknownNameError, UserError
 from roofline.fidelity.decoder_runs import (
     is_decoder_run,
     predict_decoder_run,
@@ -527,8 +527,7 @@ def _loo_profile(stack: str, platform: str, inputs: dict[str, StackInputs], fits
     its records'; the stored profile where it has no scored record)."""
     fitted = fits.get(stack)
     current = _profile(stack)[0]
-    if current is None:
-        raise UnknownNameError("stack", stack, sorted(fits), "priced_by names no stack profile")
+    assert current is not None, "checked by _decoder_runs"
     if fitted is None or fitted[1] is None:
         return current
     _, full, per, _ = fitted
@@ -543,9 +542,15 @@ def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], 
     """Every decoder serving run against the decoder plan of its layout (:mod:`roofline.fidelity.decoder_runs`),
     priced by its stack's profile (or ``priced_by``'s) refitted without its platform; MLPerf runs alike in all but
     their rate share one plan, their latencies simulated at each one's rate in one call."""
+    from roofline.catalog.stacks import stack_names
+
     groups: dict[tuple, list[LoadedRecord]] = {}
     for rec in runs:
         r, m = rec.record, run_rate(rec)
+        if _profile(pricing_stack(rec))[0] is None:
+            field_name = "priced_by" if r.priced_by else "stack"
+            raise SpecError(str(rec.path), field_name, f"{pricing_stack(rec)!r} names no stack profile; one of "
+                            f"{', '.join(stack_names())}")
         key = (r.platform.name, r.platform.sockets, r.platform.cores, r.platform.instance_cores, r.model, m.precision,
                m.kv_dtype, r.scenario, r.request_lengths, r.prompt_len, r.output_len, r.max_sequences,
                r.max_batch_tokens, r.latency_bound_s, r.tpot_bound_s, r.concurrency, pricing_stack(rec))
