@@ -429,22 +429,29 @@ def _with_curves(plans: list[CpuPlan], dec: _Decoder, rows: list[int | None], ca
     return out
 
 
+def _one_layout(platform: Platform, model: ModelSpec, precision: str, o: PlanOptions, what: str,
+                kinds: tuple[str, ...]) -> tuple[_Decoder, list[np.ndarray]]:
+    """The step tables of ``o``'s one layout (``o.instance_cores``) and its rows of each of ``kinds`` (realistic,
+    ceiling); ``what``: the caller, named in a refusal."""
+    if o.instance_cores is None:
+        raise UserError(f"{what}: give the layout's instance_cores")
+    dec = _Decoder([platform], model, precision, o)
+    rows = [dec.row(0, kind, 0) for kind in kinds]
+    if any(r is None for r in rows):
+        raise UserError(f"{platform.name}: no sequence of {dec.per_sequence:,.0f} tokens fits the KV cache of an "
+                        f"instance of {o.instance_cores} cores")
+    return dec, [np.array([r]) for r in rows]
+
+
 def decoder_stats_at(platform: Platform, model: ModelSpec, precision: str, o: PlanOptions,
                      rates_rps: tuple[float, ...]) -> DecoderStats:
     """The realistic plan of ``o``'s one layout (``o.instance_cores``) simulated at each of ``rates_rps`` Poisson
     arrivals per server: its TTFT and TPOT at those loads (Server runs' scheduled rates), as
     :func:`plan_continuous_batching` simulates its curve; arrays ``(1, len(rates_rps))``. ``o`` as
     :func:`roofline.capacity.options.resolve` leaves it."""
-    if o.instance_cores is None:
-        raise UserError("decoder_stats_at: give the layout's instance_cores")
-    dec = _Decoder([platform], model, precision, o)
-    row = dec.row(0, "realistic", 0)
-    if row is None:
-        raise UserError(f"{platform.name}: no sequence of {dec.per_sequence:,.0f} tokens fits the KV cache of an "
-                        f"instance of {o.instance_cores} cores")
-    rows = np.array([row])
     if o.sampling is None:
         raise UserError("decoder_stats_at: the options as resolve() leaves them (their sampling set)")
+    dec, (rows,) = _one_layout(platform, model, precision, o, "decoder_stats_at", ("realistic",))
     return simulate_decoder(np.array([list(map(float, rates_rps))]), dec.instances[rows], dec.prefill_time(rows),
                             dec.decode_step(rows), o.lengths, int(o.output_len), dec.max_sequences[rows],
                             max_prefill_tokens=o.max_batch_tokens, sampling=o.sampling)
@@ -455,16 +462,7 @@ def decoder_users_at(platform: Platform, model: ModelSpec, precision: str, o: Pl
     """``users`` clients, each with a request in flight, on ``o``'s one layout (``o.instance_cores``): what the
     concurrency scenario answers for them, at the realistic and at the ceiling's step times (arrays ``(1, 1)``).
     ``o`` as :func:`roofline.capacity.options.resolve` leaves it."""
-    if o.instance_cores is None:
-        raise UserError("decoder_users_at: give the layout's instance_cores")
-    dec = _Decoder([platform], model, precision, o)
-    out = []
-    for kind in ("realistic", "ceiling"):
-        row = dec.row(0, kind, 0)
-        if row is None:
-            raise UserError(f"{platform.name}: no sequence of {dec.per_sequence:,.0f} tokens fits the KV cache of an "
-                            f"instance of {o.instance_cores} cores")
-        rows = np.array([row])
-        out.append(decoder_users(dec.instances[rows], dec.prefill_time(rows), dec.decode_step(rows), o.lengths,
-                                 int(o.output_len), dec.max_sequences[rows], np.array([float(users)])))
-    return out[0], out[1]
+    dec, both = _one_layout(platform, model, precision, o, "decoder_users_at", ("realistic", "ceiling"))
+    real, ceil = (decoder_users(dec.instances[rows], dec.prefill_time(rows), dec.decode_step(rows), o.lengths,
+                                int(o.output_len), dec.max_sequences[rows], np.array([float(users)])) for rows in both)
+    return real, ceil

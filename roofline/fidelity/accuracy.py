@@ -429,8 +429,6 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
                r.max_batch_tokens, r.batch_watermark_tokens)
         groups.setdefault(key, []).append(rec)
     jobs, where = [], []
-    current = _profile(stack)[0]
-    kernels = current.kernels if current is not None else ""
     for k, per in enumerate(pers):
         profiles: dict[str, StackProfile] = {}
         for key, members in groups.items():
@@ -438,8 +436,7 @@ def _server_predictions(recs: Sequence[LoadedRecord], stack: str, rules, pers: S
             if name not in per:
                 continue
             if name not in profiles:
-                profiles[name] = profile_from(stack, stack, per[name], recs, 0, rules, None, command,
-                                              kernels=kernels)
+                profiles[name] = _refitted(stack, per[name], recs, rules, command)
             rates = tuple((rate_of(rec), rec.record.platform.sockets) for rec in members)
             jobs.append(ServerGroup(members[0], profiles[name], key[7], rates, (bands or {}).get(name)))
             where.append((k, members))
@@ -532,9 +529,17 @@ def _loo_profile(stack: str, platform: str, inputs: dict[str, StackInputs], fits
         return current
     _, full, per, _ = fitted
     i = inputs[stack]
-    return profile_from(stack, stack, per.get(platform, full), i.recs, 0, i.rules, None, command,
-                        kernels=current.kernels, shared_kv=current.shared_kv, mla=current.mla,
-                        barriers=current.barriers, unfused_attention=current.unfused_attention)
+    return _refitted(stack, per.get(platform, full), i.recs, i.rules, command)
+
+
+def _refitted(stack: str, q: Params, recs: Sequence[LoadedRecord], rules, command: str) -> StackProfile:
+    """``stack``'s profile holding the fitted values ``q`` (a fit without some platform), with its stored profile's
+    rules (its kernel table, shared KV cache, latent attention, barriers and unfused attention; none before its
+    first calibration)."""
+    c = _profile(stack)[0]
+    return profile_from(stack, stack, q, recs, 0, rules, None, command, kernels=c.kernels if c else "",
+                        shared_kv=c.shared_kv if c else None, mla=c.mla if c else None,
+                        barriers=c.barriers if c else None, unfused_attention=c.unfused_attention if c else None)
 
 
 def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], fits: dict[str, Fit],
