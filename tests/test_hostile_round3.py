@@ -215,7 +215,7 @@ def test_standard_output_by_its_device_name_is_still_written(tmp_path):
 
 # ------------------------------------------------------------------ 3. tracebacks: the measurement readers
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from roofline.catalog.batched_bench import parse_batched_bench  # noqa: E402
@@ -329,6 +329,7 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 @FUZZ
 @given(raw=st.binary(max_size=300) | st.sampled_from([LB_JSONL, LB_CSV, LB_MD]).flatmap(
     lambda t: st.integers(0, len(t)).map(lambda i: t[:i].encode())))
+@example(raw=LB_MD[:LB_MD.index("build:") + len("build: ")].encode())  # a build line cut after its blank
 def test_property_llama_bench_bytes(raw):
     _result_or_user_error(parse_llama_bench, raw)
 

@@ -308,6 +308,7 @@ def _markdown(text: str, path: str) -> BenchFile:
     if not tests:
         raise SpecError(path, f"line {headers[0] + 1}", "a llama-bench table header with no rows under it")
     build = next((m.group(1) for line in lines for m in [re.match(r"^build:\s*(.+?)\s*$", line)] if m), None)
+    build = build if build and build.split() else None  # a line of 'build:' and blanks only names no build
     tests = [t if build is None else _with(t, build_commit=build.split()[0]) for t in tests]
     return BenchFile(path, "md", tuple(tests), build)
 
