@@ -6,6 +6,9 @@
 - A test marked ``quiet`` times kernels against a reference and needs the host to itself: under xdist it waits for
   the other workers' running tests to end and holds their next ones until it is done (a shared lock per test, an
   exclusive one for a quiet test, and a turnstile so that a waiting quiet test is not starved).
+- Hypothesis draws the same examples on every run (the ``derandomized`` profile, the default): the suite, CI's
+  included, is not a lottery. ``HYPOTHESIS_PROFILE=explore pytest`` draws new ones each run, to look for the cases
+  the fixed ones miss; a case it finds goes into its test as an ``@example``.
 - The files that take longest run first (:data:`LONGEST_FIRST`, from ``pytest --durations=0``): the workers take files
   in the order collected, so a long file left to the end keeps one worker busy while the others have finished. The
   quiet tests' files come before them, while nothing long runs beside them to wait for.
@@ -18,9 +21,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 for name in ("COLUMNS", "LINES"):
     os.environ.pop(name, None)
+
+settings.register_profile("derandomized", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 
 
 #: test files in the order the workers should start them (the rest follow in their own order): the quiet tests'
