@@ -109,10 +109,12 @@ def test_decode_ceiling_orders_by_bytes_on_a_dram_bound_cpu():
 
 
 def test_the_llama_cpp_profile_prices_them_from_their_counted_cycles_or_the_ceiling_and_says_which(monkeypatch):
-    """Genoa's core (znver4) has llvm-mca cycles for the i-quants' vec_dot (validation/kernel_mca/): the estimate lists
-    them among its inputs; Zen 5's are timed on the guest (measured). A core whose rows lack a type (the table read
-    without Zen 5's iq2_xs, as it was before those runs): the estimate names the type among its assumed inputs,
-    priced from the ceiling."""
+    """Genoa's core (znver4) has llvm-mca cycles for the i-quants' vec_dot and tiled matmul (validation/kernel_mca/):
+    the estimate lists them among its inputs, and a prefill's calls run the tiled kernel; Skylake-SP's rows have the
+    tiled unpacking but not its microtile (as for the k-quants there): said among the assumed inputs, and the calls
+    named as what prices them (vec_dot calls). Zen 5's are timed on the guest (measured). A core whose rows lack a
+    type (the table read without Zen 5's iq2_xs, as it was before those runs): the estimate names the type among its
+    assumed inputs, priced from the ceiling."""
     import dataclasses
 
     import roofline.catalog.kernels as kernels
@@ -120,15 +122,15 @@ def test_the_llama_cpp_profile_prices_them_from_their_counted_cycles_or_the_ceil
     r = api.estimate(model="llama-3.2-1b", cpu="genoa", phase="decode", precision="iq2_xs")
     assert r.stack == "llama.cpp"
     (row,) = [i for i in r.inputs if i.what == "llama.cpp.kernels.znver4.iq2_xs"]
-    assert row.kind == "derived" and "llvm-mca" in row.source and row.value.startswith("vec_dot ")
-    # today's build runs the i-quants' calls of 8 rows or more through its tiled matmul, which Zen 4's rows do not
-    # count: said, and the rows named as what prices them (vec_dot calls)
-    (untiled,) = [i for i in r.inputs if "no cycles" in i.value]
-    assert untiled.what == "llama.cpp.kernels.znver4.iq2_xs.tiled" and untiled.kind == "assumed"
-    assert "as that many vec_dot calls" in untiled.source
+    assert row.kind == "derived" and "llvm-mca" in row.source
+    assert row.value.startswith("vec_dot 10.519, tiled 1.402, tiled_unpack 27.307")  # the table's znver4 row
+    assert not [i for i in r.inputs if "no cycles" in i.value]
     pre = api.estimate(model="llama-3.2-1b", cpu="genoa", phase="prefill", precision="iq2_xs")
-    hows = [o.how for s in pre.speedups for o in s.overheads]
-    assert any("vec_dot kernel's" in h for h in hows) and not any("tiled kernel's" in h for h in hows)
+    assert any("tiled kernel's" in o.how for s in pre.speedups for o in s.overheads)
+    skx = api.estimate(model="llama-3.2-1b", cpu="xeon-6138", phase="decode", precision="iq2_xs")
+    (untiled,) = [i for i in skx.inputs if "no cycles" in i.value and "iq2_xs" in i.what]
+    assert untiled.what == "llama.cpp.kernels.skylake-avx512.iq2_xs.tiled" and untiled.kind == "assumed"
+    assert "as that many vec_dot calls" in untiled.source
     timed = api.estimate(model="llama-3.2-1b", cpu="zen5-2vcpu-r3", phase="decode", precision="iq2_xs")
     (row,) = [i for i in timed.inputs if i.what == "llama.cpp.kernels.znver5.iq2_xs"]
     assert row.kind == "measured" and row.value.startswith("vec_dot 6.8605, tiled 0.607, ")

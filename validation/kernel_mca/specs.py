@@ -61,7 +61,18 @@ for t, blk in [('q8_0', 'block_q8_0, block_q8_0'), ('q4_0', 'block_q4_0, block_q
 # ---- tiled k-quant matmul (tiled-kernel.cpp / tiled.cpp)
 TILED = [('q4_K', '32, true, 0', 'false', 'block_q4_K'), ('q5_K', '32, true, 0', 'false', 'block_q5_K'),
          ('q6_K', '16, false, 32', 'true', 'block_q6_K'), ('q3_K', '16, false, 4', 'true', 'block_q3_K'),
-         ('q2_K', '16, true, 0', 'false', 'block_q2_K'), ('iq4_xs', '32, false, 128', 'false', 'block_iq4_xs')]
+         ('q2_K', '16, true, 0', 'false', 'block_q2_K'), ('iq4_xs', '32, false, 128', 'false', 'block_iq4_xs'),
+         # the i-quants (tiled_matmul_dispatch at tiled.cpp lines 1182-1195): int8 grids with an activation bias
+         ('iq2_xxs', '32, false, 128', 'true', 'block_iq2_xxs'), ('iq2_xs', '16, false, 128', 'true', 'block_iq2_xs'),
+         ('iq2_s', '16, false, 128', 'true', 'block_iq2_s'), ('iq3_xxs', '32, false, 128', 'true', 'block_iq3_xxs'),
+         ('iq3_s', '32, false, 128', 'true', 'block_iq3_s'), ('iq1_s', '32, false, 128', 'true', 'block_iq1_s'),
+         ('iq1_m', '16, false, 128', 'true', 'block_iq1_m')]
+# an i-quant's unpacking: per weight row (the r loop), its sub-block loop (tiled.cpp at 0c1e570, lines of each
+# tiled_unpack_src0), whose grid lookups of 4 (l) gcc unrolls
+IQ_UNPACK = {'iq2_xxs': ('nest', 'tiled.cpp', 292, [(303, 8, [])]), 'iq2_xs': ('nest', 'tiled.cpp', 325, [(334, 8, [])]),
+             'iq2_s': ('nest', 'tiled.cpp', 357, [(367, 8, [])]), 'iq3_xxs': ('nest', 'tiled.cpp', 390, [(401, 8, [])]),
+             'iq3_s': ('nest', 'tiled.cpp', 425, [(435, 4, [])]), 'iq1_s': ('nest', 'tiled.cpp', 465, [(473, 8, [])]),
+             'iq1_m': ('nest', 'tiled.cpp', 497, [(510, 8, [])])}
 for t, targs, actb, blk in TILED:
     sub = int(targs.split(',')[0])
     for nk, path in [(1, 'M>16 standard'), (0, 'M<=16 narrow')]:
@@ -71,11 +82,16 @@ for t, targs, actb, blk in TILED:
             256, 8, AVX2_BUILDS + ['skx'])
         add(t, 'tiled microtile VNNI-512 8x16 NK=%d (%s): 8 wrows x 256 x 16 act rows (s loop x%d, SUBBLK=%d)' % (nk, path, 256 // sub, sub), 'tiled-kernel.s',
             r'tiled_run_micro_vnni_8x16<%s, %d>' % (targs, nk), ('sum', 'tiled-kernel.cpp', [(128, 256 // sub)] + ([(172, 256 // sub)] if 'true' in targs else [])), 8 * 256, 16, ['clx', 'icx', 'zn4'])
-    add(t, 'tiled unpack_src0 (1 wrow x 256, weight only)', 'tiled.s', r'tiled_unpack_src0\(%s const\*.*\[clone \.part\.0\]$' % blk, ('innermost_largest',), 256, 0)
+    add(t, 'tiled unpack_src0 (1 wrow x 256, weight only)', 'tiled.s', r'tiled_unpack_src0\(%s const\*.*\[clone \.part\.0\]$' % blk,
+        IQ_UNPACK[t] if t in IQ_UNPACK else ('innermost_largest',), 256, 0)
 
 # tiled: per-weight-row bias correction (only for ACTBIAS types q6_K, q3_K; runs on all builds incl. VNNI ones)
 add('q6_K', 'tiled repack_src0<16> corr (1 wrow x 256, weight only)', 'tiled-kernel.s', r'tiled_repack_src0<16>', ('maxmul',), 256, 0, note='ACTBIAS types only (q6_K, q3_K)')
 add('q3_K', 'tiled repack_src0<16> corr (1 wrow x 256, weight only)', 'tiled-kernel.s', r'tiled_repack_src0<16>', ('maxmul',), 256, 0, note='ACTBIAS types only (q6_K, q3_K)')
+# the i-quants are ACTBIAS types too: the correction at their sub-block size (tiled_repack_src0<SUBBLK>, tiled.cpp line 804)
+for t, sub in [('iq2_xxs', 32), ('iq2_xs', 16), ('iq2_s', 16), ('iq3_xxs', 32), ('iq3_s', 32), ('iq1_s', 32), ('iq1_m', 16)]:
+    add(t, 'tiled repack_src0<%d> corr (1 wrow x 256, weight only)' % sub, 'tiled-kernel.s', r'tiled_repack_src0<%d>' % sub,
+        ('maxmul',), 256, 0, note='ACTBIAS types only')
 # tiled: activation side (per activation element, amortised over the weight rows of a window)
 add('act', 'tiled repack_src1 VNNI transpose (16 act rows x 64 k per iter)', 'tiled-kernel.s', r'^tiled_repack_src1', ('innermost_largest',), 1024, 1, ['clx', 'icx', 'zn4'])
 add('act', 'tiled repack_src1 AVX2 +128 bias xor (32 act elems per iter; ACTBIAS types)', 'tiled-kernel.s', r'^tiled_repack_src1', ('innermost_largest',), 32, 1, AVX2_BUILDS + ['skx'])
