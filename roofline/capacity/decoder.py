@@ -458,11 +458,11 @@ def decoder_stats_at(platform: Platform, model: ModelSpec, precision: str, o: Pl
 
 
 def decoder_users_at(platform: Platform, model: ModelSpec, precision: str, o: PlanOptions,
-                     users: int) -> tuple[DecoderUsers, DecoderUsers]:
+                     users: int) -> tuple[DecoderUsers, DecoderUsers, int]:
     """``users`` clients, each with a request in flight, on ``o``'s one layout (``o.instance_cores``): what the
-    concurrency scenario answers for them, at the realistic and at the ceiling's step times (arrays ``(1, 1)``).
-    ``o`` as :func:`roofline.capacity.options.resolve` leaves it."""
+    concurrency scenario answers for them, at the realistic and at the ceiling's step times (arrays ``(1, 1)``), and
+    the layout's instances per server. ``o`` as :func:`roofline.capacity.options.resolve` leaves it."""
     dec, both = _one_layout(platform, model, precision, o, "decoder_users_at", ("realistic", "ceiling"))
     real, ceil = (decoder_users(dec.instances[rows], dec.prefill_time(rows), dec.decode_step(rows), o.lengths,
                                 int(o.output_len), dec.max_sequences[rows], np.array([float(users)])) for rows in both)
-    return real, ceil
+    return real, ceil, int(dec.instances[both[0]][0])

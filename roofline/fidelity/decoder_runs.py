@@ -113,13 +113,11 @@ def predict_decoder_run(rec: LoadedRecord, profile: StackProfile, rates: tuple[f
                           kv_dtype=m.kv_dtype, source=EfficiencySource(stack=profile), cores=r.platform.cores,
                           instance_cores=r.platform.instance_cores, seed=seed,
                           users=(int(r.concurrency),) if concurrency and r.concurrency else None)
-    instances = (int(r.platform.cores or platform.cores_per_socket.value) // int(r.platform.instance_cores or 1)
-                 * int(platform.sockets.known_value))
     if server or concurrency:
         o = resolve(model, dataclasses.replace(
             options, source=options.source.for_recipe(precision_recipe(m.precision, model))), 1)
     if concurrency:
-        real, ceil = decoder_users_at(platform, model, m.precision, o, int(r.concurrency or 1))
+        real, ceil, instances = decoder_users_at(platform, model, m.precision, o, int(r.concurrency or 1))
         return DecoderRunPrediction(float(real.tokens_per_s[0, 0]), float(ceil.tokens_per_s[0, 0]), instances,
                                     ({(FigureKind.TTFT, Statistic.MEAN): float(real.ttft_s[0, 0]),
                                       (FigureKind.TPOT, Statistic.MEAN): float(real.tpot_s[0, 0])},))
