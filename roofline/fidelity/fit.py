@@ -54,6 +54,7 @@ from roofline.spec.stack import (
     StackProfile,
     UnfusedAttentionRule,
     is_kernel_class,
+    is_timed_class,
     typical_factor,
 )
 from roofline.spec.vocab import FigureKind, Scenario, ShapeForm, StepPart
@@ -494,9 +495,11 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     x0[lay.work_half_index] = assumed
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, most
+    held = np.array([is_timed_class(c) for c in classes] + [False] * (n - len(classes)))
     for i, cls in enumerate(classes):  # a kernel table's cycles may be slower than the core really runs them
         if is_kernel_class(cls):
             hi[i] = math.log(KERNEL_MAX)
+    lo[held] = hi[held] = 0.0  # cycles timed on the core: their rate as it stands, efficiency 1 (not a dimension)
     disp = slice(lay.work_half_index + 1, lay.platform_index)
     if lay.dispatch_free:
         for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
@@ -545,6 +548,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     for start in FIT_STARTS:  # the max() of compute and memory time makes the objective kinked: several starts
         x = x0.copy()
         x[:lay.work_half_index] = math.log(start)  # the efficiencies and the kernel ratio
+        x[held] = 0.0
 
         def residuals_many(xfs: np.ndarray, base: np.ndarray = x) -> np.ndarray:
             xx = np.repeat(base[None, :], len(xfs), axis=0)
@@ -635,9 +639,9 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         gemm_efficiency={c: v(x, "the kernel table's counted compute time over the measured one (every kernel of the "
                               "engine's table)" if is_kernel_class(c) else
                               "GEMM compute time at the ceiling over the measured one, in a compiled model")
-                         for c, x in sorted(q.gemm.items())},
+                         for c, x in sorted(q.gemm.items()) if not is_timed_class(c)},
         kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
-                                   "efficiency") for c, x in sorted(q.kernel.items())},
+                                   "efficiency") for c, x in sorted(q.kernel.items()) if not is_timed_class(c)},
         work_half=_work_half(q, v),
         time_half_s=_time_half(q, v),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),

@@ -37,7 +37,7 @@ from roofline.spec.kernels import Kernel, KernelTable
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import GGUF_FLOATS, PrecisionRecipe
 from roofline.spec.sourced import bare_values
-from roofline.spec.stack import KERNEL_CLASS, Accuracy, PathRule, StackProfile, typical_factor
+from roofline.spec.stack import KERNEL_CLASS, TIMED_CLASS, Accuracy, PathRule, StackProfile, typical_factor
 from roofline.spec.vocab import NonGemmMode, ShapeForm
 
 if TYPE_CHECKING:
@@ -111,8 +111,7 @@ class EfficiencySource:
         a = self.accuracy
         if a is None:
             return None
-        cls = KernelRow.cls if kernel_priced(res, recipe, self.profile) else \
-            path_class(res, recipe, self.profile, one_row=one_row)[0]
+        cls = kernel_class(res, recipe, self.profile) or path_class(res, recipe, self.profile, one_row=one_row)[0]
         band, own = a.class_band(cls)
         return ErrorBand(cls, band, own.figures if own else 0, own.platforms if own else 0)
 
@@ -195,6 +194,9 @@ ONE_ROW = "gemv"
 EMULATED = "emulated"
 """the ISA part of an emulated path's class (``<dtype>-emulated``): a software kernel, whose rate the platform file
 states as measured, not the vector units' datasheet rate"""
+TIMED = TIMED_CLASS
+"""the ISA part of the class of a GGUF row a kernel table prices with cycles timed on the core (``gguf-timed``,
+:attr:`~roofline.spec.kernels.CoreCycles.timed`): the kernel's own rate there, at efficiency 1"""
 
 
 CROSS = "the cross-stack value, cross_stack_gemm_efficiency"
@@ -207,6 +209,7 @@ class Found(Enum):
     FITTED = "fitted"
     TYPE_MANY_ROWS = "the type's many-row class"
     EMULATED = "the emulated kernel's measured rate"
+    TIMED = "the kernel's rate timed on the core"
     SAME_ISA = "the mean of the same ISA class's"
     CROSS_STACK = "the cross-stack value"
     SAME_DTYPE = "the mean of the same dtype's"
@@ -236,6 +239,8 @@ def found_value(table: dict[str, float], cls: str, cross: dict[str, float] | Non
     dtype, isa = (cls.split("-", 1) + [""])[:2]
     if isa == EMULATED:  # its rate is the kernel's own, measured: no other class's efficiency applies to it
         return 1.0, f"{cls} (not fitted: 1, the platform's measured rate of the emulated kernel)", Found.EMULATED
+    if isa == TIMED:  # the kernel timed on the core: what the counted cycles' efficiency stands for is in it
+        return 1.0, f"{cls} (not fitted: 1, the kernel's cycles as timed on the core)", Found.TIMED
     table = {k: v for k, v in table.items() if k.split("-", 1)[-1] != EMULATED}  # a software kernel's says nothing of the units'
     same_isa = [v for k, v in table.items() if k.split("-", 1)[-1] == isa]
     if same_isa:
@@ -445,15 +450,16 @@ class KernelRow:
     label: np.ndarray
     """the kernel that runs a call of that many rows (:mod:`roofline.calc.kernel_cycles`)"""
 
-    #: the row's class: one efficiency for every kernel a table prices (what the counted cycles leave out, alike
-    #: for each)
-    cls = f"gguf-{KERNEL_CLASS}"
+    cls: str = f"gguf-{KERNEL_CLASS}"
+    """the row's class: one efficiency for every kernel a table counts the cycles of (what counting leaves out, alike
+    for each); ``gguf-timed`` for cycles timed on the core (:data:`TIMED`)"""
 
 
 def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
-                    ) -> tuple[KernelTable, str, dict[str, float]] | None:
-    """``stack``'s kernel table, the recipe's GGUF type and that type's cycles on this CPU's core; None where the
-    stack has no table, the recipe no GGUF type or the table no cycles for the core and type."""
+                    ) -> tuple[KernelTable, str, dict[str, float], str] | None:
+    """``stack``'s kernel table, the recipe's GGUF type, that type's cycles on this CPU's core and their row class
+    (:attr:`KernelRow.cls`); None where the stack has no table, the recipe no GGUF type or the table no cycles for
+    the core and type."""
     from roofline.catalog.kernels import load_kernel_table
 
     block = gguf_type(recipe)
@@ -461,7 +467,16 @@ def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile
         return None
     table = load_kernel_table(stack.kernels)
     cycles = table.core_cycles(res.platform.core)
-    return (table, block, cycles.types[block]) if cycles is not None and block in cycles.types else None
+    if cycles is None or block not in cycles.types:
+        return None
+    return table, block, cycles.types[block], f"gguf-{TIMED}" if cycles.timed else KernelRow.cls
+
+
+def kernel_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> str | None:
+    """The row class of the recipe's GEMMs under ``stack``'s kernel table on this CPU (:attr:`KernelRow.cls`); None
+    where :func:`kernel_priced` is false."""
+    found = _kernel_entries(res, recipe, stack)
+    return None if found is None else found[3]
 
 
 def kernel_priced(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> bool:
@@ -481,7 +496,7 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     found = _kernel_entries(res, recipe, stack)
     if found is None:
         return None
-    table, block, entries = found
+    table, block, entries, cls = found
     isa = tuple(res.platform.isa)
     kernel = next((kind for kind in (Kernel.REPACK, Kernel.TILED, Kernel.SGEMM)
                    if table.rule(block, kind, isa, date) is not None), Kernel.VEC_DOT)
@@ -493,7 +508,7 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     lay = res.layout
     cores = np.asarray(lay.instance_cores * lay.total_instances, dtype=float)
     seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
-    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label))
+    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label), cls)
 
 
 @dataclass(frozen=True)

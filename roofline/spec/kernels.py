@@ -67,6 +67,10 @@ class CoreCycles:
     source: str
     types: dict[str, dict[str, float]] = field(default_factory=dict)
     """type -> entry (:data:`CYCLE_KEYS`) -> cycles"""
+    timed: bool = False
+    """the cycles are the engine's own kernels timed on the core (``source`` says how), not counted on a model of
+    it: what counting leaves out (cache misses, the front end, the threads' split of the work) is in them already,
+    so they are priced as they stand (efficiency 1), not over the counted cycles' fitted efficiency"""
 
     def __post_init__(self) -> None:
         for t, entries in self.types.items():

@@ -186,6 +186,8 @@ class BarrierRule:
 MIN_PLATFORMS = 3
 #: the class of a GEMM row a kernel table prices: ``<kernel>-kernels`` (``gemv-kernels``)
 KERNEL_CLASS = "kernels"
+#: the ISA part of the class of a GGUF row priced by cycles timed on its core (``gguf-timed``)
+TIMED_CLASS = "timed"
 #: a kernel class's efficiency is the table's counted cycles over the real ones: a loop that retires faster than
 #: LLVM's model of the core says (a 512-bit datapath the model still halves) reaches above 1, never this far
 KERNEL_MAX = 4.0
@@ -194,6 +196,12 @@ KERNEL_MAX = 4.0
 def is_kernel_class(cls: str) -> bool:
     """a GEMM row class priced by a kernel table's cycles (:attr:`StackProfile.kernels`)"""
     return cls.endswith("-" + KERNEL_CLASS)
+
+
+def is_timed_class(cls: str) -> bool:
+    """a GEMM row class priced by a kernel table's cycles timed on the core
+    (:attr:`~roofline.spec.kernels.CoreCycles.timed`): efficiency 1, never fitted"""
+    return cls.endswith("-" + TIMED_CLASS)
 
 
 @dataclass(frozen=True)
