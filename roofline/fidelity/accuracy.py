@@ -96,9 +96,9 @@ ENCODER_STACKS = ("torch-inductor", "intel-mlperf", "inc-ipex", "openvino")
 GROUPS = (
     Group("encoders", ENCODER_STACKS, (Phase.FORWARD,)),
     Group("encoders, every stack", None, (Phase.FORWARD,)),
-    Group("llama.cpp prefill", ("llama.cpp", "ik_llama.cpp"), (Phase.PREFILL,)),
-    Group("llama.cpp decode", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,)),
-    Group("llama.cpp decode, B>=2", ("llama.cpp", "ik_llama.cpp"), (Phase.DECODE,), min_batch=2),
+    Group("llama.cpp prefill", ("llama.cpp",), (Phase.PREFILL,)),
+    Group("llama.cpp decode", ("llama.cpp",), (Phase.DECODE,)),
+    Group("llama.cpp decode, B>=2", ("llama.cpp",), (Phase.DECODE,), min_batch=2),
     Group("LLM decode", None, (Phase.DECODE,)),
     Group("all", None, (Phase.FORWARD, Phase.PREFILL, Phase.DECODE)),
 )
