@@ -110,7 +110,7 @@ def estimate(model: Any = None, cpu: Any = None, **flags: Any):
     and the realistic estimate; returns the :class:`~roofline.results.estimate.EstimateResult`.
 
     Arguments: precision, baseline, batch, seq_len, phase, context, bandwidth, memory_model, cores, instance_cores,
-    sockets, group_size, kv_dtype, quantize_lm_head, calibration, stack, separate_qkv, f_gemm, gemm_speedup,
+    sockets, tensor_parallel, group_size, kv_dtype, quantize_lm_head, calibration, stack, separate_qkv, f_gemm, gemm_speedup,
     non_gemm_speedup, calibration_any_platform, server_overhead_w (``roofline estimate --help``)."""
     return run_estimate(checked(A.ESTIMATE, {"model": model, "cpu": cpu, **flags}))
 
@@ -131,7 +131,8 @@ def estimate_inputs(a: Values):
         precisions=a.precision, baseline=a.baseline,
         workload=WorkloadSpec(phase=a.phase, batch=a.batch, seq_len=a.seq_len, context=a.context,
                               fused_qkv=not a.get("separate_qkv", False)),
-        layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores),
+        layout=LayoutSpec(sockets=a.get("sockets"), cores=a.cores, instance_cores=a.instance_cores,
+                          tensor_parallel=a.get("tensor_parallel") or 1),
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling),
         options=StepOptions(group_size=a.get("group_size"), kv_dtype=a.get("kv_dtype"),
                             quantize_lm_head=bool(a.get("quantize_lm_head"))),

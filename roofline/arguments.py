@@ -426,6 +426,9 @@ INSTANCE_CORES = Arg("instance_cores", "cores per instance, 1 to 4,096 (default 
                      "largest divisor of the cores used below 4); instances share one copy of the weights per LLC "
                      "domain", CORES)
 SOCKETS = Arg("sockets", "sockets used, 1 to 64 (default: all the platform has)", Int(1, 64))
+TENSOR_PARALLEL = Arg("tensor_parallel", "decoders: split the model over this many ranks (SGLang's --tp: one per "
+                      "socket or sub-NUMA domain), one instance of every core used, each rank on an equal share of one "
+                      "socket's cores, two all-reduces per layer (default 1: not split)", Int(1, 1024), default=1)
 GROUP_SIZE = Arg("group_size", "group size of per-group INT4 recipes, 1 to 65,536 (default 128)", Int(1, 1 << 16))
 KV_DTYPE = Arg("kv_dtype", "KV-cache element type (default: the activation dtype)", Choice(KV_DTYPES))
 QUANTIZE_LM_HEAD = Arg("quantize_lm_head", "decoders: quantize the lm_head too", switch=True, default=False)
@@ -463,7 +466,7 @@ PRICE_PER_KWH = Arg("price_per_kwh", "energy price per kWh, 0 to 1,000: the ener
 
 ESTIMATE = Command("estimate", (
     MODEL, CPU, PRECISIONS, BASELINE, *WORKLOAD, *LAYOUT, GROUP_SIZE, KV_DTYPE, QUANTIZE_LM_HEAD, *EFFICIENCIES,
-    SOCKETS, SEPARATE_QKV, *OVERRIDES, SERVER_OVERHEAD_W))
+    SOCKETS, TENSOR_PARALLEL, SEPARATE_QKV, *OVERRIDES, SERVER_OVERHEAD_W))
 
 FOOTPRINT = Command("footprint", (
     MODEL,

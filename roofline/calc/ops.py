@@ -57,6 +57,10 @@ class Op:
     """bytes of attention scores written and read back per step (unfused attention: :func:`attention`)"""
     score_working_set: np.ndarray | float = 0.0
     """bytes of the scores of one call of one layer: what must fit a cache level for them to stay there"""
+    comm_bytes: np.ndarray | float = 0.0
+    """bytes a tensor-parallel split's all-reduces move per step, every rank's (:func:`tp_allreduce`)"""
+    comm_working_set: np.ndarray | float = 0.0
+    """bytes of one all-reduce's buffers, every rank's: what must fit a cache level for them to stay there"""
 
 
 def _f(x: ArrayLike) -> np.ndarray:
@@ -182,3 +186,17 @@ def embeddings(*, tokens: ArrayLike, hidden: int, tables: int, norm_ops: float) 
         return Op("embeddings", 0.0 * t, False, 2.0 * t * hidden, 2.0 * t * hidden)
     elements = (tables + 1 + 2) * t * hidden
     return Op("embeddings", (tables - 1 + norm_ops) * t * hidden, False, elements, elements)
+
+
+def tp_allreduce(*, tokens: ArrayLike, hidden: int, layers: int, ranks: int, element_bytes: float) -> Op:
+    """A tensor-parallel split's all-reduces over ``ranks`` (:mod:`roofline.calc.allreduce`): ``2 L`` per step of
+    ``S = tokens x hidden x e`` bytes each; every rank's additions on the vector path and its bytes
+    (:func:`~roofline.calc.allreduce.bytes_per_rank`), ``T`` ranks' worth, their working set the ranks' buffers of
+    one call (``T S``, at most a chunk each)."""
+    from roofline.calc.allreduce import CHUNK_BYTES, PER_LAYER, adds_per_rank, bytes_per_rank
+
+    size = _f(tokens) * hidden * element_bytes
+    calls = PER_LAYER * layers * ranks
+    return Op("tp_allreduce", calls * adds_per_rank(size, ranks, element_bytes), False, 0.0 * size, 0.0 * size,
+              comm_bytes=calls * bytes_per_rank(size, ranks),
+              comm_working_set=ranks * np.minimum(size, CHUNK_BYTES))

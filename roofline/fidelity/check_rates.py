@@ -62,7 +62,8 @@ def rate_query(r: Record, m: Measurement, source: EfficiencySource, platform: Pl
                               context=m.context if m.context is not None else r.context,
                               attention_form=attention_form(source.stack.unfused_attention if source.stack else None,
                                                             r.date or None, r.flash_attention)),
-        layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
+        layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores,
+                          tensor_parallel=r.split),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision), source=source)

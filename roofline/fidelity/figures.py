@@ -174,7 +174,8 @@ def kv_span(r, m, rule: SharedKvRule | None, form: AttentionForm = AttentionForm
 def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> tuple[FigureStep, ...]:
     cores = r.platform.cores
     kind = FigureKind(m.kind)
-    if kind in (FigureKind.LATENCY, FigureKind.GEMM) and r.platform.instance_cores is None:
+    if kind in (FigureKind.LATENCY, FigureKind.GEMM) and r.platform.instance_cores is None and r.split == 1 \
+            and (m.phase or r.phase) not in (Phase.PREFILL, Phase.DECODE):
         # a single process on every core used (validate's harness)
         if kind is FigureKind.GEMM:
             h = shape_run(platform, m.precision, m.name or "gemm", m.m, m.n, m.k, cores=cores,
@@ -197,7 +198,8 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         precisions=names, baseline=names[0],
         workload=WorkloadSpec(phase=phase, batch=m.batch or r.batch, seq_len=m.seq_len or r.seq_len, context=context,
                               shared_kv=kv_span(r, m, stack.shared_kv, form), attention_form=form),
-        layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores),
+        layout=LayoutSpec(sockets=r.platform.sockets, cores=cores, instance_cores=instance_cores,
+                          tensor_parallel=r.split),
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision)))

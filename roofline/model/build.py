@@ -16,7 +16,9 @@ from typing import Union
 
 import numpy as np
 
+from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
+from roofline.errors import UserError
 from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
 from roofline.model.layout import Layout, make_layout
 from roofline.model.realistic import (
@@ -28,6 +30,7 @@ from roofline.model.realistic import (
     realistic_times,
     step_parts,
     with_barriers,
+    with_syncs,
 )
 from roofline.model.recipes import cell_recipes, precision_recipe
 from roofline.model.resources import Resources
@@ -50,6 +53,8 @@ class LayoutSpec:
     cores: int | None = None
     instance_cores: int | np.ndarray | None = None
     socket_busy: bool = False
+    tensor_parallel: int = 1
+    """ranks one instance of every core used is split over (:mod:`roofline.model.layout`)"""
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,8 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
     """Every precision's step of ``work`` on ``platform`` (module docstring); ``batch`` and ``seq_len``:
     a sweep's points (arrays of one shape), in place of the workload's own batch and length."""
     res = Resources(platform, make_layout(platform, sockets=layout.sockets, cores=layout.cores,
-                                          instance_cores=layout.instance_cores, socket_busy=layout.socket_busy),
+                                          instance_cores=layout.instance_cores, socket_busy=layout.socket_busy,
+                                          tensor_parallel=layout.tensor_parallel),
                     ceiling.memory_model, ceiling.bandwidth, ceiling.ceiling)
     gemms, lm_head = work.gemms()
     set_count = work.weight_set_counts(gemms)
@@ -165,8 +171,12 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         m_u, count_u = work.rows_at(b[first], s[first], gemms, lm_head)  # (distinct, rows)
         m = m_u[inverse]
-    out = Steps(work, res, gemms, lm_head, m)
     model = getattr(work, "model", None)
+    ranks = res.layout.tensor_parallel
+    sync: np.ndarray | float = 0.0
+    if ranks > 1:  # the split's all-reduces: their bytes and additions a non-GEMM pass, their flags counted
+        ops, sync = _with_allreduce(work, res, ops, batch, seq_len)
+    out = Steps(work, res, gemms, lm_head, m)
     # precisions whose non-GEMM work runs alike (one mode, one KV dtype) share it
     ops_by_mode: dict[tuple[NonGemmMode, str | None], OpsEval] = {}
     lead = np.shape(b) if batch is not None else np.broadcast_shapes(np.shape(res.layout.instance_cores))
@@ -192,7 +202,31 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
             parts = with_barriers(step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
                                              m=None if inverse is None else m),
                                   res, eff.barrier_rounds, model.num_hidden_layers if model is not None else 0)
+            if ranks > 1:
+                parts = with_syncs(parts, sync)
             built = BuiltStep(name, recipe, cells, mode, step, eff, parts,
                               realistic_times(parts, eff.rows(parts, options.graph)))
         out.steps.append(built)
     return out
+
+
+def _with_allreduce(work: AnyWorkload, res: Resources, ops: list[Op], batch: np.ndarray | None,
+                    seq_len: np.ndarray | None) -> tuple[list[Op], np.ndarray]:
+    """A tensor-parallel step's ops with its all-reduces (:func:`roofline.calc.ops.tp_allreduce`: ``2 L`` of the
+    step's tokens x the hidden size in BF16, ``tp_allreduce_bytes_per_element``) and their flag waits
+    (:func:`roofline.calc.allreduce.sync_seconds`, at the rank-to-rank line transfer)."""
+    from roofline.calc.allreduce import PER_LAYER, sync_seconds
+    from roofline.calc.ops import tp_allreduce
+    from roofline.spec.op_costs import cost
+
+    if not isinstance(work, Workload):
+        raise UserError("--tensor-parallel: a split prices a model's layers; a single GEMM has none to split")
+    model = work.model
+    b = np.asarray(work.batch if batch is None else batch, dtype=float)
+    s = np.asarray(work.seq_len if seq_len is None else seq_len, dtype=float)
+    tokens = b if work.phase is Phase.DECODE else b * s
+    e = cost("tp_allreduce_bytes_per_element")
+    ranks, layers = res.layout.tensor_parallel, model.num_hidden_layers
+    op = tp_allreduce(tokens=tokens, hidden=model.hidden_size, layers=layers, ranks=ranks, element_bytes=e)
+    size = tokens * model.hidden_size * e
+    return [*ops, op], sync_seconds(PER_LAYER * layers, size, ranks, res.rank_line_s)

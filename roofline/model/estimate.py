@@ -483,7 +483,8 @@ def _platform_result(res: Resources, file: str) -> PlatformResult:
         layout=InstanceLayout(cores_per_instance=int(lay.instance_cores), instances_per_socket=int(lay.instances),
                             cores_per_socket_used=int(lay.active_cores),
                             l2_bytes_per_instance=float(res.l2_capacity),
-                            llc_bytes_per_instance=float(res.llc_capacity(0.0)), spans_sockets=lay.spans_sockets),
+                            llc_bytes_per_instance=float(res.llc_capacity(0.0)), spans_sockets=lay.spans_sockets,
+                            tensor_parallel=lay.tensor_parallel),
     )
 
 
@@ -530,6 +531,8 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
     rules that applied to the GEMM rows' ``cells`` among them)."""
     p = res.platform
     used = [("sockets", p.sockets), ("cores_per_socket", p.cores_per_socket)]
+    if res.layout.tensor_parallel > 1:
+        res.rank_line_s  # noqa: B018 -- the all-reduce flags' line transfer, among the inputs used
     used += [(u.what, u.source) for u in res.provenance()]
     costs = op_cost_names(model)
     for r in recipes:
@@ -539,6 +542,8 @@ def _provenance(res: Resources, model: ModelSpec, recipes: list[PrecisionRecipe]
                 costs.append("scale_search_ops_per_element")
         if r.dequant_cost:
             costs.append(r.dequant_cost)
+    if res.layout.tensor_parallel > 1:
+        costs.append("tp_allreduce_bytes_per_element")
     used += [(f"op_costs.{c}", OP_COSTS[c]) for c in dict.fromkeys(costs)]
     cells = cells if cells is not None else recipes
     return [Provenance(what=w, value=f"{s.value:g}", kind=s.kind or "", source=s.source or "")

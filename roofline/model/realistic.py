@@ -147,6 +147,9 @@ class StepParts:
     """(P, S) its memory time (``quantization_s`` is ``sum_i max(compute, memory)``)"""
     lead: tuple[int, ...] = ()
     """the steps' leading axes (``P = prod(lead)``); () for one step"""
+    sync_s: np.ndarray | None = None
+    """(P,) a tensor-parallel split's all-reduce flag waits per step (:func:`roofline.calc.allreduce.sync_seconds`:
+    counted, not fitted); None: not split"""
 
     @property
     def steps(self) -> int:
@@ -176,6 +179,8 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      launches=cat("launches"), barrier_s=cat("barrier_s"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
                      ceiling_s=cat("ceiling_s"),
                      lead=(int(sum(p.steps for p in parts)),),
+                     sync_s=None if all(p.sync_s is None for p in parts) else np.concatenate(
+                         [np.zeros(p.steps) if p.sync_s is None else p.sync_s for p in parts]),
                      **{k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
                         for k in ("pass_compute_s", "pass_memory_s", "att_compute_s", "att_memory_s",
                                   "quant_compute_s", "quant_memory_s")})
@@ -362,7 +367,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
                                         e.quantization, e.pass_memory),
                  compensation_s=parts.compensation_s,
-                 dispatch_s=(e.call_s + parts.launches * e.per_op_s + parts.barrier_s) / parts.instances)
+                 dispatch_s=(e.call_s + parts.launches * e.per_op_s + parts.barrier_s
+                             + (0.0 if parts.sync_s is None else parts.sync_s)) / parts.instances)
 
 
 # ------------------------------------------------------------------------------- a step's parts
@@ -428,14 +434,19 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
                      quant_compute_s=per_row(q_compute), quant_memory_s=per_row(q_memory))
 
 
+def with_syncs(parts: StepParts, seconds: np.ndarray | float) -> StepParts:
+    """``parts`` with a tensor-parallel split's all-reduce flag waits (:attr:`StepParts.sync_s`)."""
+    return replace(parts, sync_s=np.broadcast_to(np.asarray(seconds, dtype=float), parts.lead).reshape(-1).copy())
+
+
 def with_barriers(parts: StepParts, res: Resources, rounds_per_layer: float, layers: int,
                   threads: int | None = None) -> StepParts:
     """``parts`` with its engine's graph barriers, :func:`~roofline.calc.barriers.barrier_seconds` of ``layers`` at
     ``rounds_per_layer`` (a stack's :class:`~roofline.spec.stack.BarrierRule`) over ``threads`` per instance (None:
-    one per core of an instance); unchanged where the stack counts none."""
+    one per core of an instance, or of a tensor-parallel rank: a process's); unchanged where the stack counts none."""
     if rounds_per_layer <= 0 or layers <= 0:
         return parts
-    n = res.layout.instance_cores if threads is None else threads
+    n = res.layout.rank_cores if threads is None else threads
     value = barrier_seconds(layers, rounds_per_layer, n, res.line_transfer_s)
     return replace(parts, barrier_s=np.broadcast_to(value, parts.lead).reshape(-1).astype(float))
 
@@ -642,6 +653,11 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     barrier = at(parts.barrier_s)
     barriers = (f" + thread barriers {barrier * 1e6:.0f} us ({e.barrier_rounds:g} rounds per layer, counted from the "
                 "engine's graph, x threads x core-to-core latency)" if barrier > 0 else "")
+    sync = 0.0 if parts.sync_s is None else at(parts.sync_s)
+    if sync > 0:
+        barriers += (f" + the tensor-parallel ranks' all-reduce flags {sync * 1e6:.0f} us (2 all-reduces per layer, "
+                     "each a round of flags or two, x (ranks - 1) x rank-to-rank latency: counted)")
+        barrier += sync
     if "call_s" in fitted:
         calls, n = at(parts.launches), at(parts.instances)
         shared = f", each instance's, over {n:g} instances" if n > 1 else ""

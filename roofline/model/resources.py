@@ -84,7 +84,7 @@ class Resources:
         self.dram_kind: Literal["measured", "theoretical", "stream-class"] = (
             "stream-class" if "stream_fraction" in self.used else kind)
         self.b_dram = s * self._capped("dram", socket_dram, p.dram.read_gb_per_s_per_core)
-        if lay.spans_sockets:
+        if lay.spans_sockets and lay.tensor_parallel == 1:  # a split's ranks read their own domain's weights
             self.b_dram = np.minimum(self.b_dram, self._spanning_cap())
         llc = p.llc.read_gb_per_s
         self.b_llc = (s * self._capped("llc", llc.known_value * GIGA, p.llc.read_gb_per_s_per_core) if llc.known
@@ -173,14 +173,22 @@ class Resources:
     def line_transfer_s(self) -> float:
         """One cache line's transfer between two cores, seconds: the platform's ``core_to_core_ns``, else its core's
         (:mod:`roofline.spec.core_latency`); a process over both sockets takes its core's two-socket figure (half
-        its pairs cross the sockets)."""
+        its pairs cross the sockets; a tensor-parallel rank's threads are on one socket)."""
+        return self._line_s(self.layout.spans_sockets and self.layout.tensor_parallel == 1, "core_to_core")
+
+    @property
+    def rank_line_s(self) -> float:
+        """One cache line's transfer between two tensor-parallel ranks' cores, seconds: as :attr:`line_transfer_s`,
+        across the sockets when the ranks are on two (half their pairs cross them)."""
+        return self._line_s(self.layout.sockets > 1, "rank_to_rank")
+
+    def _line_s(self, spanning: bool, used: str) -> float:
         from roofline.spec.core_latency import line_transfer_ns
 
         given = self.platform.core_to_core_ns
-        spanning = self.layout.spans_sockets
         ns, key = ((given, "core_to_core_ns") if given.known and not spanning
                    else line_transfer_ns(self.platform.core, spanning))
-        self.used["core_to_core"] = Used(key, ns.known_value, ns)
+        self.used[used] = Used(key, ns.known_value, ns)
         return float(ns.known_value) * 1e-9
 
     def non_gemm_peaks(self, mode: NonGemmMode) -> tuple[str, float | np.ndarray, float | np.ndarray]:

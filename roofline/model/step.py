@@ -353,6 +353,11 @@ def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype:
         if np.any(np.asarray(o.state_bytes) > 0):  # a recurrent state, in its own type (linear attention)
             k_level = level_of(np.asarray(o.state_working_set, dtype=float), res.l2_capacity, llc_cap)
             t_k = t_k + np.asarray(o.state_bytes, dtype=float) / level_bandwidth(k_level, b_l2, b_llc, b_dram)
+        if np.any(np.asarray(o.comm_bytes) > 0):  # a tensor-parallel split's all-reduce buffers, in their own type
+            c_level = level_of(np.asarray(o.comm_working_set, dtype=float), res.l2_capacity, llc_cap)
+            t_c_mem = np.asarray(o.comm_bytes, dtype=float) / level_bandwidth(c_level, b_l2, b_llc, b_dram)
+            a_level = np.where(t_c_mem > t_a, c_level, a_level)
+            t_a = t_a + t_c_mem
         if np.any(np.asarray(o.score_bytes) > 0):  # unfused attention's scores, f32 through memory
             s_level = level_of(np.asarray(o.score_working_set, dtype=float), res.l2_capacity, llc_cap)
             t_s = np.asarray(o.score_bytes, dtype=float) / level_bandwidth(s_level, b_l2, b_llc, b_dram)

@@ -83,11 +83,14 @@ def headline(r: AccuracyResult) -> list[Item]:
         inside = f"; {sum(p.within_band for p in banded)} in its range" if banded else ""
         out.append(Line(f"plan server/offline ratio vs MLPerf's, {len(r.plans)} Server runs: |error| median "
                         f"{_share(errs[len(errs) // 2])}, worst {_share(errs[-1])}{inside}"))
-        for q in (50, 99):
-            e = sorted(abs(x) for p in r.plans if (x := getattr(p, f"p{q}_error")) is not None)
-            if e:
-                out.append(Line(f"plan p{q} latency at the run's rate vs loadgen's, {len(e)} Server runs: |error| "
-                                f"median {_share(statistics.median(e))}, worst {_share(e[-1])}"))
+        lat = {q: e for q in (50, 99)
+               if (e := sorted(abs(x) for p in r.plans if (x := getattr(p, f"p{q}_error")) is not None))}
+        if lat:
+            def each(f) -> str:
+                return " / ".join(_share(f(e)) for e in lat.values())
+            n = max(len(e) for e in lat.values())
+            out.append(Line(f"plan {' / '.join(f'p{q}' for q in lat)} latency at {n} Server runs' rates vs loadgen: "
+                            f"|error| median {each(statistics.median)}, worst {each(lambda e: e[-1])}"))
     for what, d in (("LLM plan vs MLPerf", [x for x in r.decoder_runs if x.scenario != "concurrency"]),
                     ("LLM plan vs concurrency sweeps", [x for x in r.decoder_runs if x.scenario == "concurrency"])):
         if not d:

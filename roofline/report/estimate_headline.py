@@ -18,7 +18,10 @@ def workload_line(r: EstimateResult) -> str:
     layout = ""
     if p.layout is not None:
         n = p.layout.instances_per_socket * p.sockets_used
-        layout = (f"; one process over {p.sockets_used} sockets ({p.layout.cores_per_instance} cores)"
+        t = p.layout.tensor_parallel
+        where = f"{p.sockets_used} sockets" if p.sockets_used > 1 else "1 socket"
+        layout = (f"; one instance of {p.layout.cores_per_instance} cores split over {t} tensor-parallel ranks on {where}"
+                  if t > 1 else f"; one process over {p.sockets_used} sockets ({p.layout.cores_per_instance} cores)"
                   if p.layout.spans_sockets else f"; {n} instance{'s' if n > 1 else ''} of {p.layout.cores_per_instance} cores")
     return f"{w.model} on {p.name}: {shape}{layout}"
 

@@ -50,7 +50,7 @@ def platform_table(r: EstimateResult) -> RenderableType:
         notes.append("memory model paper: X, Y and the non-GEMM work from DRAM, weights from the LLC when they fit")
     return section(f"Compute paths and balance points (paper Table 4), against {giga(p.dram_bandwidth_bytes_per_s)} "
                    f"GB/s DRAM ({p.dram_bandwidth_kind}, all sockets"
-                   f"{'; one process over them, capped at 4 x the link between them' if p.layout and p.layout.spans_sockets else ''})",
+                   f"{_spanning(p)})",
                    t, notes)
 
 
@@ -173,3 +173,12 @@ def inputs_text(r: EstimateResult) -> RenderableType:
             f"DRAM bandwidth used: {r.platform.dram_bandwidth_kind}; non-GEMM times are modelled (roofline of "
             "attention, norms, activations, residual adds)"]),
         Text(""), section("What the estimate leaves out", out))
+
+
+def _spanning(p) -> str:
+    """How the memory of a layout over several sockets is priced (nothing for an instance per socket)."""
+    if not p.layout:
+        return ""
+    if p.layout.tensor_parallel > 1:
+        return f"; {p.layout.tensor_parallel} tensor-parallel ranks, each reading its own domain's memory"
+    return "; one process over them, capped at 4 x the link between them" if p.layout.spans_sockets else ""

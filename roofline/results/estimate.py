@@ -60,6 +60,9 @@ class InstanceLayout:
     spans_sockets: bool = False
     """one process over every socket used, its pages spread over their memory (``--instance-cores`` = sockets x
     cores), its memory capped by the link between them"""
+    tensor_parallel: int = 1
+    """ranks the one instance's model is split over (``--tensor-parallel``), each reading its own domain's memory;
+    1: not split"""
 
 
 @dataclass(frozen=True)

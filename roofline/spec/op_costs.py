@@ -34,6 +34,12 @@ OP_COSTS: dict[str, Sourced] = {
         11.0, "softmax inside fused attention per score: running max (1), subtract (1), exp by range reduction "
               "and a degree-5 polynomial (7, as for SiLU), sum (1), rescale (1): 11 ops, on the FP32 vector units"),
     "residual_add_ops_per_element": _assumed(1.0, "one add per element"),
+    "tp_allreduce_bytes_per_element": _assumed(
+        2.0, "a tensor-parallel split's all-reduced partial sums in BF16, 2 bytes an element: SGLang's CPU backend "
+             "runs its models' hidden states in BF16 (its Xeon blog's runs load every model in bfloat16, the w8a8 "
+             "and FP8 ones included: the weights are quantized, the activations between layers are not), and "
+             "shm_allreduce sums bf16 buffers as they are (reduce_bf16_buffers, sgl-kernel csrc/cpu/shm.cpp at "
+             "sgl-project/sglang 120affb)"),
     "unfused_score_bytes": Sourced(
         value=20.0, kind="derived",
         source="bytes moved per attention score when attention runs unfused, as llama.cpp's graph does without flash "

@@ -273,8 +273,15 @@ class Record:
 
     def figure_instance_cores(self, rate: bool, cores_per_socket: int) -> int | None:
         """The instance a figure is priced on: the record's, else for a rate figure (``rate``) one engine process
-        (:meth:`engine_cores`), else None (the layout's default)."""
+        (:meth:`engine_cores`), else None (the layout's default; a tensor-parallel split's: every core used)."""
+        if self.split > 1:
+            return self.platform.instance_cores
         return self.platform.instance_cores or (self.engine_cores(cores_per_socket) if rate else None)
+
+    @property
+    def split(self) -> int:
+        """the ranks the model is split over (``tensor_parallel``; 1: not split)"""
+        return self.tensor_parallel or 1
 
     def __post_init__(self) -> None:
         coerce(self, phase=Phase, scenario=Scenario)
