@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from roofline.calc.amdahl import amdahl
 from roofline.calc.levels import LEVELS
 from roofline.calc.shapes import GemmList
@@ -64,7 +66,7 @@ from roofline.spec.platform import INT8_DOT_FLAGS, Platform
 from roofline.spec.precision import MIX_NAMES, RECIPES, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import StackProfile
-from roofline.spec.vocab import Ceiling, MemoryModel, Phase
+from roofline.spec.vocab import Ceiling, MemoryModel, Phase, TierUse
 from roofline.units import DTYPE_BYTES
 from roofline.version import __version__
 
@@ -276,8 +278,15 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         needs[r.name] = what
         if fits is False:
             assert capacity is not None  # a fit was judged against it
-            notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM of the "
+            held = " and its second tier (memory_tiers)" if platform.memory_tiers else ""
+            notes.append(f"does not fit: needs {what}, more than the {capacity / 1e9:,.4g} GB of DRAM{held} of the "
                          f"{res.layout.sockets} socket(s) used (dram.capacity_gb): no figure here is reachable")
+        if step.tier_share is not None and step.resident_bytes is not None:
+            tier = platform.memory_tiers[0]
+            notes.append(f"{tier.name} ({tier.use}, {tier.capacity_gb.known_value:g} GB a socket): "
+                         f"{float(np.ravel(step.tier_share)[0]):.0%} of the step's "
+                         f"{float(np.ravel(step.resident_bytes)[0]) / 1e9:,.4g} GB resident per socket read from it, "
+                         "the rest from DRAM (roofline/calc/tiers.py)")
         precision_results[r.name] = PrecisionResult(
             name=r.name, description=r.description, compute_path=path.name, compute_dtype=path.dtype,
             native=path.native, peak_ops_per_s=float(path.peak), element_bytes={"x": r.e_x, "w": r.e_w, "y": r.e_y},
@@ -389,7 +398,11 @@ def _memory(platform: Platform, model: ModelSpec, work: Workload, e: BuiltStep, 
     what = f"{need / 1e9:,.4g} GB ({weights * sockets / 1e9:,.4g} GB of weights" + (
         f" + {kv / 1e9:,.4g} GB of KV cache)" if kv else ")")
     cap = platform.dram.capacity_gb
-    return need, (cap.known_value * 1e9 * sockets if cap.known else None), what
+    total = cap.known_value * 1e9 * sockets if cap.known else None
+    tiers = [t for t in platform.memory_tiers if t.use is not TierUse.CACHE]  # a cache holds no pages of its own
+    if total is not None and tiers:
+        total += sum(t.capacity_gb.known_value for t in tiers) * 1e9 * sockets
+    return need, total, what
 
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from roofline.errors import UserError
 from roofline.model.layout import Layout
@@ -253,6 +254,49 @@ class Resources:
         if not self.levels or self.b_llc is None:
             return 0.0 * self.layout.instance_cores
         return self.llc_domain * self._llc_share + 0.0 * np.asarray(resident_weight_bytes)
+
+    def tiered(self, resident_per_socket: ArrayLike) -> Resources:
+        """These resources with DRAM's bandwidth blended with the platform's second memory tier for a step whose
+        resident bytes per socket are ``resident_per_socket`` (:mod:`roofline.calc.tiers`: the share it reads from
+        the tier, at the tier's bandwidth, the rest at DRAM's); themselves without a tier."""
+        import copy
+
+        from roofline.calc.tiers import blended_bandwidth, tier_share
+        from roofline.spec.vocab import TierUse
+
+        if not self.platform.memory_tiers:
+            return self
+        t, p, lay = self.platform.memory_tiers[0], self.platform, self.layout
+        # the figure DRAM is priced at: theoretical for the bound, else measured, else STREAM-class from theoretical
+        measured = self.bandwidth_kind is Bandwidth.MEASURED and t.measured_gb_per_s.known
+        fig = t.measured_gb_per_s if measured else t.theoretical_gb_per_s
+        kind = "measured" if measured else "theoretical"
+        socket_bps = fig.known_value * GIGA
+        if self.attainable and self.bandwidth_kind is Bandwidth.MEASURED and not measured:
+            socket_bps *= STREAM_FRACTION.known_value
+            self.used["stream_fraction"] = Used("ceiling_inputs.stream_fraction", STREAM_FRACTION.known_value,
+                                                STREAM_FRACTION)
+        dram_bytes = 0.0
+        if t.use is TierUse.AFTER_DRAM:
+            if not p.dram.capacity_gb.known:
+                raise UserError(f"{p.name}: memory_tiers[0] ({t.name}) holds what DRAM cannot; give dram.capacity_gb "
+                                "in the platform file")
+            dram_bytes = p.dram.capacity_gb.known_value * GIGA
+            self.used["dram_capacity"] = Used("dram.capacity_gb", p.dram.capacity_gb.known_value, p.dram.capacity_gb)
+        share = tier_share(t.use, resident_per_socket, t.capacity_gb.known_value * GIGA, dram_bytes,
+                           t.interleave_share)
+        tier_bps = lay.sockets * self._capped("dram", socket_bps, p.dram.read_gb_per_s_per_core)
+        out = copy.copy(self)
+        out.used = self.used  # one record of the inputs used, whichever copy priced them
+        out.b_dram = blended_bandwidth(share, tier_bps, self.b_dram, at_once=t.use is TierUse.INTERLEAVE)
+        self.used["tier"] = Used(f"memory_tiers[0].{kind}_gb_per_s ({t.name}, {t.use})", fig.known_value, fig)
+        self.used["tier_capacity"] = Used(f"memory_tiers[0].capacity_gb ({t.name})", t.capacity_gb.known_value,
+                                          t.capacity_gb)
+        out.tier_share = share
+        return out
+
+    tier_share: np.ndarray | None = None
+    """the share of the step's resident bytes read from the second memory tier (:meth:`tiered`); None: no tier"""
 
     def bandwidths(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(B_L2, B_LLC, B_DRAM)``. A level that is not modelled gets the next level's; and a level is never

@@ -157,6 +157,11 @@ class StepEval:
     points: np.ndarray | None = None
     """a sweep's points as indices into the GEMMs' leading axis (the distinct row sets the GEMMs were
     evaluated on); None: the GEMMs are per point already"""
+    tier_share: np.ndarray | None = None
+    """the share of the resident bytes read from the platform's second memory tier (:mod:`roofline.calc.tiers`);
+    None: no tier"""
+    resident_bytes: np.ndarray | None = None
+    """the bytes kept resident per socket that share was found for; None: no tier"""
 
     def _per_point(self, per_gemm_point: np.ndarray) -> np.ndarray:
         return per_gemm_point if self.points is None else per_gemm_point[self.points]
@@ -235,6 +240,18 @@ class StepEval:
                 "kv_cache": common(self.ops.kv_level[..., self.ops.reads_kv]) if self.ops.reads_kv.any() else "none"}
 
 
+def resident_per_socket(res: Resources, weight_set: np.ndarray, ops: Sequence[Op], mode: NonGemmMode,
+                        kv_dtype: str | None) -> np.ndarray:
+    """Bytes a step keeps resident per socket: one copy of the weight set per socket (an instance over several
+    sockets spreads its copy over them) and each instance's KV cache and recurrent state."""
+    act = NonGemmMode(mode).activation_dtype
+    e_kv = DTYPE_BYTES[kv_dtype or act]
+    kv = sum((np.asarray(o.kv_working_set, dtype=float) * e_kv + np.asarray(o.state_working_set, dtype=float)
+              for o in ops), np.zeros(()))
+    per_socket = np.asarray(res.layout.instances, dtype=float)  # instances per socket (a share where one spans)
+    return np.asarray(weight_set, dtype=float) * np.minimum(per_socket, 1.0) + kv * per_socket
+
+
 def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmList, *, m: np.ndarray | None = None,
                   ops: Sequence[Op] = (), non_gemm_mode: NonGemmMode = NonGemmMode.FP32, kv_dtype: str | None = None,
                   set_count: np.ndarray | None = None, count: np.ndarray | None = None,
@@ -285,6 +302,11 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     int_alu = res.int_alu_peak if blocks.any() else None
 
     w_set = ((count if set_count is None else np.asarray(set_count, dtype=float)) * d_w).sum(axis=-1)
+    resident_set = None
+    if res.platform.memory_tiers:  # DRAM's bandwidth blended with the second tier's for what this step keeps resident
+        resident_set = resident_per_socket(res, w_set, ops, non_gemm_mode, kv_dtype)
+        res = res.tiered(resident_set)
+        ops_eval = None  # the non-GEMM work priced again at that bandwidth
     fits = llc_resident(w_set, res.llc_domain)
     resident = fits & (res.b_llc is not None)
     w_level = np.where(resident, LLC, DRAM)
@@ -325,7 +347,8 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         ops_eval = evaluate_ops(res, ops, non_gemm_mode, kv_dtype, llc_cap, lead)
     return StepEval(gemm=gemm, ops=ops_eval, points=points,
                     weight_bytes=w_set, weight_read_bytes=weight_read, weight_level=w_level, fits_llc=fits, memory_model=res.memory_model,
-                    l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float))
+                    l2_capacity=np.asarray(res.l2_capacity, dtype=float), llc_capacity=np.asarray(llc_cap, dtype=float),
+                    tier_share=res.tier_share, resident_bytes=resident_set)
 
 
 def evaluate_ops(res: Resources, ops: Sequence[Op], mode: NonGemmMode, kv_dtype: str | None, llc_cap: np.ndarray,

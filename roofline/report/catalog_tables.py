@@ -65,6 +65,14 @@ def render_platform(p: Platform, brief: bool = False) -> RenderableType:
     _sourced_row(t, "dram.capacity", p.dram.capacity_gb, " GB")
     if p.dram.read_gb_per_s_per_core.known:
         _sourced_row(t, "dram.read_per_core", p.dram.read_gb_per_s_per_core, " GB/s")
+    for tier in p.memory_tiers:  # a second memory tier beside DRAM (roofline/calc/tiers.py)
+        t.add_row(f"memory_tiers.{tier.name}.use", str(tier.use), "", "how it holds the pages (docs/formulas.md)")
+        _sourced_row(t, f"memory_tiers.{tier.name}.capacity", tier.capacity_gb, " GB")
+        _sourced_row(t, f"memory_tiers.{tier.name}.theoretical", tier.theoretical_gb_per_s, " GB/s")
+        _sourced_row(t, f"memory_tiers.{tier.name}.measured", tier.measured_gb_per_s, " GB/s")
+        if tier.interleave_share is not None:
+            t.add_row(f"memory_tiers.{tier.name}.interleave_share", f"{tier.interleave_share:g}", "",
+                      "its share of the pages")
     _sourced_row(t, "llc.size", p.llc.size_mib, " MiB")
     t.add_row("llc.domains_per_socket", str(p.llc.domains_per_socket), "", "LLC slices cores cannot share")
     _sourced_row(t, "llc.read", p.llc.read_gb_per_s, " GB/s")

@@ -55,6 +55,12 @@ LIMITS: dict[str, Limit] = {
                                       low_open=False),
     "platform.compute.*.ops_per_cycle": Limit(0.01, 65536, "ops/cycle/core",
                                               "AMX INT8 does 2048 and scalar code about 1", low_open=False),
+    "platform.memory_tiers.capacity_gb": Limit(0.01, 1_000_000, "GB", "HBM on a socket holds 64 GB, CXL memory a few "
+                                               "TB; a PB is beyond any socket", low_open=False),
+    "platform.memory_tiers.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "Xeon Max's HBM gives about 1 TB/s a "
+                                                        "socket; 100 TB/s is beyond any", low_open=False),
+    "platform.memory_tiers.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "Xeon Max's HBM gives about 1 TB/s a "
+                                                     "socket; 100 TB/s is beyond any", low_open=False),
     "platform.dram.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
                                                 "socket is beyond any memory", low_open=False),
     "platform.dram.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "

@@ -14,6 +14,7 @@ from roofline.spec import PYDANTIC_CONFIG
 from roofline.spec.limits import check, check_schema_version, check_sourced
 from roofline.spec.power import Power
 from roofline.spec.sourced import UNMEASURED, Sourced
+from roofline.spec.vocab import TierUse, coerce
 from roofline.units import GIGA, MIB
 
 ComputeDtype = Literal["fp32", "bf16", "fp16", "int8"]
@@ -65,6 +66,47 @@ class Dram:
     """memory channels per socket the file's bandwidths are for (a run on fewer populated channels scales them)"""
     speed_mt_per_s: Sourced = Sourced(unknown="not given")
     """the DIMMs' transfer rate, MT/s (theoretical = channels x MT/s x 8 bytes)"""
+
+
+@dataclass(frozen=True)
+class MemoryTier:
+    """A second memory tier beside DRAM, per socket (:mod:`roofline.calc.tiers`): on-package HBM, CXL memory."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    """what it is (``hbm2e``, ``cxl``)"""
+    use: TierUse
+    """how it holds the pages: before DRAM, after DRAM, or as DRAM's cache"""
+    capacity_gb: Sourced
+    """per socket, GB (1e9 bytes)"""
+    theoretical_gb_per_s: Sourced = Sourced(unknown="not given")
+    """per socket, the datasheet's (the bound's; required)"""
+    measured_gb_per_s: Sourced = UNMEASURED
+    """per socket, sustained read with all cores (the attainable ceiling's; without it, the theoretical one at the
+    STREAM fraction, as DRAM's)"""
+    interleave_share: float | None = None
+    """``use = "interleave"``: the share of the pages on the tier (``w_tier / sum of the weights``; 0.5 for
+    ``numactl --interleave`` over DRAM and the tier)"""
+
+    def __post_init__(self) -> None:
+        coerce(self, use=TierUse)
+        if not self.name.strip():
+            raise ValueError("memory_tiers.name: say what the tier is (hbm2e, cxl)")
+        _positive("memory_tiers.capacity_gb", self.capacity_gb)
+        check_sourced("platform.memory_tiers.capacity_gb", self.capacity_gb)
+        if (self.use is TierUse.INTERLEAVE) != (self.interleave_share is not None) or (
+                self.interleave_share is not None and not 0.0 < self.interleave_share < 1.0):
+            raise ValueError("memory_tiers.interleave_share: the share of the pages on the tier, between 0 and 1, given "
+                             "with use = \"interleave\" and only then")
+        if not self.theoretical_gb_per_s.known:
+            raise ValueError("memory_tiers.theoretical_gb_per_s: give the tier's datasheet bandwidth per socket (HBM: "
+                             "stacks x GB/s a stack; CXL: the devices' links), the bound's figure")
+        for k in ("theoretical_gb_per_s", "measured_gb_per_s"):
+            v = getattr(self, k)
+            if v.known:
+                _positive(f"memory_tiers.{k}", v)
+                check_sourced(f"platform.memory_tiers.{k}", v)
 
 
 @dataclass(frozen=True)
@@ -146,6 +188,8 @@ class Platform:
     """the latency of one cache line's transfer between two cores of the socket, typical over all pairs (a spin
     barrier's cost per thread, :mod:`roofline.calc.barriers`); not given: the core's value in
     :data:`roofline.spec.core_latency.LINE_TRANSFER_NS`"""
+    memory_tiers: tuple[MemoryTier, ...] = ()
+    """a second memory tier per socket beside DRAM (HBM, CXL: :mod:`roofline.calc.tiers`); at most one"""
     socket_link_gb_per_s: Sourced = Sourced(unknown="not given")
     """what the links between two sockets carry each way, all links together (UPI: links x GT/s x 2 bytes; AMD's
     xGMI: links x lanes x Gbps / 8): the cap on a process spanning both sockets, which reads half its pages from
@@ -153,6 +197,8 @@ class Platform:
 
     def __post_init__(self) -> None:
         check_schema_version(self.schema_version, SCHEMA_VERSION)
+        if len(self.memory_tiers) > 1:
+            raise ValueError(f"memory_tiers: one tier beside DRAM is priced, got {len(self.memory_tiers)}")
         _positive("sockets", self.sockets, integer=True)
         _positive("cores_per_socket", self.cores_per_socket, integer=True)
         check_sourced("platform.sockets", self.sockets)
@@ -297,6 +343,8 @@ def platform_fingerprint(p: Platform) -> str:
     data = dataclasses.asdict(p)
     for k in ("name", "aliases", "description", "notes", "core", "power", "core_to_core_ns", "socket_link_gb_per_s"):
         data.pop(k, None)
+    if not data.get("memory_tiers"):  # a platform without a second tier hashes as before there were tiers
+        data.pop("memory_tiers", None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 

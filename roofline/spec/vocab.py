@@ -77,6 +77,19 @@ class Bandwidth(Vocab):
     THEORETICAL = "theoretical"
 
 
+class TierUse(Vocab):
+    """How a platform's second memory tier holds a process's pages (:mod:`roofline.calc.tiers`)."""
+
+    BEFORE_DRAM = "before-dram"
+    """placed there first, the rest in DRAM (HBM in flat mode, ``numactl --preferred``)"""
+    AFTER_DRAM = "after-dram"
+    """what DRAM cannot hold (CXL memory: a NUMA node without cores)"""
+    CACHE = "cache"
+    """a direct-mapped memory-side cache in front of DRAM (HBM in cache mode)"""
+    INTERLEAVE = "interleave"
+    """page by page beside DRAM, a stated share on the tier (``numactl --interleave``, weighted interleave)"""
+
+
 class Ceiling(Vocab):
     """The two ceilings of a step (docs/formulas.md)."""
 
