@@ -139,3 +139,26 @@ def test_interleaved_pages_are_read_at_once_as_stream_measured():
         _tier("interleave")
     tier = dataclasses.replace(_tier("before-dram"), use=TierUse.INTERLEAVE, interleave_share=0.1)
     assert tier.interleave_share == 0.1
+
+
+@pytest.mark.parametrize("line, field", [('use = "foo"', "memory_tiers.0.use"),
+                                         ('capacity_gb = { value = nan, kind = "datasheet", source = "x" }',
+                                          "memory_tiers.0.capacity_gb"),
+                                         ('capacity_gb = { value = 1e300, kind = "datasheet", source = "x" }',
+                                          "memory_tiers.0.capacity_gb"),
+                                         ("interleave_share = 0.5", "memory_tiers.0.interleave_share")])
+def test_a_bad_tier_in_a_platform_file_is_one_line(tmp_path, line, field):
+    from clitools import REPO, run_cli
+
+    text = (REPO / "platforms" / "xeon-max-9480.toml").read_text()
+    head, tier = text.split("[[memory_tiers]]\n", 1)
+    key = line.split(" = ")[0]
+    body, rest = tier.split("\n[llc]", 1)
+    body = "\n".join(line if x.startswith(key + " = ") else x for x in body.split("\n"))
+    if line not in body:
+        body = line + "\n" + body
+    path = tmp_path / "bad.toml"
+    path.write_text(head + "[[memory_tiers]]\n" + body + "\n[llc]" + rest)
+    proc = run_cli("estimate", "--model", "llama-3.1-8b", "--cpu", str(path), "--phase", "decode")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and field in proc.stderr and "bad.toml" in proc.stderr

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from clitools import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import roofline
 import roofline.catalog
@@ -118,3 +120,22 @@ def test_the_realistic_step_counts_the_ranks_flag_waits():
     parts = steps.steps[0].parts
     line = steps.res.rank_line_s
     assert float(np.ravel(parts.sync_s)[0]) == pytest.approx(160 * 5 * line)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["gnr", "spr", "genoa", "xeon-max-9480"]), st.sampled_from([1, 2, 4]),
+       st.sampled_from(["prefill", "decode"]), st.sampled_from(["bf16", "int8-dynamic", "q4_0"]))
+def test_a_split_s_step_keeps_realistic_above_attainable_above_bound(cpu, per_socket, phase, precision):
+    """Whatever the ranks, the CPU, the phase and the precision (a GGUF type priced on llama.cpp's profile, the
+    others on torch-inductor's), the split's realistic step is no faster than its attainable ceiling, nor that
+    than its bound; more ranks never make the ceiling faster."""
+    platform = roofline.catalog.load_platform(cpu)
+    ranks = per_socket * int(platform.sockets.value)
+    kw = {"seq_len": 512} if phase == "prefill" else {"batch": 4, "context": 1024}
+    times = []
+    for t in (ranks, 2 * ranks):
+        r = roofline.estimate("llama-3.1-8b", cpu, precision=precision, baseline=precision, phase=phase,
+                              tensor_parallel=t, **kw).precisions[precision]
+        assert r.bound_step_time_s <= r.step_time_s * (1 + 1e-9) <= r.realistic_step_time_s * (1 + 1e-9)
+        times.append(r.step_time_s)
+    assert times[0] <= times[1] * (1 + 1e-12)

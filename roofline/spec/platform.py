@@ -92,21 +92,21 @@ class MemoryTier:
     def __post_init__(self) -> None:
         coerce(self, use=TierUse)
         if not self.name.strip():
-            raise ValueError("memory_tiers.name: say what the tier is (hbm2e, cxl)")
-        _positive("memory_tiers.capacity_gb", self.capacity_gb)
-        check_sourced("platform.memory_tiers.capacity_gb", self.capacity_gb)
+            raise ValueError("name: say what the tier is (hbm2e, cxl)")
+        _positive("capacity_gb", self.capacity_gb)
+        check_sourced("platform.memory_tiers.capacity_gb", self.capacity_gb, "capacity_gb")
         if (self.use is TierUse.INTERLEAVE) != (self.interleave_share is not None) or (
                 self.interleave_share is not None and not 0.0 < self.interleave_share < 1.0):
-            raise ValueError("memory_tiers.interleave_share: the share of the pages on the tier, between 0 and 1, given "
+            raise ValueError("interleave_share: the share of the pages on the tier, between 0 and 1, given "
                              "with use = \"interleave\" and only then")
         if not self.theoretical_gb_per_s.known:
-            raise ValueError("memory_tiers.theoretical_gb_per_s: give the tier's datasheet bandwidth per socket (HBM: "
+            raise ValueError("theoretical_gb_per_s: give the tier's datasheet bandwidth per socket (HBM: "
                              "stacks x GB/s a stack; CXL: the devices' links), the bound's figure")
         for k in ("theoretical_gb_per_s", "measured_gb_per_s"):
             v = getattr(self, k)
             if v.known:
-                _positive(f"memory_tiers.{k}", v)
-                check_sourced(f"platform.memory_tiers.{k}", v)
+                _positive(k, v)
+                check_sourced(f"platform.memory_tiers.{k}", v, k)
 
 
 @dataclass(frozen=True)
