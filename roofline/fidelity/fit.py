@@ -81,6 +81,11 @@ WORK_HALF_ASSUMED = 2048.0 * 1024
 WORK_HALF_MAX = 256.0 * 256 * 4096
 #: the spread of GEMM sizes (largest over smallest work per core) the figures need for the shape term to be fitted
 WORK_SPREAD = 16.0
+#: a path class whose GEMM rows are less than this share of the ceiling time of every figure it appears in is not
+#: fitted: so small a part cannot be told apart from the rest of its figures' error, and a fit left free with it
+#: gives it whatever value absorbs that error (an MoE router's F32 rows at 2% of FP32 peak, priced onto every F16
+#: prefill); it is held at 1, its ceiling's rate
+MIN_CLASS_SHARE = 0.05
 #: the same in time (:data:`~roofline.spec.vocab.ShapeForm.TIME`): the half-efficiency call time when the figures
 #: cannot tell, and the largest the fit may choose: :data:`WORK_HALF_ASSUMED` and :data:`WORK_HALF_MAX` on a core of
 #: 64 FP32 ops per cycle (AVX-512) at 3 GHz, 22 us and 2.8 ms
@@ -120,6 +125,8 @@ class Params:
     passes: bool = False
     """the other non-GEMM passes' memory time at ``memory``, their vector work at ``other`` (False: each whole
     pass at ``other``)"""
+    held: frozenset[str] = frozenset()
+    """classes the figures cannot pin (:data:`MIN_CLASS_SHARE`), held at 1 rather than fitted"""
     cross: dict[str, float] = field(default_factory=dict)
     """a stack fitted on too few platforms: the cross-stack efficiency of the classes its figures never use
     (:func:`roofline.fidelity.accuracy.cross_stack`; not fitted, only looked up when predicting)"""
@@ -468,6 +475,16 @@ def forward_jacobian(fun_many, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
     return ((values[1:] - values[0]) / dx[:, None]).T
 
 
+def class_shares(table: FitTable) -> np.ndarray:
+    """``(C,)``: each path class's largest share of a step's ceiling time, over the steps its GEMM rows are in (the
+    rows' ``count x max(compute, memory)`` at the ceiling over the step's ceiling time)."""
+    p = table.parts
+    row_t = np.asarray(p.count, dtype=float) * np.maximum(p.t_compute, p.t_memory)
+    per = np.zeros((len(table.classes), p.steps))
+    np.add.at(per, (table.row_class, p.row_step), row_t)
+    return (per / np.maximum(np.asarray(p.ceiling_s, dtype=float), 1e-300)[None, :]).max(axis=1, initial=0.0)
+
+
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: ShapeForm = ShapeForm.WORK,
         call_s: float | None = None, passes: bool = False, factors: bool = False) -> Params:
     """The stack parameters that best predict ``figs`` (see the module docstring); ``shape``: the shape term measured
@@ -535,6 +552,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
 
     table = FitTable.of(figs, lay.gemm)
     given_call_s, given_per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)  # measured ones (validate reports)
+    faint = class_shares(table) < MIN_CLASS_SHARE
+    faint_classes = frozenset(c for c, f in zip(classes, faint) if f and not is_timed_class(c))
+    held[:len(classes)] |= faint
+    lo[held] = hi[held] = 0.0
 
     search = hi > lo  # a value held (work_half assumed or left out) is not a dimension of the search
 
@@ -562,6 +583,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
         sols.append((sol.cost, whole(sol.x, x)))
     best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
+    out.held = faint_classes
     out.call_held = held_call
     return out
 
@@ -634,14 +656,21 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
 
     med = lambda k: [r.dispatch[k] for r in records if r.dispatch and k in r.dispatch]  # noqa: E731
     cap, wm = harness_batching(records) or (None, None)
+
+    def held_value(c: str) -> Sourced:
+        return Sourced(value=1.0, kind="assumed", source=f"not fitted: {c}'s GEMM rows are under "
+                       f"{MIN_CLASS_SHARE:.0%} of the ceiling time of every figure they are in, too small a part to be "
+                       f"told apart from the rest of the figures' error: held at 1, its ceiling's rate; {src}")
     return StackProfile(
         name=name, description=description,
-        gemm_efficiency={c: v(x, "the kernel table's counted compute time over the measured one (every kernel of the "
+        gemm_efficiency={c: held_value(c) if c in q.held else
+                         v(x, "the kernel table's counted compute time over the measured one (every kernel of the "
                               "engine's table)" if is_kernel_class(c) else
                               "GEMM compute time at the ceiling over the measured one, in a compiled model")
                          for c, x in sorted(q.gemm.items()) if not is_timed_class(c)},
-        kernel_efficiency={c: v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
-                                   "efficiency") for c, x in sorted(q.kernel.items()) if not is_timed_class(c)},
+        kernel_efficiency={c: held_value(c) if c in q.held else
+                           v(x, f"one linear compiled and called on its own: {q.kernel_ratio:.3g} x the in-model "
+                                "efficiency") for c, x in sorted(q.kernel.items()) if not is_timed_class(c)},
         work_half=_work_half(q, v),
         time_half_s=_time_half(q, v),
         memory_efficiency=v(q.memory, "memory-bound GEMMs: the ceiling's memory time over the measured one"),

@@ -361,6 +361,11 @@ def path_classes(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | 
         return cls, cls, min(peak_ratio(res, emulated, choice), 1.0)
     block = gguf_type(recipe)
     kind, one_kind = (block, f"{block}-{ONE_ROW}") if block else (p.dtype, p.dtype)
+    if not block and stack is not None and stack.kernels:
+        # a float row under an engine with a kernel table (llama.cpp): one activation row runs its vec_dot (a GEMV),
+        # more run llamafile's tinyBLAS ('if (n < 2) return false', sgemm.cpp, the table's sgemm evidence): two
+        # kernels, two classes, so that a decode figure says nothing of a prefill's efficiency
+        one_kind = f"{p.dtype}-{ONE_ROW}"
     if rule is None:
         return f"{kind}-{p.isa_class}", f"{one_kind}-{p.isa_class}", 1.0
     used, factor = rule_path(res, choice, rule)
