@@ -70,6 +70,8 @@ class Resources:
             bandwidth = Bandwidth.THEORETICAL if self.levels and ceiling is Ceiling.BOUND else Bandwidth.MEASURED
         self.bandwidth_kind = bandwidth = Bandwidth(bandwidth)
         self.used: dict[str, Used] = {}
+        self.tier_share: np.ndarray | None = None
+        """the share of a step's resident bytes read from the second memory tier (:meth:`tiered`); None: no tier"""
         self._paths: dict[str, PathChoice] = {}
         p, lay = platform, layout
         s = lay.sockets
@@ -294,9 +296,6 @@ class Resources:
                                           t.capacity_gb)
         out.tier_share = share
         return out
-
-    tier_share: np.ndarray | None = None
-    """the share of the step's resident bytes read from the second memory tier (:meth:`tiered`); None: no tier"""
 
     def bandwidths(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(B_L2, B_LLC, B_DRAM)``. A level that is not modelled gets the next level's; and a level is never
