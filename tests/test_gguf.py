@@ -823,3 +823,27 @@ def test_a_call_of_two_rows_costs_at_most_two_one_row_calls_by_hand():
     plain = Efficiency(gemm=eta, memory=mem, gemm_one=eta)
     assert float(realistic_times(two, plain.rows(two)).gemm_s[0]) == pytest.approx(
         float((two.count * np.maximum(np.maximum(t_mac / eta, t_m), one_row)).sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_written_float_gguf_reads_back_with_finite_weights(tmp_path, precision):
+    """A file of every weight matrix in F16 or BF16 (as llama.cpp's convert writes them): 2 bytes a weight, the
+    file type F16 or BF16, and N(0, 1/K) values that decode finite (F16 as numpy stores it, BF16 the top half of
+    each F32)."""
+    import gguf
+    import numpy as np
+    from roofline.validation.gguf_writer import write_random_gguf
+
+    m = _tiny()
+    w = write_random_gguf(tmp_path / "m.gguf", m, precision)
+    back = load_model_file((tmp_path / "m.gguf").resolve())
+    stored = {t.name: t for t in back.gguf_tensors}
+    for t in w.tensors:
+        assert stored[t.name].type == precision and stored[t.name].nbytes == t.elements * 2
+    reader = gguf.GGUFReader(str(tmp_path / "m.gguf"))
+    q = next(t for t in reader.tensors if t.name == "blk.0.attn_q.weight")
+    raw = np.asarray(q.data).view(np.uint16).ravel()
+    x = raw.view(np.float16).astype(np.float32) if precision == "f16" else (raw.astype(np.uint32) << 16).view(np.float32)
+    assert np.all(np.isfinite(x)) and 0.5 < float(np.std(x)) * np.sqrt(m.hidden_size) < 2.0
+    ftype = next(f for f in reader.fields.values() if f.name == "general.file_type")
+    assert int(ftype.parts[ftype.data[0]][0]) == int(getattr(gguf.LlamaFileType, f"MOSTLY_{precision.upper()}"))

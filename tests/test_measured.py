@@ -330,3 +330,20 @@ def test_an_i_quant_file_type_is_priced_as_its_type_and_says_what_its_mix_raises
     assert precision in [x.precision for x in r.rates]
     (note,) = [i.detail for i in r.measured_from.inputs if i.what == "precision" and i.value == precision]
     assert ftype in note and "in the output matrix" in note
+
+
+def test_an_f16_and_bf16_llama_bench_file_is_read_and_its_bf16_decode_flagged():
+    """llama-bench's F16 and BF16 files of Llama-3.2-1B on the Zen 5 guest (validation/results, its README row):
+    both file types are priced (F16 as llama.cpp runs it, FP32 FMA after conversion; BF16 on the BF16 path), and
+    BF16's generation, 25.9 tokens/s, reads the weights at 64 GB/s, above the 63.8 GB/s of the platform file's
+    probe of 2026-12-06 (the guest's DRAM read 76.4 GB/s in its probe of the same session): the answer says it is
+    above the bound and names what to suspect, exit 0."""
+    path = REPO / "validation" / "results" / "zen5-2vcpu-r3-llama-bench-llama-3.2-1b-f16-bf16.json"
+    proc = run_cli("check", "--from", str(path), "--cpu", "zen5-2vcpu-r3", "--model", "llama-3.2-1b", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rates = {(r["what"], r["precision"]): r for r in json.loads(proc.stdout)["rates"]}
+    assert set(rates) == {("pp512", "f16"), ("tg128", "f16"), ("pp512", "bf16"), ("tg128", "bf16")}
+    assert rates["tg128", "bf16"]["measured"] > rates["tg128", "bf16"]["upper_bound"]
+    assert all(r["measured"] <= r["upper_bound"] for k, r in rates.items() if k != ("tg128", "bf16"))
+    text = run_cli("check", "--from", str(path), "--cpu", "zen5-2vcpu-r3", "--model", "llama-3.2-1b").stdout
+    assert "above the bound" in text and "tg128 bf16" in text

@@ -15,6 +15,7 @@ Needs only ``gguf`` and numpy (the ``gguf`` extra, also in ``dev``); no torch, n
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +64,10 @@ _FILE_TYPE = {"q8_0": "MOSTLY_Q8_0", "q4_0": "MOSTLY_Q4_0", "q4_1": "MOSTLY_Q4_1
               "iq4_nl": "MOSTLY_IQ4_NL", "q2_K": "MOSTLY_Q2_K", "q3_K": "MOSTLY_Q3_K_S", "q4_K": "MOSTLY_Q4_K_S",
               "iq4_xs": "MOSTLY_IQ4_XS", "q5_K": "MOSTLY_Q5_K_S", "q6_K": "MOSTLY_Q6_K", "q4_k_m": "MOSTLY_Q4_K_M",
               "iq1_s": "MOSTLY_IQ1_S", "iq1_m": "MOSTLY_IQ1_M", "iq2_xxs": "MOSTLY_IQ2_XXS", "iq2_xs": "MOSTLY_IQ2_XS",
-              "iq2_s": "MOSTLY_IQ2_S", "iq3_xxs": "MOSTLY_IQ3_XXS", "iq3_s": "MOSTLY_IQ3_S"}
+              "iq2_s": "MOSTLY_IQ2_S", "iq3_xxs": "MOSTLY_IQ3_XXS", "iq3_s": "MOSTLY_IQ3_S",
+              "f16": "MOSTLY_F16", "bf16": "MOSTLY_BF16"}
+#: the float types a file may hold every weight matrix in (llama.cpp's convert writes them), 2 bytes a weight
+FLOATS = ("f16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,10 @@ def write_random_gguf(path: str | Path, model: ModelSpec, precision: str = "q8_0
 
     check_writable(model)
     t0 = time.perf_counter()
-    types = tensor_types(precision, model)
+    if precision in FLOATS:  # every weight matrix in the float type: the tensors of a single-type file, 2 bytes each
+        types = [dataclasses.replace(t, type=precision, bytes=t.elements * 2.0) for t in tensor_types("q8_0", model)]
+    else:
+        types = tensor_types(precision, model)
     by_name = {t.name: t for t in types}
     rng = np.random.default_rng(seed)
     m = model
@@ -149,6 +156,11 @@ def write_random_gguf(path: str | Path, model: ModelSpec, precision: str = "q8_0
         if t == "f32":
             n = int(np.prod(shape))
             w.add_tensor_info(name, shape, np.dtype(np.float32), n * 4)
+        elif t in FLOATS:
+            *lead, k = shape
+            byte_shape = (*lead, k * 2)
+            w.add_tensor_info(name, byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)),
+                              raw_dtype=getattr(gguf.GGMLQuantizationType, t.upper()))
         else:
             b = BLOCKS[t]
             *lead, k = shape
@@ -187,6 +199,10 @@ def _plan(m: ModelSpec, by_name: dict[str, TensorType]) -> list[tuple[str, tuple
 
 
 def _data(rng: np.random.Generator, shape: tuple[int, ...], t: str, role: str) -> np.ndarray:
+    if t in FLOATS:  # N(0, 1 / K) weights, as bytes: F16 as numpy stores it, BF16 the top half of each F32
+        x = (rng.standard_normal(shape, dtype=np.float32) / np.sqrt(shape[-1])).astype(np.float32)
+        half = x.astype(np.float16).view(np.uint16) if t == "f16" else (x.view(np.uint32) >> 16).astype(np.uint16)
+        return half.view(np.uint8).reshape(*shape[:-1], shape[-1] * 2)
     if t == "f32":
         if "norm" in role:
             return np.ones(shape, dtype=np.float32)

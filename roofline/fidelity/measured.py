@@ -51,7 +51,7 @@ FORMATS = ("llama-bench JSON/JSONL/CSV/markdown, llama-batched-bench table/JSONL
 FILE_TYPES = {"Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q6_K": "q6_k",
               "Q4_K - Small": "q4_k_s", "Q4_K - Medium": "q4_k_m", "Q5_K - Small": "q5_k", "Q5_K - Medium": "q5_k",
               "IQ4_NL - 4.5 bpw": "iq4_nl", "IQ4_XS - 4.25 bpw": "iq4_xs", "Q2_K - Medium": "q2_k", "Q2_K - Small": "q2_k_s",
-              "Q3_K - Small": "q3_k", "BF16": "bf16", "all F32": "fp32",
+              "Q3_K - Small": "q3_k", "BF16": "bf16", "F16": "f16", "all F32": "fp32",
               "IQ1_S - 1.5625 bpw": "iq1_s", "IQ1_M - 1.75 bpw": "iq1_m", "IQ2_XXS - 2.0625 bpw": "iq2_xxs",
               "IQ2_XS - 2.3125 bpw": "iq2_xs", "IQ2_S - 2.5 bpw": "iq2_s", "IQ3_XXS - 3.0625 bpw": "iq3_xxs",
               "IQ3_S - 3.4375 bpw": "iq3_s", "IQ2_M - 2.7 bpw": "iq2_s", "IQ3_XS - 3.3 bpw": "iq3_s",
