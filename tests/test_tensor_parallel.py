@@ -139,3 +139,14 @@ def test_a_split_s_step_keeps_realistic_above_attainable_above_bound(cpu, per_so
         assert r.bound_step_time_s <= r.step_time_s * (1 + 1e-9) <= r.realistic_step_time_s * (1 + 1e-9)
         times.append(r.step_time_s)
     assert times[0] <= times[1] * (1 + 1e-12)
+
+
+def test_a_split_of_an_engine_that_has_none_on_cpus_says_so():
+    """llama.cpp splits a model only over GPUs (--split-mode): a GGUF type's split is priced with its kernels, and
+    the answer says that it runs no such split; torch-inductor's (SGLang's kernels) says nothing of the kind."""
+    r = roofline.estimate("llama-3.1-8b", "gnr", precision="q4_k_m", baseline="q4_k_m", phase="decode",
+                          tensor_parallel=2)
+    assert any("splits no model over CPU ranks" in n for n in r.precisions["q4_k_m"].notes)
+    r = roofline.estimate("llama-3.1-8b", "gnr", precision="int8-dynamic", baseline="int8-dynamic", phase="decode",
+                          tensor_parallel=2)
+    assert not any("splits no model" in n for n in r.precisions["int8-dynamic"].notes)

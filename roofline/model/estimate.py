@@ -270,6 +270,9 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         notes = [path.note] if path.note else []
         if bool(step.fits_llc) and res.b_llc is None:
             notes.append(f"weights fit the LLC but {platform.name} gives no LLC bandwidth: DRAM bandwidth used")
+        if res.layout.tensor_parallel > 1 and src.profile is not None and src.profile.kernels:
+            notes.append(f"{src.profile.name} splits no model over CPU ranks (its --split-mode splits over GPUs): "
+                         f"the {res.layout.tensor_parallel}-rank split is priced with its kernels as if it did")
         if model.family == "decoder" and not quantize_lm_head and r.quantized and r.name not in MIX_NAMES:
             notes.append(f"lm_head kept in {e.cells[-1].name} (--quantize-lm-head to quantize it)")
         t_step = float(step.step_time)
