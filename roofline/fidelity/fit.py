@@ -512,11 +512,9 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     x0[lay.work_half_index] = assumed
     lo, hi = np.full(n, math.log(1e-3)), np.zeros(n)
     lo[lay.work_half_index], hi[lay.work_half_index] = 0.0, most
-    held = np.array([is_timed_class(c) for c in classes] + [False] * (n - len(classes)))
     for i, cls in enumerate(classes):  # a kernel table's cycles may be slower than the core really runs them
         if is_kernel_class(cls):
             hi[i] = math.log(KERNEL_MAX)
-    lo[held] = hi[held] = 0.0  # cycles timed on the core: their rate as it stands, efficiency 1 (not a dimension)
     disp = slice(lay.work_half_index + 1, lay.platform_index)
     if lay.dispatch_free:
         for i, (a, b) in zip((lay.work_half_index + 1, lay.work_half_index + 2), (CALL_S, PER_OP_S)):
@@ -552,9 +550,12 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
 
     table = FitTable.of(figs, lay.gemm)
     given_call_s, given_per_op_s = d.get("call_s", 0.0), d.get("per_op_s", 0.0)  # measured ones (validate reports)
-    faint = class_shares(table) < MIN_CLASS_SHARE
-    faint_classes = frozenset(c for c, f in zip(classes, faint) if f and not is_timed_class(c))
-    held[:len(classes)] |= faint
+    # held at efficiency 1, not dimensions of the search: cycles timed on the core (their rate as it stands), and
+    # classes too faint in every figure to be pinned (MIN_CLASS_SHARE)
+    timed = np.array([is_timed_class(c) for c in classes])
+    faint = (class_shares(table) < MIN_CLASS_SHARE) & ~timed
+    faint_classes = frozenset(c for c, f in zip(classes, faint) if f)
+    held = np.concatenate([timed | faint, np.zeros(n - len(classes), dtype=bool)])
     lo[held] = hi[held] = 0.0
 
     search = hi > lo  # a value held (work_half assumed or left out) is not a dimension of the search

@@ -187,15 +187,17 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
                  else [recipe] * len(gemms))
         mode = NonGemmMode(options.non_gemm_mode or recipe.non_gemm_mode)
         kv = kv_dtype(recipe, options.kv_dtype)
-        if (mode, kv) not in ops_by_mode:
+        # a platform with a second memory tier prices each precision's ops at its own blended bandwidth
+        # (evaluate_step): nothing to share
+        if not platform.memory_tiers and (mode, kv) not in ops_by_mode:
             ops_by_mode[mode, kv] = evaluate_ops(res, ops, mode, kv, res.llc_capacity(), lead)
+        shared = ops_by_mode.get((mode, kv))
         if inverse is None:
             step = evaluate_step(res, cells, gemms, ops=ops, non_gemm_mode=mode, kv_dtype=kv,
-                                 set_count=set_count, ops_eval=ops_by_mode[mode, kv])
+                                 set_count=set_count, ops_eval=shared)
         else:
             step = evaluate_step(res, cells, gemms, m=m_u, count=count_u, ops=ops, non_gemm_mode=mode,
-                                 kv_dtype=kv, set_count=set_count, rows=np.ravel(inverse),
-                                 ops_eval=ops_by_mode[mode, kv])
+                                 kv_dtype=kv, set_count=set_count, rows=np.ravel(inverse), ops_eval=shared)
         built = BuiltStep(name, recipe, cells, mode, step)
         if options.realistic:
             eff = source.for_recipe(recipe).efficiency(res, name, mode, cells, gemms, None if inverse is None else m)
