@@ -30,11 +30,17 @@ def test_barrier_seconds_by_hand():
     assert barrier_seconds(16, 40, 96, 87e-9) == pytest.approx(5.345e-3, rel=1e-3)
 
 
-@given(st.floats(1, 1e4), st.floats(0, 50), st.integers(1, 512), st.floats(1e-9, 1e-6))
+@given(st.floats(1, 1e4), st.floats(0, 50), st.integers(2, 512), st.floats(1e-9, 1e-6))
 def test_barrier_seconds_linear_in_threads(layers, rounds, n, line):
     one = barrier_seconds(layers, rounds, n, line)
     assert barrier_seconds(layers, rounds, 2 * n, line) == pytest.approx(2 * one)
     assert one >= 0
+
+
+def test_one_thread_passes_no_barrier():
+    # ggml_barrier returns at once when its pool has one thread; from two threads on, n transfers a round
+    assert barrier_seconds(16, 40, 1, 87e-9) == 0.0
+    assert barrier_seconds(16, 40, 2, 87e-9) == pytest.approx(16 * 40 * 2 * 87e-9)
 
 
 def test_the_llama_cpp_rule_counts_40_rounds_per_layer():

@@ -35,23 +35,27 @@ def test_every_profile_says_in_its_file_which_fitted_values_sit_on_a_bound(name)
 
 
 def test_stacks_show_llama_cpp():
-    """The llama.cpp profile's per-launch dispatch cost sits on the top of its range (20 us a launch), its per-call
-    one within CALL_S (on a bound or not, as the JSON says of every value), and its counted kernel class is the one
-    most of its figures ran on."""
+    """The llama.cpp profile's dispatch costs are its measured ones ([dispatch]), held, not fitted, and on no bound
+    of the fit's ranges (a free fit had put both on the top of theirs); its counted kernel class is the one most of its
+    figures ran on."""
     proc = run_cli("stacks", "show", "llama.cpp", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     rows = {r["table"] + "." + r["name"] if r["table"] else r["name"]: r for r in data["values"]}
+    rule = load_stack("llama.cpp").dispatch
+    assert rule is not None
+    for name in ("call_s", "per_op_s"):
+        assert rows[name]["kind"] == "measured" and rows[name]["at_bound"] is None
+        assert rows[name]["value"] == pytest.approx(getattr(rule, name))
+        assert name not in data["at_bound"]
     assert rows["call_s"]["upper"] == CALL_S[1] and CALL_S[0] <= rows["call_s"]["value"] <= CALL_S[1]
-    assert ("call_s" in data["at_bound"]) == (rows["call_s"]["at_bound"] is not None)
-    assert rows["per_op_s"]["at_bound"] == "upper"
     kernel = rows["gemm_efficiency.gguf-kernels"]
     assert kernel["at_bound"] is None and kernel["upper"] == 4.0
     assert kernel["figures"] == load_stack("llama.cpp").accuracy.classes["gguf-kernels"].figures
-    assert data["kernels"] == "llama.cpp" and "per_op_s" in data["at_bound"]
+    assert data["kernels"] == "llama.cpp"
     assert data["file"] == "platforms/stacks/llama.cpp.toml"
     text = run_cli("stacks", "show", "llama.cpp").stdout
-    assert "on a bound:" in text and "per_op_s" in text
+    assert "on a bound:" in text and "measured" in text
 
 
 def test_stacks_lists_every_profile_with_its_count_on_a_bound():

@@ -15,7 +15,9 @@ from numpy.typing import ArrayLike
 
 def barrier_seconds(layers: ArrayLike, rounds_per_layer: float, threads: ArrayLike,
                     line_s: ArrayLike) -> np.ndarray:
-    """``T_b = L r n t_line``: ``L`` layers per step, ``r`` rounds per layer (a stack's count of its graph's
-    barriers and shared counters), ``n`` threads, ``t_line`` seconds per line transfer."""
-    return (np.asarray(layers, dtype=float) * rounds_per_layer * np.asarray(threads, dtype=float)
+    """``T_b = L r n t_line`` for ``n >= 2`` threads, 0 for one (a barrier over one thread returns at once:
+    ggml_barrier's ``if (n_threads == 1) return;``): ``L`` layers per step, ``r`` rounds per layer (a stack's count of
+    its graph's barriers and shared counters), ``n`` threads, ``t_line`` seconds per line transfer."""
+    n = np.asarray(threads, dtype=float)
+    return (np.asarray(layers, dtype=float) * rounds_per_layer * np.where(n >= 2, n, 0.0)
             * np.asarray(line_s, dtype=float))

@@ -394,7 +394,9 @@ def form_search(fitted: list[Figure], recs: Sequence[LoadedRecord], stack: str, 
                 cross: CrossTable | None) -> FormSearch:
     """What a stack's fits share: its fitted figures, dispatch, and for a stack with Server runs (and no measured
     dispatch) the per-call values to hold and the plan's errors on those runs."""
-    dispatch = pooled_dispatch(recs)
+    stored = _profile(stack)[0]
+    rule = stored.dispatch if stored else None
+    dispatch = pooled_dispatch(recs) or ({"call_s": rule.call_s, "per_op_s": rule.per_op_s} if rule else {})
     servers = [r for r in recs if is_server(r) and r.record.server_latencies]
     calls = CALL_GRID if servers and "call_s" not in dispatch else ()
 
@@ -539,7 +541,8 @@ def _refitted(stack: str, q: Params, recs: Sequence[LoadedRecord], rules, comman
     c = _profile(stack)[0]
     return profile_from(stack, stack, q, recs, 0, rules, None, command, kernels=c.kernels if c else "",
                         shared_kv=c.shared_kv if c else None, mla=c.mla if c else None,
-                        barriers=c.barriers if c else None, unfused_attention=c.unfused_attention if c else None)
+                        barriers=c.barriers if c else None, unfused_attention=c.unfused_attention if c else None,
+                        dispatch=c.dispatch if c else None)
 
 
 def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], fits: dict[str, Fit],
@@ -725,4 +728,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
                                     forms, i.profile.shared_kv if i.profile else None,
                                     i.profile.mla if i.profile else None,
                                     i.profile.barriers if i.profile else None,
-                                    i.profile.unfused_attention if i.profile else None))
+                                    i.profile.unfused_attention if i.profile else None,
+                                    i.profile.dispatch if i.profile else None))

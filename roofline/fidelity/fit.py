@@ -48,6 +48,7 @@ from roofline.spec.stack import (
     KERNEL_MAX,
     Accuracy,
     BarrierRule,
+    DispatchRule,
     FormChoice,
     PathRule,
     SharedKvRule,
@@ -648,7 +649,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                  cross: dict[str, Sourced] | None = None, kernels: str = "",
                  forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
                  mla: MlaRule | None = None, barriers: BarrierRule | None = None,
-                 unfused_attention: UnfusedAttentionRule | None = None) -> StackProfile:
+                 unfused_attention: UnfusedAttentionRule | None = None,
+                 dispatch: DispatchRule | None = None) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -692,15 +694,19 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                  "fitted with it: the step figures' calls are all of about one size, so they cannot tell a cost per "
                  "call from the per-token work") if q.call_held else
         v(q.call_s, "dispatch per call of the engine (each instance pays its own), fitted") if q.dispatch_fitted else
+        Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"dispatch per call of the engine, held in "
+                f"the fit: {dispatch.evidence}") if dispatch is not None else
         Sourced(value=float(f"{q.call_s:.4g}"), kind="measured", source=f"median of {len(med('call_s'))} validate "
                 f"reports' compiled-graph call; {src}") if med("call_s") else None,
         per_op_s=v(q.per_op_s, "dispatch per GEMM launch, fitted") if q.dispatch_fitted else
+        Sourced(value=float(f"{q.per_op_s:.4g}"), kind="measured", source="dispatch per GEMM launch, held in the fit "
+                "(the stack's [dispatch])") if dispatch is not None else
         Sourced(value=float(f"{q.per_op_s:.4g}"), kind="measured", source=f"median of "
                 f"{len(med('per_op_s'))} validate reports' per-GEMM launch; {src}") if med("per_op_s") else None,
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
         path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, barriers=barriers,
-        unfused_attention=unfused_attention, records=ids, accuracy=accuracy,
+        unfused_attention=unfused_attention, dispatch=dispatch, records=ids, accuracy=accuracy,
         forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else

@@ -182,6 +182,24 @@ class BarrierRule:
             raise ValueError(f"barriers.rounds_per_layer: 0 to 10,000 rounds, got {self.rounds_per_layer}")
 
 
+@dataclass(frozen=True)
+class DispatchRule:
+    """The engine's own cost per call and per GEMM launch, measured (a graph's build and walk, a node's dispatch):
+    held in the fit, not fitted (a fit left free puts there whatever else the figures miss). ``evidence`` says
+    where it was measured and how."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    call_s: float
+    per_op_s: float
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        for what, v in (("call_s", self.call_s), ("per_op_s", self.per_op_s)):
+            if not (math.isfinite(v) and 0 <= v <= 1.0):
+                raise ValueError(f"dispatch.{what}: 0 to 1 second, got {v}")
+
+
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
 MIN_PLATFORMS = 3
 #: the class of a GEMM row a kernel table prices: ``<kernel>-kernels`` (``gemv-kernels``)
@@ -376,6 +394,9 @@ class StackProfile:
     Kept as it is by ``calibrate``"""
     unfused_attention: UnfusedAttentionRule | None = None
     """when the engine runs attention unfused (None: always fused)"""
+    dispatch: DispatchRule | None = None
+    """the engine's dispatch per call and per GEMM launch, measured (None: fitted, or from validate reports). Kept as
+    it is by ``calibrate``"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
     (a plan with this profile batches so unless told otherwise)"""
