@@ -483,7 +483,7 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
     Arguments: precision, scenario, target_rps, p99_ms, price_per_hour, utilization, seq_len, seq_len_mean,
     seq_len_dist, seq_len_sigma, seq_len_histogram, max_batch_tokens, batch_watermark_tokens, max_wait_ms,
     output_len, ttft_ms, tpot_ms, concurrency, memory_gb, max_sequences, kv_dtype, phase, stack, cores, instance_cores,
-    memory_model, ceiling, bandwidth, seed, commands, engine, price_per_kwh, server_overhead_w
+    tensor_parallel, memory_model, ceiling, bandwidth, seed, commands, engine, price_per_kwh, server_overhead_w
     (``roofline plan --help``)."""
     from roofline.capacity import PlanOptions
     from roofline.capacity import plan as capacity_plan
@@ -505,7 +505,11 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         kv_dtype=a.kv_dtype, source=efficiency_source(a), cores=a.cores, instance_cores=a.instance_cores,
         ceiling=CeilingSpec(memory_model=a.memory_model, bandwidth=a.bandwidth, ceiling=a.ceiling), seed=a.seed,
         users=tuple(a.concurrency) if a.get("concurrency") else None,
+        tensor_parallel=a.get("tensor_parallel") or 1,
     )
+    if a.get("commands") and options.tensor_parallel > 1:
+        raise UserError(f"--commands with --tensor-parallel {options.tensor_parallel}: the commands of a split server "
+                        "(SGLang's --tp) are not written; plan it without --commands, or drop --tensor-parallel")
     if a.get("engine") and not a.get("commands"):
         raise UserError("--engine chooses the engine of --commands: give --commands too")
     result = capacity_plan(platforms, spec, a.precision, options)

@@ -542,6 +542,9 @@ PLAN = Command("plan", (
     ANY_PLATFORM, STACK,
     SOCKETS.but(help="sockets per server, 1 to 64 (default: all the platform file has); the rate, memory and price "
                 "are a server's of that many"),
+    TENSOR_PARALLEL.but(help="decoders: serve one model split over this many ranks per server (SGLang's --tp: a "
+                        "multiple of the sockets, each rank on an equal share of one socket's cores), one instance of "
+                        "every core, two all-reduces per layer (default 1: instances within a socket)"),
     Arg("seed", "the simulation's random seed, 0 to 4,294,967,295 (default 0)", Int(0, 2**32 - 1), default=0),
     Arg("commands", "per CPU, the commands that deploy its best layout on one server (each instance pinned to its "
         "cores and NUMA node, the engine's thread and batch flags) and the benchmark that checks it", switch=True,

@@ -106,13 +106,19 @@ class _Decoder:
                                       kv_bytes_per_token=self.kv_per_token, tokens_per_sequence=self.per_sequence))
         for p, mem in zip(platforms, self.memory):
             cores = int(o.cores or p.cores_per_socket.value)
-            per_socket = np.floor(cores / np.array(layouts(cores, o.instance_cores), dtype=float))
-            cap_k = max_concurrent_sequences(mem.dram_bytes_per_socket, self.weights, self.kv_per_token,
-                                             self.per_sequence, per_socket)
+            if o.tensor_parallel > 1:  # one instance over every socket: each holds its share of the weights and KV
+                s = float(p.sockets.known_value)
+                cap_k = np.atleast_1d(max_concurrent_sequences(mem.dram_bytes_per_socket, self.weights / s,
+                                                               self.kv_per_token / s, self.per_sequence, 1))
+            else:
+                per_socket = np.floor(cores / np.array(layouts(cores, o.instance_cores), dtype=float))
+                cap_k = max_concurrent_sequences(mem.dram_bytes_per_socket, self.weights, self.kv_per_token,
+                                                 self.per_sequence, per_socket)
             self.kv_cap.append(cap_k)
             self.k.append(np.minimum(cap_k, int(o.max_sequences)))
         self.k_max = max(1, max(int(k.max()) for k in self.k))
-        kw = dict(cores=o.cores, ceiling=o.ceiling, source=o.source, kv_dtype=kv_dtype, instance_cores=o.instance_cores)
+        kw = dict(cores=o.cores, ceiling=o.ceiling, source=o.source, kv_dtype=kv_dtype, instance_cores=o.instance_cores,
+                  tensor_parallel=o.tensor_parallel)
         # up to a prefill of every running sequence's prompt at once: the offline cycle's
         top = max(cap, prompts.max, round(self.k_max * prompts.mean))
         if prompts.is_fixed:  # a prefill step holds whole prompts: multiples of the one length
@@ -279,7 +285,7 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                       "socket")
         elif not pick.meets:
             reason = (f"no layout meets {slos}: the fastest, {best.instances_per_socket} x {best.instance_cores} "
-                      f"cores per socket, takes TTFT {_ms(best.prefill_time_s)} ms and TPOT {_ms(best.decode_step_s)} "
+                      f"cores per socket{f' split over {o.tensor_parallel} ranks' if o.tensor_parallel > 1 else ''}, takes TTFT {_ms(best.prefill_time_s)} ms and TPOT {_ms(best.decode_step_s)} "
                       "ms for a lone request")
         else:
             reason = pick.reason
@@ -300,8 +306,8 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                                 servers_needed=servers_needed(o.target_rps, cb.rps_per_server_ceiling, o.utilization)
                                 if pick_c.meets and fits.any() else None,
                                 tokens_per_s_per_server=cb.tokens_per_s_per_server_ceiling),
-            curve=[], memory=dec.memory[c], notes=[] if ok else [reason],
-            path_class=error_bands[c].path_class if error_bands[c] else None,
+            curve=[], memory=dec.memory[c], notes=([] if ok else [reason]) + _split_notes(o, p, t),
+            path_class=error_bands[c].path_class if error_bands[c] else None, tensor_parallel=o.tensor_parallel,
         ))
         best_rows.append(real[pick.index])
         if o.scenario is Scenario.CONCURRENCY:
@@ -343,6 +349,21 @@ class _Sim:
     """one prompt of the mean length alone"""
     alone_step: np.ndarray
     """one decode step of a lone sequence at its mean context"""
+
+
+def _split_notes(o: PlanOptions, p: Platform, t) -> list[str]:
+    """What a tensor-parallel plan assumed (none without a split)."""
+    if o.tensor_parallel <= 1:
+        return []
+    per = o.tensor_parallel // t.sockets
+    out = [f"{p.name}: one instance of all {t.sockets * int(t.instance_cores[0])} cores split over {o.tensor_parallel} "
+           f"tensor-parallel ranks ({per} per socket, each reading its share of the weights and KV cache from its own "
+           "socket's memory), two all-reduces per layer priced as sgl-kernel's shm_allreduce"]
+    stack = o.source.stack
+    if stack is not None and stack.kernels:
+        out.append(f"{p.name}: {stack.name} splits no model over CPU ranks (its --split-mode splits over GPUs): the "
+                   f"{o.tensor_parallel}-rank split is priced with its kernels as if it did")
+    return out
 
 
 def _simulate(dec: _Decoder, o: PlanOptions) -> _Sim:

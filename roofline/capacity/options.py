@@ -72,6 +72,8 @@ class PlanOptions:
     """the simulation's size (None: :data:`ENCODER_SAMPLING` or :data:`DECODER_SAMPLING` with ``seed``)"""
     users: tuple[int, ...] | None = None
     """the concurrency scenario: users per server, each with one request in flight (None: :data:`DEFAULT_USERS`)"""
+    tensor_parallel: int = 1
+    """decoders: one instance per server, the model split over this many ranks (1: instances within a socket)"""
 
 
 def batching(o: PlanOptions, phase: Phase) -> tuple[int, int | None, bool]:
@@ -101,6 +103,13 @@ def resolve(model: ModelSpec, o: PlanOptions, n_cpus: int) -> PlanOptions:
         raise UserError(f"--phase forward: {model.name} is a decoder; plan its serving (decode, the default) or "
                         "its prompts alone (prefill)")
     decode = phase is Phase.DECODE
+    if o.tensor_parallel > 1:
+        if model.family != "decoder":
+            raise UserError(f"--tensor-parallel {o.tensor_parallel}: a split over ranks is planned for decoders; "
+                            f"{model.name} is an encoder (plan instances of a socket's cores)")
+        if o.instance_cores is not None:
+            raise UserError(f"--tensor-parallel {o.tensor_parallel}: the split is one instance of every core; drop "
+                            "--instance-cores")
     decoder_only = {"--output-len": o.output_len, "--ttft-ms": o.ttft_s, "--tpot-ms": o.tpot_s,
                     "--memory-gb": o.memory_gb, "--max-sequences": o.max_sequences, "--kv-dtype": o.kv_dtype,
                     "--concurrency": o.users}

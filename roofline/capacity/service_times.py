@@ -121,9 +121,14 @@ class StepTimes:
     error_band: ErrorBand | None = None
     """the realistic times' error band and the compute path class it is of (its first grid point's:
     :meth:`~roofline.model.efficiency.EfficiencySource.error_band`; None: no profile's accuracy)"""
+    tensor_parallel: int = 1
+    """ranks the one instance of every core is split over (its ``instance_cores`` are each socket's share, its
+    ``instances_per_socket`` 1); 1: instances within a socket"""
 
     @property
     def instances_per_server(self) -> np.ndarray:
+        if self.tensor_parallel > 1:  # one instance over every socket
+            return np.ones_like(self.instances_per_socket)
         return self.instances_per_socket * self.sockets
 
     def bound(self, g: int = 0) -> list[str]:
@@ -133,14 +138,18 @@ class StepTimes:
 
 def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phase, points: Sequence[StepPoint], *,
                cores: int | None = None, ceiling: CeilingSpec = CeilingSpec(), kv_dtype: str | None = None,
-               source: EfficiencySource = NO_EFFICIENCIES, instance_cores: int | None = None) -> StepTimes:
-    """The realistic and ceiling service times of every grid point under every layout (module docstring)."""
+               source: EfficiencySource = NO_EFFICIENCIES, instance_cores: int | None = None,
+               tensor_parallel: int = 1) -> StepTimes:
+    """The realistic and ceiling service times of every grid point under every layout (module docstring);
+    ``tensor_parallel``: the one layout of one instance of every core of every socket, split over that many ranks."""
     cores = int(platform.cores_per_socket.value) if cores is None else cores
-    sizes = np.array(layouts(cores, instance_cores), dtype=float)
-    layout = LayoutSpec(cores=cores, instance_cores=sizes, socket_busy=True)
+    split = tensor_parallel > 1
+    sizes = np.array([float(cores)] if split else layouts(cores, instance_cores), dtype=float)
+    layout = (LayoutSpec(cores=cores, socket_busy=True, tensor_parallel=tensor_parallel) if split else
+              LayoutSpec(cores=cores, instance_cores=sizes, socket_busy=True))
     n_l, n_g = sizes.size, len(points)
     real, ceil = np.empty((n_l, n_g)), np.empty((n_l, n_g))
-    split = np.empty((n_l, n_g, len(BOUNDS)))
+    by_bound = np.empty((n_l, n_g, len(BOUNDS)))
     resident, total, band = False, None, None
     for g, pt in enumerate(points):
         context = int(pt.context) if phase is Phase.DECODE else None
@@ -152,17 +161,21 @@ def step_times(platform: Platform, model: ModelSpec, precision: str, phase: Phas
             band = source.error_band(res, s.recipe, one_row=work.tokens <= 1)
         total = np.asarray(res.layout.total_instances, dtype=float)
         resident = resident or (bool(np.any(s.step.fits_llc)) and res.b_llc is not None)
-        split[:, g] = s.step.time_by_bound() * total[:, None]
-        real[:, g] = s.times.total_s * total
-        ceil[:, g] = s.parts.ceiling_s * total
+        by_bound[:, g] = s.step.time_by_bound() * np.atleast_1d(total)[:, None]
+        real[:, g] = np.atleast_1d(s.times.total_s * total)
+        ceil[:, g] = np.atleast_1d(s.parts.ceiling_s * total)
     for name, t in (("realistic", real), ("ceiling", ceil)):
         if not (np.all(np.isfinite(t)) and np.all(t > 0)):
             raise UserError(f"{model.name} on {platform.name}: a {name} service time is not a positive finite "
                             "number of seconds (the model or the lengths are too large for this arithmetic)")
-    lay = make_layout(platform, cores=cores, instance_cores=sizes, socket_busy=True)
-    return StepTimes(instance_cores=sizes, instances_per_socket=np.asarray(lay.instances, dtype=float),
-                     sockets=int(lay.sockets), realistic_s=real, ceiling_s=ceil, time_split=split,
-                     weights_llc_resident=resident, stack=source.stack_name, error_band=band)
+    if split:
+        per_socket, n_sockets = np.ones(1), int(platform.sockets.known_value)
+    else:
+        lay = make_layout(platform, cores=cores, instance_cores=sizes, socket_busy=True)
+        per_socket, n_sockets = np.asarray(lay.instances, dtype=float), int(lay.sockets)
+    return StepTimes(instance_cores=sizes, instances_per_socket=per_socket, sockets=n_sockets, realistic_s=real,
+                     ceiling_s=ceil, time_split=by_bound, weights_llc_resident=resident, stack=source.stack_name,
+                     error_band=band, tensor_parallel=tensor_parallel)
 
 
 def by_batch(times: np.ndarray, grid: np.ndarray, top: int) -> np.ndarray:

@@ -36,7 +36,7 @@ def plot_plan(r: PlanResult, path: str | Path) -> int:
             y = [getattr(p, key) * 1e3 for p in pts]
             b = c.best
             ax.plot(x, y, marker="o", ms=3.5, lw=1.5, color=color, gid=f"curve-{c.cpu}",
-                    label=f"{c.cpu}: {b.instances_per_socket} x {b.instance_cores} cores x {c.sockets}")
+                    label=f"{c.cpu}: " + c.layout_label(b.instances_per_socket, b.instance_cores))
             if key == "p99_s":
                 ci = [(p.offered_rps, p.p99_ci_s) for p in pts if p.p99_ci_s is not None]
                 if ci:

@@ -108,7 +108,7 @@ def _summary(r: PlanResult) -> Group:
         b = c.best
         if not c.meets:
             fits = any(x.max_concurrent_sequences for x in c.layouts) or not decode
-            what = (f"none meets it; fastest {b.instances_per_socket} x {b.instance_cores} x {c.sockets}" if fits
+            what = ("none meets it; fastest " + c.layout_label(b.instances_per_socket, b.instance_cores) if fits
                     else "no layout fits the KV cache")
             if c.memory is not None and c.memory.weight_bytes > c.memory.dram_bytes_per_socket:
                 what = "the weights do not fit its DRAM"
@@ -122,7 +122,7 @@ def _summary(r: PlanResult) -> Group:
             continue
         ceil = None if c.ceiling is None else (
             c.ceiling.tokens_per_s_per_server if decode else c.ceiling.rps_per_server)
-        row = [c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}"]
+        row = [c.cpu, c.layout_label(b.instances_per_socket, b.instance_cores)]
         row += ([str(b.max_concurrent_sequences), _n(b.tokens_per_s_per_server), sig(b.rps_per_server), _n(ceil)]
                 if decode else [sig(b.rps_per_server), _n(ceil)])
         if server:
@@ -142,7 +142,9 @@ def _notes(r: PlanResult) -> list[str]:
             rate = (f"{sig(c.ceiling.tokens_per_s_per_server)} tokens/s" if r.phase == "decode"
                     and c.ceiling.tokens_per_s_per_server is not None else f"{sig(c.ceiling.rps_per_server)} req/s")
             out.append(f"{c.cpu}: at the ceiling the best is {c.ceiling.instances_per_socket} x "
-                       f"{c.ceiling.instance_cores} cores, {rate} per server")
+                       f"{c.ceiling.instance_cores} cores"
+                       + (f" split over {c.tensor_parallel} ranks" if c.tensor_parallel > 1 else "")
+                       + f", {rate} per server")
         band = c.best.rps_per_server_band
         cpu_band = c.service_band if c.service_band is not None else r.service_band
         if band is not None and c.meets and cpu_band is not None:
@@ -163,9 +165,11 @@ def _notes(r: PlanResult) -> list[str]:
                        + (": near a p99 bound the rate moves much further than the service time" if steep else ""))
         if c.memory is not None:
             m = c.memory
+            share = c.sockets if c.tensor_parallel > 1 else 1  # a split holds its share of each on every socket
+            whose = f" (each socket's share of the {c.tensor_parallel}-rank split)" if share > 1 else ""
             out.append(f"{c.cpu}: KV cache: {m.dram_bytes_per_socket / 1e9:.4g} GB DRAM per socket less "
-                       f"{m.weight_bytes / 1e9:.3g} GB of weights, {m.kv_bytes_per_token / 1e3:.4g} kB per token, "
-                       f"{m.tokens_per_sequence:,.0f} tokens per sequence")
+                       f"{m.weight_bytes / share / 1e9:.3g} GB of weights, {m.kv_bytes_per_token / share / 1e3:.4g} kB "
+                       f"per token{whose}, {m.tokens_per_sequence:,.0f} tokens per sequence")
         out += [n for n in c.notes if n != c.best_reason]
         out += [plan_note(c, r.phase == "decode")] if c.energy is not None and shows_energy(r) else []
     s = r.simulation
@@ -188,7 +192,7 @@ def _users_headline(r: PlanResult) -> list[RenderableType]:
             pm = f"{max(x.tpot_s_band) / x.tpot_s - 1:.0%}" if x.tpot_s_band else "-"
             most = c.max_users is not None and x.users == c.max_users.users
             g.add_row(c.cpu, f"{x.users:,}" + ("*" if most else ""),
-                      f"{x.instances_per_socket} x {x.instance_cores} x {c.sockets}", ms(x.ttft_s), ms(x.tpot_s),
+                      c.layout_label(x.instances_per_socket, x.instance_cores), ms(x.ttft_s), ms(x.tpot_s),
                       sig(x.user_tokens_per_s), sig(x.tokens_per_s_per_server), pm,
                       *([("meets" if x.meets else "misses")] if slo else []))
         if not points:
@@ -222,7 +226,7 @@ def headline(r: PlanResult) -> list[RenderableType]:
                       "no layout fits the KV cache" if no_kv else "none meets the SLO", "-", "-", "-")
             continue
         cost = c.cost_per_million_tokens if decode else c.cost_per_million_requests
-        g.add_row(c.cpu, f"{b.instances_per_socket} x {b.instance_cores} x {c.sockets}",
+        g.add_row(c.cpu, c.layout_label(b.instances_per_socket, b.instance_cores),
                   _n(b.tokens_per_s_per_server) if decode else sig(b.rps_per_server),
                   "-" if c.servers_needed is None else f"{c.servers_needed:,}", "-" if cost is None else f"{cost:.3g}")
     rested = (f"the calibration {r.calibration}'s realistic service times" if r.calibration else

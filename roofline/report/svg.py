@@ -262,7 +262,7 @@ def plan_chart(r: PlanResult) -> list[str]:
         for c, pts in curves:
             color = palette[c.cpu]
             b = c.best
-            name = f"{c.cpu}: {b.instances_per_socket} x {b.instance_cores} cores x {c.sockets}"
+            name = f"{c.cpu}: " + c.layout_label(b.instances_per_socket, b.instance_cores)
             ax.polyline([p.offered_rps for p in pts], [getattr(p, key) * 1e3 for p in pts], color, label=name)
             for p in pts:
                 ax.point(p.offered_rps, getattr(p, key) * 1e3, color, f"{c.cpu}: {sig(p.offered_rps)} req/s offered, "

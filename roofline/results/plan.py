@@ -238,6 +238,14 @@ class CpuPlan:
     energy: PlanEnergy | None = None
     """the best layout's power per server, joules per request (and token) and their cost at --price-per-kwh (null:
     not computed)"""
+    tensor_parallel: int = 1
+    """decoders: ranks the server's one instance is split over (each layout's instance_cores is then each socket's
+    share of it, instances_per_socket 1); 1: instances within a socket"""
+
+    def layout_label(self, instances_per_socket: int, instance_cores: int) -> str:
+        """``N x C x S``: instances x cores per socket x sockets, and the split's ranks (``tp T``) where it has them"""
+        split = f" tp {self.tensor_parallel}" if self.tensor_parallel > 1 else ""
+        return f"{instances_per_socket} x {instance_cores} x {self.sockets}{split}"
 
 
 @dataclass(frozen=True)
