@@ -116,7 +116,7 @@ def test_estimate_runs_for_glm(name):
 
 
 @pytest.mark.parametrize("name, folder", [("falcon-40b", "falcon-40b"), ("falcon-7b", "falcon-7b"),
-                                          ("chatglm3-6b", "chatglm3-6b")])
+                                          ("chatglm3-6b", "chatglm3-6b"), ("glm-4-9b-chat", "glm-4-9b-chat")])
 def test_renamed_catalog_entries_are_their_configs(name, folder):
     assert_same_model(load_model(name), config_model(folder))
 
@@ -184,6 +184,19 @@ def test_chatglm3_count_by_hand_and_published():
     count = sum(groups(m).values())
     assert count == 28 * layer + 4096 + 2 * 65024 * 4096 == 6_243_584_000
     assert 6.15e9 <= count < 6.25e9
+
+
+def test_glm4_9b_chat_count_by_hand():
+    """ChatGLM's layer at GLM-4-9B's sizes: query_key_value 4096 x (32 + 2 x 2) x 128 with its bias, dense 4096 x 4096,
+    SwiGLU 3 x 4096 x 13696, two RMSNorms, over 40 layers; a final norm; embedding and output_layer of 151,552 rows:
+    9,399,951,360 (the card's name: 9B). Its KV cache: 2 groups x 128 x 2 x 40 layers = 20,480 elements a token."""
+    m = load_model("glm-4-9b-chat")
+    layer = 4096 * 36 * 128 + 4608 + 4096 * 4096 + 3 * 4096 * 13696 + 2 * 4096
+    count = sum(groups(m).values())
+    assert count == 40 * layer + 4096 + 2 * 151552 * 4096 == 9_399_951_360
+    assert active_params(m) == count  # dense
+    assert make_workload(m, Phase.DECODE, 1, 1, 1000).kv_cache_elements() == 20_480 * 1000
+    assert load_model("THUDM/glm-4-9b-chat").name == "glm-4-9b-chat"
 
 
 def test_chatglm_config_reading():
