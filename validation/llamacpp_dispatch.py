@@ -1,7 +1,7 @@
 """What llama.cpp's CPU backend pays per call and per GEMM launch beyond the arithmetic the roofline counts, measured.
 
 Llama models so small that their arithmetic takes a few microseconds (hidden 128, 2 heads, MLP 256, a vocabulary
-of 320, every weight matrix in Q8_0, random weights by :mod:`validation.gguf_writer`), of 1, 2, 4, 8 and 16 layers,
+of 320, every weight matrix in Q8_0, random weights by :mod:`roofline.validation.gguf_writer`), of 1, 2, 4, 8 and 16 layers,
 each timed by ``llama-bench -p 0 -n 64 -r 10 -t 1``. On one thread ggml's graph walk passes no barrier
 (``ggml_barrier`` returns at once when the pool has one thread): what a token costs beyond its counted work is the
 engine's own. With ``t(L)`` the seconds per token of the model of ``L`` layers and ``c(L)`` its attainable
@@ -12,7 +12,7 @@ stack profile), a least-squares line ``t(L) - c(L) = a + b L`` gives
 - ``per_op_s = b / G``: a layer's node dispatch spread over its ``G`` GEMM launches (7 in a dense Llama layer:
   Q, K, V, output, gate, up, down), the unit :class:`~roofline.model.realistic.StepParts` counts launches in.
 
-``python -m validation.llamacpp_dispatch --bin DIR --cpu PLATFORM --out FILE.json`` writes the llama-bench rows,
+``python -m roofline.validation.llamacpp_dispatch --bin DIR --cpu PLATFORM --out FILE.json`` writes the llama-bench rows,
 the ceilings and the fit. Time it on a quiet machine: nothing else running.
 """
 
@@ -60,7 +60,7 @@ def ceilings(folder: Path, cpu: str, layers: tuple[int, ...]) -> dict[int, float
 
 def write_models(folder: Path, layers: tuple[int, ...]) -> list[Path]:
     from roofline.catalog import load_model
-    from validation.gguf_writer import write_random_gguf
+    from roofline.validation.gguf_writer import write_random_gguf
 
     paths = []
     for n in layers:
