@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from roofline.validation.llamacpp_dispatch import GEMMS_PER_LAYER, line_fit, summarise
 
 from roofline.catalog.stacks import load_stack
 from roofline.spec.stack import DispatchRule
-from roofline.validation.llamacpp_dispatch import GEMMS_PER_LAYER, line_fit, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "validation" / "results" / "zen5-2vcpu-r3-llamacpp-dispatch.json"

@@ -59,8 +59,9 @@ def ceilings(folder: Path, cpu: str, layers: tuple[int, ...]) -> dict[int, float
 
 
 def write_models(folder: Path, layers: tuple[int, ...]) -> list[Path]:
-    from roofline.catalog import load_model
     from roofline.validation.gguf_writer import write_random_gguf
+
+    from roofline.catalog import load_model
 
     paths = []
     for n in layers:
