@@ -44,7 +44,15 @@ from roofline.capacity.fleet import (
     with_band,
 )
 from roofline.capacity.options import PlanOptions
-from roofline.capacity.service_times import StepPoint, batch_sizes, by_batch, layouts, step_times, token_grid
+from roofline.capacity.service_times import (
+    StepPoint,
+    StepTimes,
+    batch_sizes,
+    by_batch,
+    layouts,
+    step_times,
+    token_grid,
+)
 from roofline.errors import UserError
 from roofline.model.build import kv_dtype as step_kv_dtype
 from roofline.model.footprint import footprint
@@ -284,9 +292,10 @@ def plan_continuous_batching(platforms: list[Platform], model: ModelSpec, precis
                       f"{dec.weights / 1e9:.3g} GB of the {dec.memory[c].dram_bytes_per_socket / 1e9:.3g} GB per "
                       "socket")
         elif not pick.meets:
+            split = f" split over {o.tensor_parallel} ranks" if o.tensor_parallel > 1 else ""
             reason = (f"no layout meets {slos}: the fastest, {best.instances_per_socket} x {best.instance_cores} "
-                      f"cores per socket{f' split over {o.tensor_parallel} ranks' if o.tensor_parallel > 1 else ''}, takes TTFT {_ms(best.prefill_time_s)} ms and TPOT {_ms(best.decode_step_s)} "
-                      "ms for a lone request")
+                      f"cores per socket{split}, takes TTFT {_ms(best.prefill_time_s)} ms and TPOT "
+                      f"{_ms(best.decode_step_s)} ms for a lone request")
         else:
             reason = pick.reason
         price = o.prices[c] if o.prices else None
@@ -351,7 +360,7 @@ class _Sim:
     """one decode step of a lone sequence at its mean context"""
 
 
-def _split_notes(o: PlanOptions, p: Platform, t) -> list[str]:
+def _split_notes(o: PlanOptions, p: Platform, t: StepTimes) -> list[str]:
     """What a tensor-parallel plan assumed (none without a split)."""
     if o.tensor_parallel <= 1:
         return []
