@@ -507,9 +507,6 @@ def plan(model: Any = None, cpu: Any = None, **flags: Any):
         users=tuple(a.concurrency) if a.get("concurrency") else None,
         tensor_parallel=a.get("tensor_parallel") or 1,
     )
-    if a.get("commands") and options.tensor_parallel > 1:
-        raise UserError(f"--commands with --tensor-parallel {options.tensor_parallel}: the commands of a split server "
-                        "(SGLang's --tp) are not written; plan it without --commands, or drop --tensor-parallel")
     if a.get("engine") and not a.get("commands"):
         raise UserError("--engine chooses the engine of --commands: give --commands too")
     result = capacity_plan(platforms, spec, a.precision, options)

@@ -68,10 +68,32 @@ def test_the_plan_steps_are_the_estimates():
     (("--model", "llama-3.1-8b", "--precision", "bf16", "--tensor-parallel", "3"), "multiple of the 2 socket"),
     (("--model", "llama-3.1-8b", "--precision", "bf16", "--tensor-parallel", "2", "--instance-cores", "8"),
      "drop --instance-cores"),
-    (("--model", "llama-3.1-8b", "--precision", "bf16", "--tensor-parallel", "2", "--commands"), "not written"),
+    (("--model", "llama-3.1-8b", "--precision", "q4_k_m", "--tensor-parallel", "2", "--commands"),
+     "only vLLM's are written"),
     (("--model", "llama-3.1-8b", "--precision", "bf16", "--tensor-parallel", "nan"), "--tensor-parallel"),
 ])
 def test_a_split_the_plan_cannot_make_is_one_line(extra, fragment):
     proc = run_cli("plan", "--cpu", "gnr", *extra)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert fragment in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_rank_cores_share_each_socket():
+    """Three ranks on each of two 128-core sockets: 43, 43 and 42 cores (SGLang's binding on the Xeon 6980P), in
+    order, the second socket from core 128."""
+    from roofline.capacity.deploy import rank_cores
+
+    groups = rank_cores(6, 2, 128)
+    assert [len(g) for g in groups] == [43, 43, 42, 43, 43, 42]
+    assert groups[0][0] == 0 and groups[2][-1] == 127 and groups[3][0] == 128 and groups[5][-1] == 255
+    assert sorted(i for g in groups for i in g) == list(range(256))
+
+
+def test_the_commands_of_a_split_are_one_vllm_server():
+    r = roofline.plan(model="llama-3.1-8b", cpu="gnr", tensor_parallel=6, commands=True, max_sequences=32, **BF16)
+    d = r.cpus[0].deploy
+    assert d is not None and d.engine == "vllm" and len(d.processes) == 1
+    p = d.processes[0]
+    assert "VLLM_CPU_OMP_THREADS_BIND=0-42|43-85|86-127|128-170|171-213|214-255" in p.command
+    assert "--tensor-parallel-size 6" in p.command and p.threads == 256
+    assert p.check is not None and p.check.startswith("vllm bench serve")

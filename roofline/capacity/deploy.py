@@ -23,6 +23,11 @@ Per engine, the flags and where they are documented:
   ``vllm bench serve --dataset-name random --random-input-len --random-output-len --max-concurrency
   --num-prompts --save-result`` (https://docs.vllm.ai/en/latest/cli/bench/serve.html), whose JSON ``check --from``
   reads.
+  A tensor-parallel plan (``plan --tensor-parallel T``) is one ``vllm serve --tensor-parallel-size T`` process whose
+  ``VLLM_CPU_OMP_THREADS_BIND`` lists each rank's cores, ``|`` between ranks (the CPU worker binds rank ``r`` to the
+  ``r``-th: ``omp_cpuids.split("|")[self.rank]``, https://docs.vllm.ai/en/v0.9.2/api/vllm/v1/worker/cpu_worker.html),
+  ``T / S`` ranks on each of the ``S`` sockets, a socket's cores shared among its ranks as evenly as whole cores
+  allow; no other engine's commands are written for a split (llama.cpp splits no model over CPU ranks).
 - **torch** (torch-inductor and the other torch stacks): one process per instance under numactl with
   ``OMP_NUM_THREADS=<cores>`` (https://pytorch.org/docs/stable/notes/cpu_threading_torchscript_inference.html);
   ``serve.py`` is a placeholder for the user's server, and no standard benchmark checks it.
@@ -41,6 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
+from roofline.errors import UserError
 from roofline.results.deploy import Deployment, Process
 from roofline.results.plan import CpuPlan, PlanResult
 from roofline.spec.model import ModelSpec
@@ -160,6 +166,12 @@ def deployment(r: PlanResult, c: CpuPlan, socket_cores: int, engine: Engine) -> 
     notes = [CORE_ASSUMPTIONS, "MODEL stands for the model file or name; start the processes together, run the "
              "checks together (the plan's rate is a server's with every instance busy)"]
     w = _Want(r, c, socket_cores, cores, per_socket, slots, users, prompt, output, longest, decode, notes)
+    if c.tensor_parallel > 1:
+        if engine is not Engine.VLLM:
+            raise UserError(f"--commands for a {c.tensor_parallel}-rank split: only vLLM's are written (--engine vllm); "
+                            f"{engine.value} splits no model over CPU ranks")
+        return Deployment(engine=engine.value, instance_cores=cores, instances_per_socket=per_socket,
+                          sockets=c.sockets, processes=[_vllm_split(w, c.tensor_parallel)], assumptions=w.notes)
     processes = {Engine.LLAMA_CPP: _llama, Engine.VLLM: _vllm, Engine.TORCH: _torch,
                  Engine.OPENVINO: _openvino}[engine](w)
     return Deployment(engine=engine.value, instance_cores=cores, instances_per_socket=per_socket, sockets=c.sockets,
@@ -217,6 +229,49 @@ def _vllm(w: _Want) -> list[Process]:
         out.append(Process(socket=s, numa_node=s, cores=ids, instances=1, threads=w.cores, sequences=slots, port=port,
                            command=_line(env, serve), check=_line({}, check)))
     return out
+
+
+def rank_cores(ranks: int, sockets: int, socket_cores: int) -> list[list[int]]:
+    """Each of ``ranks`` ranks' core ids, ``ranks / sockets`` on each socket, a socket's ``socket_cores`` shared as
+    evenly as whole cores allow (the first ranks of a socket take one more: 43, 43 and 42 of 128)."""
+    per = ranks // sockets
+    out = []
+    for s in range(sockets):
+        lo = s * socket_cores
+        for i in range(per):
+            n = socket_cores // per + (1 if i < socket_cores % per else 0)
+            out.append(list(range(lo, lo + n)))
+            lo += n
+    return out
+
+
+def _vllm_split(w: _Want, ranks: int) -> Process:
+    """One vLLM server of ``ranks`` tensor-parallel ranks over every socket of the server."""
+    slots = w.slots or 1
+    users = w.users or slots
+    c = w.c
+    groups = rank_cores(ranks, c.sockets, w.socket_cores)
+    kv_gib = 1
+    if c.memory is not None:
+        kv_gib = max(1, math.ceil(slots * (w.longest + w.output) * c.memory.kv_bytes_per_token / ranks / GIB))
+        w.notes.append(f"VLLM_CPU_KVCACHE_SPACE={kv_gib} GiB per rank: {slots} sequences x ({w.longest:,} + "
+                       f"{w.output:,} tokens) x {c.memory.kv_bytes_per_token:,.0f} bytes per token over {ranks} ranks, "
+                       "each holding its share of the key-value heads (assumed per rank), rounded up")
+    w.notes.append(f"one vLLM server split over {ranks} tensor-parallel ranks, {ranks // c.sockets} per socket, each "
+                   "rank's OpenMP threads bound to its cores (VLLM_CPU_OMP_THREADS_BIND, ranks separated by |)")
+    port = PORTS[Engine.VLLM]
+    env = {"VLLM_CPU_OMP_THREADS_BIND": "|".join(core_span(g) for g in groups), "VLLM_CPU_KVCACHE_SPACE": str(kv_gib)}
+    serve = ["vllm", "serve", "MODEL", "--max-num-seqs", str(slots), "--tensor-parallel-size", str(ranks),
+             "--port", str(port)]
+    check = ["vllm", "bench", "serve", "--model", "MODEL", "--port", str(port), "--dataset-name", "random",
+             "--random-input-len", str(w.prompt), "--random-output-len", str(w.output), "--max-concurrency",
+             str(users), "--num-prompts", str(max(100, 10 * users))]
+    if w.r.scenario == "server" and c.best.rps_per_server > 0:
+        check += ["--request-rate", f"{c.best.rps_per_server:.4g}"]
+    check += ["--save-result"]
+    return Process(socket=0, numa_node=0, cores=[i for g in groups for i in g], instances=1,
+                   threads=sum(len(g) for g in groups), sequences=slots, port=port, command=_line(env, serve),
+                   check=_line({}, check))
 
 
 def _torch(w: _Want) -> list[Process]:

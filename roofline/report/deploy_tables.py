@@ -47,7 +47,7 @@ def _cpu(c: CpuPlan, common: set[str]) -> list[RenderableType]:
     if d is None:
         return [Text(f"{c.cpu}: no layout serves, nothing to deploy", style="bold")]
     out: list[RenderableType] = [Text(
-        f"{c.cpu}: {d.instances_per_socket} x {d.instance_cores} x {d.sockets} on {d.engine}, "
+        f"{c.cpu}: {c.layout_label(d.instances_per_socket, d.instance_cores)} on {d.engine}, "
         f"{len(d.processes)} process{'es' if len(d.processes) > 1 else ''} per server", style="bold")]
     out += [_line(p.command) for p in d.processes]
     checks = [p.check for p in d.processes if p.check]
