@@ -83,3 +83,18 @@ def test_a_tiny_model_is_priced_near_its_run(tmp_path):
     got = r.precisions["q8_0"].realistic_step_time_s
     assert math.isfinite(got)
     assert 0.5 < got / measured < 2.0
+
+
+def test_the_committed_ceilings_are_the_models(tmp_path):
+    """The micro models the script writes are the committed run's (their GGUF files load as the config says), and
+    their attainable ceilings on the guest are the ones the result subtracted (profile-free: no fitted value in them)."""
+    from roofline.validation.llamacpp_dispatch import LAYERS, ceilings, write_models
+
+    d = json.loads(RESULT.read_text())
+    paths = write_models(tmp_path, LAYERS)
+    assert [p.name for p in paths] == [f"micro-L{n}-q8_0.gguf" for n in LAYERS]
+    assert sorted(r["model_filename"] for r in d["bench"]) == sorted(p.name for p in paths)
+    got = ceilings(tmp_path, d["cpu"], LAYERS)
+    for n in LAYERS:
+        assert got[n] == pytest.approx(d["layers"][str(n)]["ceiling_s"], rel=1e-9)
+    assert all(got[a] < got[b] for a, b in zip(LAYERS, LAYERS[1:]))
