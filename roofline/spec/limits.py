@@ -43,6 +43,12 @@ def _num(v: float) -> str:
 _BATCH_TOKENS = Limit(1, 1 << 20, "tokens", "a million tokens in one batch is beyond any serving harness",
                       low_open=False)
 
+#: a socket's bandwidth, theoretical or measured (one range for both figures of a memory)
+_TIER_GB_PER_S = Limit(0.1, 100_000, "GB/s", "Xeon Max's HBM gives about 1 TB/s a socket; 100 TB/s is beyond any",
+                       low_open=False)
+_DRAM_GB_PER_S = Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per socket is beyond any memory",
+                       low_open=False)
+
 LIMITS: dict[str, Limit] = {
     # ------------------------------------------------------------------ platform files
     "platform.sockets": Limit(1, 64, "sockets", "the largest servers have 32 sockets", low_open=False),
@@ -57,14 +63,10 @@ LIMITS: dict[str, Limit] = {
                                               "AMX INT8 does 2048 and scalar code about 1", low_open=False),
     "platform.memory_tiers.capacity_gb": Limit(0.01, 1_000_000, "GB", "HBM on a socket holds 64 GB, CXL memory a few "
                                                "TB; a PB is beyond any socket", low_open=False),
-    "platform.memory_tiers.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "Xeon Max's HBM gives about 1 TB/s a "
-                                                        "socket; 100 TB/s is beyond any", low_open=False),
-    "platform.memory_tiers.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "Xeon Max's HBM gives about 1 TB/s a "
-                                                     "socket; 100 TB/s is beyond any", low_open=False),
-    "platform.dram.theoretical_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
-                                                "socket is beyond any memory", low_open=False),
-    "platform.dram.measured_gb_per_s": Limit(0.1, 100_000, "GB/s", "one DDR channel gives 10; 100 TB/s per "
-                                             "socket is beyond any memory", low_open=False),
+    "platform.memory_tiers.theoretical_gb_per_s": _TIER_GB_PER_S,
+    "platform.memory_tiers.measured_gb_per_s": _TIER_GB_PER_S,
+    "platform.dram.theoretical_gb_per_s": _DRAM_GB_PER_S,
+    "platform.dram.measured_gb_per_s": _DRAM_GB_PER_S,
     "platform.dram.capacity_gb": Limit(0.01, 1_000_000, "GB", "a socket holds at most a few TB of DRAM; a PB is "
                                        "beyond any server", low_open=False),
     "platform.dram.channels_per_socket": Limit(1, 64, "channels", "the widest sockets have 16 memory channels",
