@@ -328,9 +328,10 @@ def stack_figures(recs: Sequence[LoadedRecord], profile: StackProfile | None) ->
     shared = profile.shared_kv if profile else None
     barriers = profile.barriers if profile else None
     unfused = profile.unfused_attention if profile else None
+    att_kernels = profile.attention_kernels if profile else ()
     att = [f for r in recs for f in figures(r, rules, kernels=kernels, shared_kv=shared, barriers=barriers,
-                                            unfused_attention=unfused)]
-    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared, barriers, unfused)]
+                                            unfused_attention=unfused, attention_kernels=att_kernels)]
+    bound = [f for r in recs for f in figures(r, rules, Ceiling.BOUND, kernels, shared, barriers, unfused, att_kernels)]
     return att, bound
 
 
@@ -536,13 +537,13 @@ def _loo_profile(stack: str, platform: str, inputs: dict[str, StackInputs], fits
 
 def _refitted(stack: str, q: Params, recs: Sequence[LoadedRecord], rules, command: str) -> StackProfile:
     """``stack``'s profile holding the fitted values ``q`` (a fit without some platform), with its stored profile's
-    rules (its kernel table, shared KV cache, latent attention, barriers and unfused attention; none before its
-    first calibration)."""
+    rules (its kernel table, shared KV cache, latent attention, barriers, unfused attention, dispatch and attention
+    kernels; none before its first calibration)."""
     c = _profile(stack)[0]
     return profile_from(stack, stack, q, recs, 0, rules, None, command, kernels=c.kernels if c else "",
                         shared_kv=c.shared_kv if c else None, mla=c.mla if c else None,
                         barriers=c.barriers if c else None, unfused_attention=c.unfused_attention if c else None,
-                        dispatch=c.dispatch if c else None)
+                        dispatch=c.dispatch if c else None, attention_kernels=c.attention_kernels if c else ())
 
 
 def _decoder_runs(runs: Sequence[LoadedRecord], inputs: dict[str, StackInputs], fits: dict[str, Fit],
@@ -729,4 +730,5 @@ def fit_profile(records: Sequence[LoadedRecord], stack: str, command: str, descr
                                     i.profile.mla if i.profile else None,
                                     i.profile.barriers if i.profile else None,
                                     i.profile.unfused_attention if i.profile else None,
-                                    i.profile.dispatch if i.profile else None))
+                                    i.profile.dispatch if i.profile else None,
+                                    i.profile.attention_kernels if i.profile else ()))

@@ -18,16 +18,17 @@ from roofline.catalog import load_model, load_platform
 from roofline.catalog.records import LoadedRecord
 from roofline.errors import SpecError, UnknownNameError
 from roofline.model.build import CeilingSpec, LayoutSpec, StepOptions
-from roofline.model.efficiency import attention_path, rows_under_rules
+from roofline.model.efficiency import attention_kernel_factors, attention_path, rows_under_rules
 from roofline.model.estimate import EstimateQuery, evaluate
 from roofline.model.harness import encoder_run, shape_run
-from roofline.model.realistic import StepParts, with_barriers
+from roofline.model.realistic import StepParts, with_attention_kernel, with_barriers
 from roofline.model.resources import Resources
 from roofline.model.workload import WorkloadSpec
 from roofline.spec.platform import with_memory_channels
 from roofline.spec.precision import PrecisionRecipe, variant_recipe
 from roofline.spec.sourced import Sourced
 from roofline.spec.stack import (
+    AttentionKernel,
     BarrierRule,
     PathRule,
     SharedKvRule,
@@ -108,10 +109,11 @@ class Figure:
 
 def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceiling = Ceiling.ATTAINABLE,
             kernels: str = "", shared_kv: SharedKvRule | None = None,
-            barriers: BarrierRule | None = None, unfused_attention: UnfusedAttentionRule | None = None) -> list[Figure]:
+            barriers: BarrierRule | None = None, unfused_attention: UnfusedAttentionRule | None = None,
+            attention_kernels: tuple[AttentionKernel, ...] = ()) -> list[Figure]:
     """Every measured figure of a record, with the steps the model predicts it from at ``ceiling`` (``rules``,
-    ``kernels``, ``shared_kv``, ``barriers`` and ``unfused_attention``: its stack profile's path rules, kernel table,
-    KV-cache rule, barrier count and attention rule)."""
+    ``kernels``, ``shared_kv``, ``barriers``, ``unfused_attention`` and ``attention_kernels``: its stack profile's
+    path rules, kernel table, KV-cache rule, barrier count, attention rule and measured attention kernels)."""
     r = rec.record
     try:
         platform = load_platform(r.platform.name)
@@ -129,7 +131,8 @@ def figures(rec: LoadedRecord, rules: tuple[PathRule, ...] = (), ceiling: Ceilin
     spec = dataclasses.replace(spec, num_hidden_layers=r.layers or spec.num_hidden_layers, measured=())
     stack = StackProfile(name="rules", description="", gemm_efficiency={}, work_half=Sourced(value=0, kind="assumed",
                          source="-"), path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv,
-                         barriers=barriers, unfused_attention=unfused_attention)
+                         barriers=barriers, unfused_attention=unfused_attention,
+                         attention_kernels=tuple(attention_kernels))
     out = []
     cache: dict[tuple, tuple[FigureStep, ...]] = {}
     for m in rec.measurements:
@@ -203,8 +206,10 @@ def _steps_for(r, platform, spec, m, stack: StackProfile, ceiling: Ceiling) -> t
         ceiling=CeilingSpec(ceiling=ceiling),
         options=StepOptions(kv_dtype=m.kv_dtype, quantize_lm_head=r.quantize_lm_head,
                             lm_head_precision=r.lm_head_precision)))
-    return tuple(_figure_step(ev.res, e.cells, e.parts, e.mode, True, stack, ev.gemms.m, r.date or None, ev.gemms,
-                              r.threads, spec.num_hidden_layers) for e in ev.evaluated)
+    factor, kernel = attention_kernel_factors(stack, spec, phase, m.seq_len or r.seq_len, form, r.date or None)
+    return tuple(_figure_step(ev.res, e.cells, with_attention_kernel(e.parts, factor, kernel), e.mode, True, stack,
+                              ev.gemms.m, r.date or None, ev.gemms, r.threads, spec.num_hidden_layers)
+                 for e in ev.evaluated)
 
 
 def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts, mode: NonGemmMode, graph: bool,

@@ -47,6 +47,7 @@ from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import (
     KERNEL_MAX,
     Accuracy,
+    AttentionKernel,
     BarrierRule,
     DispatchRule,
     FormChoice,
@@ -128,6 +129,8 @@ class Params:
     pass at ``other``)"""
     held: frozenset[str] = frozenset()
     """classes the figures cannot pin (:data:`MIN_CLASS_SHARE`), held at 1 rather than fitted"""
+    held_parts: frozenset[str] = frozenset()
+    """non-GEMM parts (``attention``, ``other``) the figures cannot pin (:func:`part_shares`), held at 1"""
     cross: dict[str, float] = field(default_factory=dict)
     """a stack fitted on too few platforms: the cross-stack efficiency of the classes its figures never use
     (:func:`roofline.fidelity.accuracy.cross_stack`; not fitted, only looked up when predicting)"""
@@ -486,13 +489,38 @@ def class_shares(table: FitTable) -> np.ndarray:
     return (per / np.maximum(np.asarray(p.ceiling_s, dtype=float), 1e-300)[None, :]).max(axis=1, initial=0.0)
 
 
+def part_shares(table: FitTable, passes: bool) -> dict[str, float]:
+    """Each non-GEMM part's largest share of a step's ceiling time, counting what its efficiency scales: attention
+    where no measured kernel prices it (:attr:`~roofline.model.realistic.StepParts.att_kernel`); the other passes'
+    vector work (``passes``: their memory time is at the memory efficiency), else the whole passes and the
+    activation quantization passes (which then run at the same efficiency)."""
+    p = table.parts
+    ceiling = np.maximum(np.asarray(p.ceiling_s, dtype=float), 1e-300)
+    attention = np.asarray(p.attention_s, dtype=float)
+    if p.att_kernel is not None:
+        attention = np.where(np.isfinite(p.att_kernel), 0.0, attention)
+    other = (np.asarray(p.pass_compute_s, dtype=float).sum(axis=-1) if passes
+             else np.asarray(p.other_s, dtype=float) + np.asarray(p.quantization_s, dtype=float))
+    return {"attention": float((attention / ceiling).max(initial=0.0)), "other": float((other / ceiling).max(initial=0.0))}
+
+
+def faint_parts(figs: Sequence[Figure], passes: bool) -> frozenset[str]:
+    """The non-GEMM parts under :data:`MIN_CLASS_SHARE` of every figure's ceiling (:func:`part_shares`)."""
+    classes = tuple(sorted({c for f in figs for s in f.steps for c in s.classes}))
+    shares = part_shares(FitTable.of(list(figs), classes), passes)
+    return frozenset(k for k, v in shares.items() if v < MIN_CLASS_SHARE)
+
+
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: ShapeForm = ShapeForm.WORK,
-        call_s: float | None = None, passes: bool = False, factors: bool = False) -> Params:
+        call_s: float | None = None, passes: bool = False, factors: bool = False,
+        held_parts: frozenset[str] | None = None) -> Params:
     """The stack parameters that best predict ``figs`` (see the module docstring); ``shape``: the shape term measured
     in work per core, in time (:func:`~roofline.model.realistic.mac_seconds`), or left out; ``call_s``: the per-call
     dispatch held at this value (chosen by other figures, the Server runs'), the per-launch one still fitted;
     ``passes``: the other non-GEMM passes' memory time at the memory efficiency (:attr:`Params.passes`); ``factors``:
-    a factor per platform on its cores' efficiencies (:attr:`Params.platform`; with two platforms or more)."""
+    a factor per platform on its cores' efficiencies (:attr:`Params.platform`; with two platforms or more);
+    ``held_parts``: the non-GEMM parts held at 1 (None: :func:`faint_parts` of ``figs``; a leave-one-out fit takes
+    its stack's, decided from every figure's ceiling alone, so that its folds fit the same parameters)."""
     from scipy.optimize import least_squares
 
     if not figs:
@@ -557,6 +585,15 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     faint = (class_shares(table) < MIN_CLASS_SHARE) & ~timed
     faint_classes = frozenset(c for c, f in zip(classes, faint) if f)
     held = np.concatenate([timed | faint, np.zeros(n - len(classes), dtype=bool)])
+    # a non-GEMM part too faint in every figure to be pinned, as a class: held at 1 (a free one soaks up whatever the
+    # figures' other terms miss: the other passes' vector work, a fraction of a percent of a decoder step, went to
+    # 0.002 in a fold, pricing norms at 500 times their roofline)
+    faint = frozenset(k for k, v in part_shares(table, passes).items() if v < MIN_CLASS_SHARE) \
+        if held_parts is None else held_parts
+    g = len(classes)
+    for j, part in enumerate(("attention", "other")):
+        if part in faint:
+            held[g + j * len(modes):g + (j + 1) * len(modes)] = True
     lo[held] = hi[held] = 0.0
 
     search = hi > lo  # a value held (work_half assumed or left out) is not a dimension of the search
@@ -586,6 +623,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
     out.held = faint_classes
+    out.held_parts = faint
     out.call_held = held_call
     return out
 
@@ -650,7 +688,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                  forms: FormChoice | None = None, shared_kv: SharedKvRule | None = None,
                  mla: MlaRule | None = None, barriers: BarrierRule | None = None,
                  unfused_attention: UnfusedAttentionRule | None = None,
-                 dispatch: DispatchRule | None = None) -> StackProfile:
+                 dispatch: DispatchRule | None = None,
+                 attention_kernels: Sequence[AttentionKernel] = ()) -> StackProfile:
     ids = tuple(r.id for r in records)
     src = f"fitted by `{command}` from {figs_n} figures of the {len(ids)} records listed in `records`"
 
@@ -664,6 +703,10 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         return Sourced(value=1.0, kind="assumed", source=f"not fitted: {c}'s GEMM rows are under "
                        f"{MIN_CLASS_SHARE:.0%} of the ceiling time of every figure they are in, too small a part to be "
                        f"told apart from the rest of the figures' error: held at 1, its ceiling's rate; {src}")
+    def held_part(what: str) -> Sourced:
+        return Sourced(value=1.0, kind="assumed", source=f"not fitted: {what}, where this efficiency scales it, under "
+                       f"{MIN_CLASS_SHARE:.0%} of the ceiling time of every figure, too small a part to be told apart "
+                       f"from the rest of the figures' error: held at 1, its roofline; {src}")
     return StackProfile(
         name=name, description=description,
         gemm_efficiency={c: held_value(c) if c in q.held else
@@ -681,11 +724,13 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
                                  "efficiency (their vector work at other-<mode>'s): the stack's leave-one-platform-out "
                                  "figures are predicted better so than with each whole pass at other-<mode>'s")
         if q.passes else None,
-        non_gemm_efficiency={**{f"attention-{m}": v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
-                             **{f"other-{m}": v(x, "norms, activations, residual adds: their vector work at the ceiling "
-                                                   "over measured (their memory time at pass_memory_efficiency)"
-                                                if q.passes else "norms, activations, residual adds and quantization "
-                                                "passes at their ceiling over measured") for m, x in q.other.items()}},
+        non_gemm_efficiency={**{f"attention-{m}": held_part("attention") if "attention" in q.held_parts else
+                                v(x, "attention at its ceiling over measured") for m, x in q.attention.items()},
+                             **{f"other-{m}": held_part("norms, activations and residual adds") if "other" in q.held_parts
+                                else v(x, "norms, activations, residual adds: their vector work at the ceiling "
+                                          "over measured (their memory time at pass_memory_efficiency)"
+                                       if q.passes else "norms, activations, residual adds and quantization "
+                                       "passes at their ceiling over measured") for m, x in q.other.items()}},
         cross_stack_gemm_efficiency=dict(sorted((cross or {}).items())),
         quantization_efficiency=Sourced(value=1.0, kind="assumed", source=QUANTIZATION_WITH_PASSES)
         if q.passes else None,
@@ -706,7 +751,8 @@ def profile_from(name: str, description: str, q: Params, records: Sequence[Loade
         platform_factors={k: v(x, f"{k}'s cores against the classes (its real clock and share of the host)")
                           for k, x in sorted(q.platform.items())},
         path_rules=tuple(rules), kernels=kernels, shared_kv=shared_kv, mla=mla, barriers=barriers,
-        unfused_attention=unfused_attention, dispatch=dispatch, records=ids, accuracy=accuracy,
+        unfused_attention=unfused_attention, dispatch=dispatch, attention_kernels=tuple(attention_kernels),
+        records=ids, accuracy=accuracy,
         forms=forms, max_batch_tokens=cap,
         batch_watermark_tokens=wm,
         notes=() if q.passes else

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from roofline.fidelity.figures import Figure
-from roofline.fidelity.fit import FitTable, Params, first_best, fit
+from roofline.fidelity.fit import FitTable, Params, faint_parts, first_best, fit
 from roofline.spec.sourced import Sourced, bare_values
 from roofline.spec.stack import MIN_PLATFORMS, FitForm, FormChoice
 from roofline.spec.vocab import ShapeForm
@@ -65,6 +65,7 @@ class FormSearch:
     server_errors: ServerErrors | None = None
     _fits: dict[tuple[FitForm, frozenset[str]], Params] = field(default_factory=dict, repr=False)
     _tables: dict[str, tuple[FitTable, np.ndarray]] = field(default_factory=dict, repr=False)
+    _faint: dict[bool, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def platforms(self) -> frozenset[str]:
@@ -85,10 +86,16 @@ class FormSearch:
         key = (form, train)
         if key not in self._fits:
             figs = [f for f in self.fitted if f.platform in train]
-            self._fits[key] = (fit(figs, self.dispatch, form.shape, form.call_s, form.passes, form.factors)
-                               if figs else Params(passes=form.passes))
+            self._fits[key] = (fit(figs, self.dispatch, form.shape, form.call_s, form.passes, form.factors,
+                                   self.faint_parts(form.passes)) if figs else Params(passes=form.passes))
         q = self._fits[key]
         return dataclasses.replace(q, cross=bare_values(self.cross(left_out))) if self.cross is not None else q
+
+    def faint_parts(self, passes: bool) -> frozenset[str]:
+        """the non-GEMM parts every fit holds at 1, from all the stack's figures' ceilings (no measured value)"""
+        if passes not in self._faint:
+            self._faint[passes] = faint_parts(self.fitted, passes)
+        return self._faint[passes]
 
     def _table(self, platform: str) -> tuple[FitTable, np.ndarray]:
         if platform not in self._tables:

@@ -19,7 +19,7 @@ import numpy as np
 from roofline.calc.ops import Op
 from roofline.calc.shapes import GemmList
 from roofline.errors import UserError
-from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource
+from roofline.model.efficiency import NO_EFFICIENCIES, EfficiencySource, attention_kernel_factors
 from roofline.model.layout import Layout, make_layout
 from roofline.model.realistic import (
     Efficiency,
@@ -29,6 +29,7 @@ from roofline.model.realistic import (
     describe,
     realistic_times,
     step_parts,
+    with_attention_kernel,
     with_barriers,
     with_syncs,
 )
@@ -204,6 +205,10 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
             parts = with_barriers(step_parts(res, recipe, gemms, step, mode=mode, graph=options.graph,
                                              m=None if inverse is None else m),
                                   res, eff.barrier_rounds, model.num_hidden_layers if model is not None else 0)
+            if isinstance(work, Workload):  # the engine's measured attention kernel, where it states one
+                factor, kernel = attention_kernel_factors(source.for_recipe(recipe).profile, model, work.phase,
+                                                          work.seq_len if seq_len is None else s, work.attention_form)
+                parts = with_attention_kernel(parts, factor, kernel)
             if ranks > 1:
                 parts = with_syncs(parts, sync)
             built = BuiltStep(name, recipe, cells, mode, step, eff, parts,

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from roofline.calc.aggregate import geometric_mean
 from roofline.calc.shapes import GemmList
@@ -38,10 +39,11 @@ from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import GGUF_FLOATS, PrecisionRecipe
 from roofline.spec.sourced import bare_values
 from roofline.spec.stack import KERNEL_CLASS, TIMED_CLASS, Accuracy, PathRule, StackProfile, typical_factor
-from roofline.spec.vocab import NonGemmMode, ShapeForm
+from roofline.spec.vocab import AttentionForm, NonGemmMode, Phase, ShapeForm
 
 if TYPE_CHECKING:
     from roofline.spec.calibration import Calibration
+    from roofline.spec.model import ModelSpec
 
 #: the stacks that price a precision when the user names none: the engine that runs GGUF files, and the one that
 #: ``roofline validate`` runs (torch recipes)
@@ -413,6 +415,30 @@ def attention_path(res: Resources, mode: NonGemmMode, stack: StackProfile | None
         return 1.0, ""
     used, factor = rule_path(res, res.path(NonGemmMode(mode).activation_dtype), rule)
     return factor, f"on {used.dtype}-{used.isa_class}, {factor:.3g} x the ceiling's path"
+
+
+def attention_kernel_factors(stack: StackProfile | None, model: ModelSpec | None, phase: Phase | None,
+                             queries: ArrayLike, form: AttentionForm, date: str | None = None) -> tuple[np.ndarray, str]:
+    """Per step, the time a stack's measured attention kernel takes per score over the ceiling's
+    (:class:`~roofline.spec.stack.AttentionKernel`), and the kernels' names; NaN where none is stated: no profile or
+    no ``attention_kernels``, attention unfused (scores through memory: the ``attention-<mode>`` efficiency prices
+    it), a model with latent attention (its scores' two head sizes differ from the kernels measured), an encoder.
+    ``queries``: each step's queries per sequence (a decode step's 1, a prefill's prompt length); ``date``: a record's
+    build (None: today's)."""
+    from roofline.spec.stack import attention_kernel
+
+    q = np.asarray(1.0 if phase is Phase.DECODE else queries, dtype=float)
+    out = np.full(np.shape(q), np.nan)
+    if (stack is None or not stack.attention_kernels or AttentionForm(form) is AttentionForm.UNFUSED or model is None
+            or model.is_mla or model.family == "encoder" or phase not in (Phase.DECODE, Phase.PREFILL)):
+        return out, ""
+    names = []
+    for value in np.unique(q):
+        k = attention_kernel(stack.attention_kernels, float(value), date)
+        if k is not None:
+            out = np.where(q == value, k.factor, out)
+            names.append(k.name)
+    return out, ", ".join(dict.fromkeys(names))
 
 
 def chain_limit(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None,

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -150,6 +150,11 @@ class StepParts:
     sync_s: np.ndarray | None = None
     """(P,) a tensor-parallel split's all-reduce flag waits per step (:func:`roofline.calc.allreduce.sync_seconds`:
     counted, not fitted); None: not split"""
+    att_kernel: np.ndarray | None = None
+    """(P,) the time the stack's measured attention kernel takes per score over the ceiling's
+    (:func:`with_attention_kernel`; NaN: no kernel stated, the attention efficiency prices it); None: none"""
+    att_kernel_name: str = ""
+    """the measured kernels' names (for the attention term's text)"""
 
     @property
     def steps(self) -> int:
@@ -170,6 +175,9 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     offsets = np.cumsum([0] + [p.steps for p in parts[:-1]])
     def cat(name: str) -> np.ndarray:
         return np.concatenate([getattr(p, name) for p in parts])
+    padded: dict[str, Any] = {k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
+                              for k in ("pass_compute_s", "pass_memory_s", "att_compute_s", "att_memory_s",
+                                        "quant_compute_s", "quant_memory_s")}
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
                      t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"),
@@ -181,9 +189,10 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
                      lead=(int(sum(p.steps for p in parts)),),
                      sync_s=None if all(p.sync_s is None for p in parts) else np.concatenate(
                          [np.zeros(p.steps) if p.sync_s is None else p.sync_s for p in parts]),
-                     **{k: _padded([getattr(p, k) for p in parts], [p.steps for p in parts])
-                        for k in ("pass_compute_s", "pass_memory_s", "att_compute_s", "att_memory_s",
-                                  "quant_compute_s", "quant_memory_s")})
+                     att_kernel=None if all(p.att_kernel is None for p in parts) else np.concatenate(
+                         [np.full(p.steps, np.nan) if p.att_kernel is None else p.att_kernel for p in parts]),
+                     att_kernel_name=", ".join(dict.fromkeys(p.att_kernel_name for p in parts if p.att_kernel_name)),
+                     **padded)
 
 
 def _padded(blocks: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
@@ -279,6 +288,20 @@ def _passes(whole: np.ndarray, compute: np.ndarray, memory: np.ndarray, eta: np.
     return np.maximum(compute / eta[..., None], memory / pass_memory[..., None]).sum(axis=-1)
 
 
+def _attention(parts: StepParts, e: RowEfficiency) -> np.ndarray:
+    """(P,) attention's realistic seconds (:func:`realistic_times`): its ceiling over its efficiency, or, in a step
+    a measured kernel runs, ``sum_o max(k t_c,o, t_m,o / eta_pass)``: its arithmetic at the kernel's cost per score
+    (``k`` times the ceiling's) and its KV reads at the pass memory efficiency (1 without one)."""
+    fitted = (parts.attention_s if e.attention_path is None else np.maximum(
+        parts.att_compute_s / e.attention_path[..., None], parts.att_memory_s).sum(axis=-1)) / e.attention
+    if parts.att_kernel is None:
+        return fitted
+    k = np.isfinite(parts.att_kernel)
+    memory = parts.att_memory_s if e.pass_memory is None else parts.att_memory_s / e.pass_memory[..., None]
+    counted = np.maximum(parts.att_compute_s * np.where(k, parts.att_kernel, 1.0)[:, None], memory).sum(axis=-1)
+    return np.where(k, counted, fitted)
+
+
 def _per_step(rows: np.ndarray, row_step: np.ndarray, steps: int) -> np.ndarray:
     """``(..., P)``: the rows' values ``(..., R)`` summed per step (one ``bincount`` over every batch)."""
     lead = rows.shape[:-1]
@@ -319,7 +342,8 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
       kernel's, and the one-row efficiency, fitted on GEMVs, gives no bound for it;
     - attention: its ceiling over its efficiency, each matmul's compute time first over ``a``, the rate of the
       path a stack's rule runs it on over the ceiling's (``sum_o max(t_c,o / a, t_m,o) / eta``; ``a = 1``:
-      the ceiling's path);
+      the ceiling's path); where the stack's measured kernel runs it, ``sum_o max(k t_c,o, t_m,o / eta_pass)``,
+      ``k`` that kernel's time per score over the ceiling's (:func:`with_attention_kernel`), no efficiency fitted;
     - the other non-GEMM passes and the quantization passes: their ceiling over their efficiency, or, with a pass
       memory efficiency, ``sum_o max(t_c,o / eta, t_m,o / eta_pass)``: each pass's vector work at its efficiency
       and its memory time at the memory one (a pass that spills out of L2 runs at a share of that level's
@@ -361,8 +385,7 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
         rows = np.where(kern, parts.count * total_k, rows)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  stream_s=_per_step(stream, parts.row_step, parts.steps),
-                 attention_s=(parts.attention_s if e.attention_path is None else np.maximum(
-                     parts.att_compute_s / e.attention_path[..., None], parts.att_memory_s).sum(axis=-1)) / e.attention,
+                 attention_s=_attention(parts, e),
                  other_s=_passes(parts.other_s, parts.pass_compute_s, parts.pass_memory_s, e.other, e.pass_memory),
                  quantization_s=_passes(parts.quantization_s, parts.quant_compute_s, parts.quant_memory_s,
                                         e.quantization, e.pass_memory),
@@ -449,6 +472,15 @@ def with_barriers(parts: StepParts, res: Resources, rounds_per_layer: float, lay
     n = res.layout.rank_cores if threads is None else threads
     value = barrier_seconds(layers, rounds_per_layer, n, res.line_transfer_s)
     return replace(parts, barrier_s=np.broadcast_to(value, parts.lead).reshape(-1).astype(float))
+
+
+def with_attention_kernel(parts: StepParts, factor: ArrayLike, name: str = "") -> StepParts:
+    """``parts`` with each step's measured attention kernel: its time per score over the ceiling's
+    (:func:`roofline.model.efficiency.attention_kernel_factors`; NaN: none); unchanged where no step has one."""
+    k = np.broadcast_to(np.asarray(factor, dtype=float), parts.lead).reshape(-1)
+    if not np.any(np.isfinite(k)):
+        return parts
+    return replace(parts, att_kernel=k.astype(float), att_kernel_name=name)
 
 
 def _quantization_seconds(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: StepEval,
@@ -684,11 +716,19 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
     passes = "" if e.pass_memory is None else f", their memory time at {e.pass_memory:.0%} of its bandwidth"
     path = "" if e.attention_path == 1.0 else (f" on the path the stack runs their matmuls on ({e.attention_path:.3g} x "
                                                "the ceiling's: a path rule)")
+    kernel = np.nan if parts.att_kernel is None else at(parts.att_kernel)
+    if np.isfinite(kernel):
+        terms.append(Term(TermName.ATTENTION_EFFICIENCY, max(at(times.attention_s) - attention_s, 0.0),
+                          f"attention by the engine's {parts.att_kernel_name} kernel: {kernel:.3g} x the ceiling's "
+                          "arithmetic per score, measured (its stack's attention_kernels), the KV reads at "
+                          f"{1.0 if e.pass_memory is None else e.pass_memory:.0%} of their bandwidth", True))
     for name, t, real, eta, key, what, how in (
             (TermName.ATTENTION_EFFICIENCY, attention_s, at(times.attention_s), e.attention, "attention", "attention",
              f"of their roofline{path}"),
             (TermName.OTHER_EFFICIENCY, other_s, at(times.other_s), e.other, "other", "norms, activations, residual adds",
              "of their roofline" if e.pass_memory is None else f"of their vector rate{passes}")):
+        if name is TermName.ATTENTION_EFFICIENCY and np.isfinite(kernel):
+            continue
         terms.append(Term(name, max(real - t, 0.0), f"{what} at {eta:.0%} {how} ({mode}, {e.source})"
                           if eta < 1 or (key == "other" and e.pass_memory is not None and e.pass_memory < 1)
                           else f"{what} at their roofline (not fitted)", key in fitted))

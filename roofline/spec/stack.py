@@ -200,6 +200,43 @@ class DispatchRule:
                 raise ValueError(f"dispatch.{what}: 0 to 1 second, got {v}")
 
 
+@dataclass(frozen=True)
+class AttentionKernel:
+    """One of the engine's fused attention kernels and its cost, measured: a score (one query against one key, in
+    one head) takes ``factor`` times the ceiling's arithmetic for it (``4 d`` ops on the FP32 matmul path and the
+    softmax's on the vector path, :func:`roofline.calc.ops.attention`), its KV reads inside that time. Held in the
+    fit, not fitted. The kernel runs a step whose sequences each bring at least ``min_queries`` queries, in builds
+    from ``since`` (an ISO date; empty: every build); ``evidence`` says where it was read and measured."""
+
+    __pydantic_config__ = PYDANTIC_CONFIG
+
+    name: str
+    factor: float
+    min_queries: int = 1
+    since: str = ""
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.factor) and 1 <= self.factor <= 1000):
+            raise ValueError(f"attention_kernels.factor: 1 to 1,000 times the ceiling's arithmetic, got {self.factor}")
+        if not 1 <= self.min_queries <= 1_000_000:
+            raise ValueError(f"attention_kernels.min_queries: 1 to 1,000,000, got {self.min_queries}")
+        if self.since and not is_iso_date(self.since):
+            raise ValueError(f"attention_kernels.since: a date as YYYY-MM-DD, got {self.since!r}")
+
+    def runs(self, queries: float, date: str | None) -> bool:
+        """whether it runs a step of ``queries`` queries per sequence in a build of ``date`` (None: today's)"""
+        return queries >= self.min_queries and (date is None or not self.since or date >= self.since)
+
+
+def attention_kernel(kernels: tuple[AttentionKernel, ...], queries: float, date: str | None
+                     ) -> AttentionKernel | None:
+    """The kernel that runs a fused attention step of ``queries`` queries per sequence in a build of ``date``: of
+    those that run it, the one asking the most queries (the most specific); None: no kernel is stated."""
+    fits = [k for k in kernels if k.runs(queries, date)]
+    return max(fits, key=lambda k: k.min_queries) if fits else None
+
+
 #: a stack profile fitted on fewer platforms quotes the cross-stack error band
 MIN_PLATFORMS = 3
 #: the class of a GEMM row a kernel table prices: ``<kernel>-kernels`` (``gemv-kernels``)
@@ -396,6 +433,10 @@ class StackProfile:
     """when the engine runs attention unfused (None: always fused)"""
     dispatch: DispatchRule | None = None
     """the engine's dispatch per call and per GEMM launch, measured (None: fitted, or from validate reports). Kept as
+    it is by ``calibrate``"""
+    attention_kernels: tuple[AttentionKernel, ...] = ()
+    """the engine's fused attention kernels, each with its measured cost per score (a step one runs is priced so, the
+    ``attention-<mode>`` efficiency left to the others: unfused attention, a step no kernel is stated for). Kept as
     it is by ``calibrate``"""
     max_batch_tokens: Sourced | None = None
     """the batching of the stack's own serving harness, as its Server records state it: tokens per batch at most
