@@ -504,11 +504,9 @@ def part_shares(table: FitTable, passes: bool) -> dict[str, float]:
     return {"attention": float((attention / ceiling).max(initial=0.0)), "other": float((other / ceiling).max(initial=0.0))}
 
 
-def faint_parts(figs: Sequence[Figure], passes: bool) -> frozenset[str]:
+def faint_parts(table: FitTable, passes: bool) -> frozenset[str]:
     """The non-GEMM parts under :data:`MIN_CLASS_SHARE` of every figure's ceiling (:func:`part_shares`)."""
-    classes = tuple(sorted({c for f in figs for s in f.steps for c in s.classes}))
-    shares = part_shares(FitTable.of(list(figs), classes), passes)
-    return frozenset(k for k, v in shares.items() if v < MIN_CLASS_SHARE)
+    return frozenset(k for k, v in part_shares(table, passes).items() if v < MIN_CLASS_SHARE)
 
 
 def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: ShapeForm = ShapeForm.WORK,
@@ -588,11 +586,10 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     # a non-GEMM part too faint in every figure to be pinned, as a class: held at 1 (a free one soaks up whatever the
     # figures' other terms miss: the other passes' vector work, a fraction of a percent of a decoder step, went to
     # 0.002 in a fold, pricing norms at 500 times their roofline)
-    faint = frozenset(k for k, v in part_shares(table, passes).items() if v < MIN_CLASS_SHARE) \
-        if held_parts is None else held_parts
+    parts_held = faint_parts(table, passes) if held_parts is None else held_parts
     g = len(classes)
     for j, part in enumerate(("attention", "other")):
-        if part in faint:
+        if part in parts_held:
             held[g + j * len(modes):g + (j + 1) * len(modes)] = True
     lo[held] = hi[held] = 0.0
 
@@ -623,7 +620,7 @@ def fit(figs: list[Figure], dispatch: dict[str, float] | None = None, shape: Sha
     best_x = sols[first_best([c for c, _ in sols], START_TIE)][1]
     out = lay.params(best_x, given_call_s, given_per_op_s)
     out.held = faint_classes
-    out.held_parts = faint
+    out.held_parts = parts_held
     out.call_held = held_call
     return out
 

@@ -94,7 +94,7 @@ class FormSearch:
     def faint_parts(self, passes: bool) -> frozenset[str]:
         """the non-GEMM parts every fit holds at 1, from all the stack's figures' ceilings (no measured value)"""
         if passes not in self._faint:
-            self._faint[passes] = faint_parts(self.fitted, passes)
+            self._faint[passes] = faint_parts(FitTable.of(self.fitted), passes)
         return self._faint[passes]
 
     def _table(self, platform: str) -> tuple[FitTable, np.ndarray]:

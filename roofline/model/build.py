@@ -207,7 +207,7 @@ def build_steps(platform: Platform, work: AnyWorkload, precisions: list[str], *,
                                   res, eff.barrier_rounds, model.num_hidden_layers if model is not None else 0)
             if isinstance(work, Workload):  # the engine's measured attention kernel, where it states one
                 factor, kernel = attention_kernel_factors(source.for_recipe(recipe).profile, model, work.phase,
-                                                          work.seq_len if seq_len is None else s, work.attention_form)
+                                                          work.seq_len if batch is None else s, work.attention_form)
                 parts = with_attention_kernel(parts, factor, kernel)
             if ranks > 1:
                 parts = with_syncs(parts, sync)
