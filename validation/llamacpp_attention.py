@@ -44,6 +44,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from roofline.validation.llamacpp_dispatch import line_fit
+
+from roofline.calc.aggregate import geometric_mean
 
 DEPTHS = (0, 1024, 2048, 3072, 4096)
 HEAD_DIMS = (64, 128)
@@ -62,25 +65,16 @@ def config(head_dim: int) -> dict:
             "torch_dtype": "bfloat16"}
 
 
-def slope(x: np.ndarray, y: np.ndarray) -> float:
-    """the least-squares slope of ``y`` over ``x``"""
-    return float(np.polyfit(np.asarray(x, dtype=float), np.asarray(y, dtype=float), 1)[0])
-
-
 def ceiling_s(cfg: Path, cpu: str, phase: str, depth: int, threads: int = 1) -> float:
     """The attainable ceiling's seconds of the timed work at ``depth``: a decode run's mean token (at depth
     ``d + n/2``), a prefill's 512 tokens after ``d`` cached ones; one core per thread, f16 KV cache, Q8_0 output
     matrix."""
     import roofline
 
-    if phase == "decode":
-        r = roofline.estimate(model=str(cfg), cpu=cpu, precision="q8_0", phase="decode",
-                              context=depth + DECODE_TOKENS // 2, instance_cores=threads, cores=threads, sockets=1,
-                              kv_dtype="fp16", stack="llama.cpp", quantize_lm_head=True)
-    else:
-        r = roofline.estimate(model=str(cfg), cpu=cpu, precision="q8_0", phase="prefill", seq_len=PROMPT,
-                              context=depth, instance_cores=threads, cores=threads, sockets=1, kv_dtype="fp16",
-                              stack="llama.cpp", quantize_lm_head=True)
+    step = ({"context": depth + DECODE_TOKENS // 2} if phase == "decode"
+            else {"seq_len": PROMPT, "context": depth})
+    r = roofline.estimate(model=str(cfg), cpu=cpu, precision="q8_0", phase=phase, instance_cores=threads,
+                          cores=threads, sockets=1, kv_dtype="fp16", stack="llama.cpp", quantize_lm_head=True, **step)
     return float(r.precisions["q8_0"].step_time_s)
 
 
@@ -117,8 +111,8 @@ def summarise(rows: list[dict], ceilings: dict[tuple[int, str, int], float], pea
                             "ceiling_s": ceilings[(dh, phase, depth)]})
             pts.sort(key=lambda p: p["depth"])
             d = np.array([p["depth"] for p in pts])
-            measured = slope(d, np.array([p["seconds"] for p in pts]))
-            ceiling = slope(d, np.array([p["ceiling_s"] for p in pts]))
+            measured = line_fit(d, np.array([p["seconds"] for p in pts]))[1]
+            ceiling = line_fit(d, np.array([p["ceiling_s"] for p in pts]))[1]
             scores = LAYERS * heads * (1 if phase == "decode" else PROMPT)
             out[f"{phase}-d{dh}"] = {"head_dim": dh, "phase": phase, "points": pts,
                                      "measured_s_per_key": measured, "ceiling_s_per_key": ceiling,
@@ -141,7 +135,7 @@ def kernel_factors(kernels: dict) -> dict:
     for phase in ("decode", "prefill"):
         each = {dh: kernels[f"{phase}-d{dh}"]["ops_per_score"] / ceiling_ops(dh) for dh in HEAD_DIMS}
         out[phase] = {"per_head_dim": {str(k): v for k, v in each.items()},
-                      "factor": float(np.exp(np.mean(np.log(list(each.values())))))}
+                      "factor": float(geometric_mean(list(each.values())))}
     return out
 
 
