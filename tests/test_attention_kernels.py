@@ -32,6 +32,7 @@ from roofline.spec.vocab import AttentionForm, Phase
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "validation" / "results" / "zen5-2vcpu-r3-llamacpp-attention.json"
+UNFUSED = ROOT / "validation" / "results" / "zen5-2vcpu-r3-llamacpp-attention-unfused.json"
 VECTOR = AttentionKernel(name="vector", factor=18.0)
 TILED = AttentionKernel(name="tiled", factor=4.6, min_queries=64, since="2026-01-22")
 
@@ -136,6 +137,46 @@ def test_llama_cpp_holds_its_committed_measurement():
     assert held["vector"].factor == pytest.approx(again["decode"]["factor"], rel=0.01)
     assert held["tiled"].factor == pytest.approx(again["prefill"]["factor"], rel=0.01)
     assert (held["vector"].min_queries, held["tiled"].min_queries, held["tiled"].since) == (1, 64, "2026-01-22")
+
+
+@given(st.floats(1.0, 50.0), st.floats(1.0, 500.0))
+def test_the_split_recovers_products_and_per_score_work(f, g):
+    """Ops per score built as ``f 4 d + g s`` over three head sizes give back ``f`` and ``g`` (least squares, exact
+    here), and the per-head factors over the ceiling's ``4 d + s``."""
+    s = ceiling_ops(0)
+    dims = (64, 128, 256)
+    kernels = {f"{ph}-d{dh}": {"ops_per_score": f * 4 * dh + g * s} for ph in ("decode", "prefill") for dh in dims}
+    got = kernel_factors(kernels)["decode"]
+    assert got["split"]["matmul_factor"] == pytest.approx(f, rel=1e-6)
+    assert got["split"]["softmax_factor"] == pytest.approx(g, rel=1e-6)
+    assert got["split"]["residual"] < 1e-9
+    assert got["per_head_dim"]["128"] == pytest.approx((f * 512 + g * s) / ceiling_ops(128), rel=1e-9)
+
+
+def test_the_split_holds_the_products_at_the_peak():
+    """Products that would come out faster than the FP32 peak (``f < 1``) are held at 1, the rest per score their
+    mean: ops 600, 700 and 1,200 at heads of 64, 128 and 256 give ``g s = (344 + 188 + 176) / 3``."""
+    kernels = {f"{ph}-d{dh}": {"ops_per_score": ops} for ph in ("decode", "prefill")
+               for dh, ops in ((64, 600.0), (128, 700.0), (256, 1200.0))}
+    got = kernel_factors(kernels)["prefill"]["split"]
+    assert got["matmul_factor"] == 1.0
+    assert got["softmax_factor"] * ceiling_ops(0) == pytest.approx((344 + 188 + 176) / 3, rel=1e-12)
+
+
+def test_the_unfused_run_recomputes_from_its_rows():
+    """The committed run of the unfused graph (flash attention off, heads of 64, 128 and 256, the Zen 5 guest): its
+    factors are what its rows give, and its cost per score falls with the head, as the flash kernels' does not."""
+    d = json.loads(UNFUSED.read_text())
+    assert d["cpu"] == "zen5-2vcpu-r3" and d["flash_attention"] is False and d["rounds"] >= 3
+    assert all("-fa off" in c for c in d["commands"])
+    again = kernel_factors(summarise(d["bench"], {(int(k.split("-d")[1]), v["phase"], p["depth"]): p["ceiling_s"]
+                                                  for k, v in d["kernels"].items() for p in v["points"]},
+                                     d["fp32_peak_ops_per_s"]))
+    for phase in ("decode", "prefill"):
+        assert again[phase]["factor"] == pytest.approx(d["factors"][phase]["factor"], rel=1e-9)
+        assert again[phase]["split"] == pytest.approx(d["factors"][phase]["split"], rel=1e-9)
+        each = again[phase]["per_head_dim"]
+        assert each["64"] > each["128"] > each["256"]
 
 
 def test_a_prompt_at_a_depth_is_priced_near_the_guests_run():

@@ -11,6 +11,12 @@ kernels of ``ggml_compute_forward_flash_attn_ext_f16`` (``ggml/src/ggml-cpu/ops.
   keys and values widened to f32 per tile, two ``simd_gemm`` calls and a vectorised softmax; what a prefill of 64
   or more tokens runs.
 
+With ``--flash off`` it measures the **unfused** graph instead (flash attention off, as llama.cpp ran it by default
+before pull request #15434): three nodes per layer (``build_attn_mha`` in ``src/llama-graph.cpp``), a KQ
+``ggml_mul_mat`` of the f16 keys that writes every score in f32, ``ggml_soft_max_ext`` over them, and a KQV
+``ggml_mul_mat`` of the f16 values that reads them back; the factor then holds the scores' round trip through
+memory as well. (The result's ceiling columns are the fused form's: the estimate prices every step fused.)
+
 Llama models whose other work is small (16 layers, hidden 1024, MLP 256, a vocabulary of 320, Q8_0, random
 weights by :mod:`roofline.validation.gguf_writer`) with heads of 64 and of 128 (16 and 8 query heads, 4 and 2 KV
 heads: GQA 4, as Llama 3's small models; at 4,096 keys their f16 KV cache is 64 MB, beyond a 32 MB L3, as a real
@@ -50,6 +56,10 @@ from roofline.calc.aggregate import geometric_mean
 
 DEPTHS = (0, 1024, 2048, 3072, 4096)
 HEAD_DIMS = (64, 128)
+#: the unfused graph's run adds heads of 256 (Gemma's): its cost per score has a part that does not grow with the
+#: head (each score's own dot product's reduction, its softmax, its round trip through memory), which two head
+#: sizes pin exactly and three check
+UNFUSED_HEAD_DIMS = (64, 128, 256)
 HIDDEN = 1024
 LAYERS = 16
 DECODE_TOKENS = 32
@@ -93,12 +103,12 @@ def summarise(rows: list[dict], ceilings: dict[tuple[int, str, int], float], pea
     ops at the FP32 path's ``peak``: the measured slope over the scores one cached key adds (a decode token's
     ``layers x heads``, a prompt's ``layers x heads x 512``)."""
     out: dict = {}
-    for dh in HEAD_DIMS:
+    for dh in head_dims(rows):
         heads = config(dh)["num_attention_heads"]
         for phase in ("decode", "prefill"):
             by_depth: dict[int, list[dict]] = {}
             for r in rows:
-                if int(Path(r["model_filename"]).name.split("-d")[1].split("-")[0]) != dh:
+                if _head_dim(r) != dh:
                     continue
                 if (phase == "decode") != (r["n_gen"] > 0):
                     continue
@@ -128,14 +138,38 @@ def ceiling_ops(head_dim: int) -> float:
     return 4.0 * head_dim + cost("softmax_ops_per_score")
 
 
+def _head_dim(row: dict) -> int:
+    return int(Path(row["model_filename"]).name.split("-d")[1].split("-")[0])
+
+
+def head_dims(rows: list[dict]) -> list[int]:
+    """the head sizes a run's rows cover"""
+    return sorted({_head_dim(r) for r in rows})
+
+
 def kernel_factors(kernels: dict) -> dict:
     """Per phase: the kernel's ops per score over the ceiling's at each head size, and their geometric mean (the
-    factor the stack profile holds)."""
+    factor the stack profile holds for a kernel whose cost grows with the head); and the least-squares split of the
+    ops per score into ``f 4 d + g s`` (``s`` the softmax's counted ops): ``f`` the products' factor, ``g`` the
+    factor of what a score costs whatever its head (with two head sizes, exact; with more, ``residual`` is the
+    largest relative miss); ``f`` at least 1 (the products at the FP32 path's peak, the rest per score then their
+    mean)."""
+    from roofline.spec.op_costs import cost
+
     out = {}
     for phase in ("decode", "prefill"):
-        each = {dh: kernels[f"{phase}-d{dh}"]["ops_per_score"] / ceiling_ops(dh) for dh in HEAD_DIMS}
+        dims = sorted(int(k.split("-d")[1]) for k in kernels if k.startswith(phase + "-"))
+        ops = np.array([kernels[f"{phase}-d{dh}"]["ops_per_score"] for dh in dims])
+        each = {dh: o / ceiling_ops(dh) for dh, o in zip(dims, ops)}
+        s = cost("softmax_ops_per_score")
+        basis = np.array([[4.0 * dh, s] for dh in dims])
+        (f, g), *_ = np.linalg.lstsq(basis, ops, rcond=None)
+        if f < 1.0:  # the products cannot beat the FP32 path's peak: at it, the rest per score
+            f, g = 1.0, float(np.mean((ops - 4.0 * np.array(dims)) / s))
+        miss = float(np.max(np.abs(basis @ np.array([f, g]) / ops - 1.0)))
         out[phase] = {"per_head_dim": {str(k): v for k, v in each.items()},
-                      "factor": float(geometric_mean(list(each.values())))}
+                      "factor": float(geometric_mean(list(each.values()))),
+                      "split": {"matmul_factor": float(f), "softmax_factor": float(g), "residual": miss}}
     return out
 
 
@@ -148,8 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="times the whole set is run, one after another; each "
                    "point the median of the rounds (default 3: a guest's shared caches vary between runs)")
     p.add_argument("--threads", type=int, default=2, help="llama-bench threads, one per core (default 2)")
+    p.add_argument("--flash", choices=("on", "off"), default="on",
+                   help="llama-bench -fa: on, the flash attention kernels (default); off, the unfused graph's")
     a = p.parse_args(argv)
     from roofline.validation.gguf_writer import write_random_gguf
+    dims = HEAD_DIMS if a.flash == "on" else UNFUSED_HEAD_DIMS
 
     from roofline.catalog import load_model
 
@@ -162,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         models = []
-        for dh in HEAD_DIMS:
+        for dh in dims:
             cfg = folder / f"attn-d{dh}.json"
             cfg.write_text(json.dumps(config(dh)))
             model = folder / f"attn-d{dh}-q8_0.gguf"
@@ -175,14 +212,14 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in range(a.rounds):
             for model in models:
                 for tests in (["-p", "0", "-n", str(DECODE_TOKENS)], ["-p", str(PROMPT), "-n", "0"]):
-                    cmd = [str(binary), "-m", str(model), *tests, "-d", depths, "-fa", "on", "-t", str(a.threads),
+                    cmd = [str(binary), "-m", str(model), *tests, "-d", depths, "-fa", a.flash, "-t", str(a.threads),
                            "-r", str(a.reps), "-o", "json"]
                     if rnd == 0:
                         commands.append(" ".join(["llama-bench", "-m", model.name, *cmd[3:]]))
                     run = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
                     rows += [{**r, "round": rnd} for r in json.loads(run.stdout)]
-    result = {"cpu": a.cpu, "threads": a.threads, "rounds": a.rounds, "commands": commands, "build_commit": rows[0].get("build_commit"),
-              "cpu_info": rows[0].get("cpu_info"), "model_configs": {str(dh): config(dh) for dh in HEAD_DIMS},
+    result = {"cpu": a.cpu, "threads": a.threads, "flash_attention": a.flash == "on", "rounds": a.rounds, "commands": commands, "build_commit": rows[0].get("build_commit"),
+              "cpu_info": rows[0].get("cpu_info"), "model_configs": {str(dh): config(dh) for dh in dims},
               "fp32_peak_ops_per_s": peak, "kernels": summarise(rows, ceilings, peak), "bench": rows}
     result["factors"] = kernel_factors(result["kernels"])
     for r in result["bench"]:  # no path of this machine in the result
@@ -195,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{v['ceiling_s_per_key'] * 1e9:.2f} at the ceiling: efficiency {v['efficiency']:.3f}")
     for k, v in result["factors"].items():
         each = ", ".join(f"{x:.2f} at d = {d}" for d, x in v["per_head_dim"].items())
-        print(f"{k}: {v['factor']:.2f} x the ceiling's arithmetic per score ({each})")
+        print(f"{k}: {v['factor']:.2f} x the ceiling's arithmetic per score ({each}); split: products "
+              f"{v['split']['matmul_factor']:.2f}, softmax {v['split']['softmax_factor']:.1f}, largest miss "
+              f"{v['split']['residual']:.1%}")
     return 0
 
 
