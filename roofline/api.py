@@ -316,12 +316,13 @@ def typed_rate_record(a: Values):
 
 
 def _default_stack(precision: str | None) -> str:
-    """The stack a typed rate is priced by: llama.cpp's for a GGUF type, torch-inductor's otherwise."""
-    from roofline.model.efficiency import GGUF_STACK, TORCH_STACK, is_gguf
+    """The stack a typed rate is priced by: the engine's for a GGUF type (:func:`~roofline.model.efficiency.gguf_stack`),
+    torch-inductor's otherwise."""
+    from roofline.model.efficiency import TORCH_STACK, gguf_stack, is_gguf
     from roofline.spec.precision import RECIPES
 
     recipe = RECIPES.get(precision or "")
-    return GGUF_STACK if recipe is not None and is_gguf(recipe) else TORCH_STACK
+    return gguf_stack(recipe) if recipe is not None and is_gguf(recipe) else TORCH_STACK
 
 
 def report_platform(report, cpu, path: str):

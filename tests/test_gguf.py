@@ -29,6 +29,8 @@ gguf = pytest.importorskip("gguf")
 
 def test_block_layouts_match_the_gguf_package():
     for b in BLOCKS.values():
+        if b.engine != "llama.cpp":  # ik_llama.cpp's own types: tests/test_ik_types.py
+            continue
         t = gguf.GGMLQuantizationType(b.ggml_type)
         assert t.name.lower() == b.name.lower()
         assert gguf.GGML_QUANT_SIZES[t] == (b.weights_per_block, b.bytes_per_block), b.name
@@ -207,7 +209,8 @@ def _tiny(**kw) -> ModelSpec:
     return ModelSpec(**base)
 
 
-@pytest.mark.parametrize("precision", [*(n for n, r in RECIPES.items() if r.block is not None), "q4_k_m"])
+@pytest.mark.parametrize("precision", [*(n for n, r in RECIPES.items() if r.block is not None
+                                         and r.block.engine == "llama.cpp"), "q4_k_m"])
 def test_written_gguf_reads_back_with_its_types_and_bytes(tmp_path, precision):
     """Every single-type precision `validate --engine llama.cpp` takes (each recipe with a block), and a mix."""
     from roofline.validation.gguf_writer import write_random_gguf

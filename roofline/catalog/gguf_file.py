@@ -34,6 +34,7 @@ from typing import Any
 from roofline.errors import SpecError, UserError
 from roofline.files.reading import open_regular
 from roofline.spec import limits
+from roofline.spec.gguf_types import BLOCKS, IK_LLAMA_CPP
 
 #: llama.cpp architectures read here (dense and mixture-of-experts decoders with llama-style blocks)
 ARCHITECTURES = {"llama", "mistral", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "olmoe", "olmo2", "granite", "phi3"}
@@ -61,6 +62,10 @@ def _require_gguf():
     except ImportError:
         raise UserError("reading a .gguf file needs the gguf package: pip install 'roofline[gguf]'") from None
     return gguf
+
+
+#: ik_llama.cpp's own GGML types by id (row metadata of 2 or 4 bytes a row aside, :func:`roofline.spec.gguf_types._ik`)
+_IK_TYPES = {b.ggml_type: b for b in BLOCKS.values() if b.engine == IK_LLAMA_CPP}
 
 
 def ggml_type_name(t: Any) -> str:
@@ -213,19 +218,24 @@ def _stored_tensors(tensors: list[TensorInfo], data_bytes: int, where: str) -> l
         try:
             kind = gguf.GGMLQuantizationType(t.ggml_type)
             block, type_size = gguf.GGML_QUANT_SIZES[kind]
+            type_name = ggml_type_name(kind)
         except (ValueError, KeyError):
-            raise SpecError(where, t.name, f"GGML type {t.ggml_type} is not a type the gguf package knows") from None
+            ik = _IK_TYPES.get(t.ggml_type)  # ik_llama.cpp's own types: the gguf package does not know them
+            if ik is None:
+                raise SpecError(where, t.name, f"GGML type {t.ggml_type} is not a type the gguf package or "
+                                "ik_llama.cpp knows") from None
+            block, type_size, type_name = ik.weights_per_block, int(ik.bytes_per_block), ik.name
         if any(d < 1 for d in t.shape):
             raise SpecError(where, t.name, f"shape {list(t.shape)}: every dimension must be 1 or more")
         elements = prod(t.shape)
         if elements > LIMITS["elements"] or t.shape[0] % block:
-            raise SpecError(where, t.name, f"shape {list(t.shape)} does not fit {kind.name} blocks of {block} "
+            raise SpecError(where, t.name, f"shape {list(t.shape)} does not fit {type_name} blocks of {block} "
                             "(or is larger than any tensor)")
         nbytes = elements // block * type_size
         if t.offset + nbytes > data_bytes:
             raise SpecError(where, t.name, f"its {nbytes:,} bytes at offset {t.offset:,} run past the end of the "
                             f"file's {data_bytes:,} bytes of tensor data (a truncated file?)")
-        out.append({"name": t.name, "type": ggml_type_name(kind), "shape": t.shape, "elements": elements,
+        out.append({"name": t.name, "type": type_name, "shape": t.shape, "elements": elements,
                     "nbytes": nbytes})
     return out
 

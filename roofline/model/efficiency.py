@@ -53,6 +53,12 @@ GGUF_STACK, TORCH_STACK = "llama.cpp", "torch-inductor"
 def is_gguf(recipe: PrecisionRecipe) -> bool:
     """a GGUF type: a block format, or a float type only GGUF files carry (:data:`GGUF_FLOATS`)"""
     return recipe.block is not None or recipe.name in GGUF_FLOATS
+
+
+def gguf_stack(recipe: PrecisionRecipe) -> str:
+    """the stack that prices a GGUF type when the user names none: the engine whose ggml defines it (ik_llama.cpp's
+    own types), else llama.cpp's (:data:`GGUF_STACK`)"""
+    return recipe.block.engine if recipe.block is not None else GGUF_STACK
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"
 
@@ -69,8 +75,8 @@ class EfficiencySource:
     any_platform: bool = False
     """apply the calibration to a platform other than the one it was fitted on (the result says so)"""
     per_engine: bool = False
-    """the user named no stack: a GGUF type is priced by the profile of the engine that runs GGUF files
-    (:data:`GGUF_STACK`), any other precision by this source's (:meth:`for_recipe`)"""
+    """the user named no stack: a GGUF type is priced by the profile of the engine that runs it (:func:`gguf_stack`),
+    any other precision by this source's (:meth:`for_recipe`)"""
 
     def for_recipe(self, recipe: PrecisionRecipe) -> EfficiencySource:
         """The source a precision is priced from: this one, or with :attr:`per_engine` for a GGUF type the profile
@@ -78,7 +84,7 @@ class EfficiencySource:
         source's stack was chosen so)."""
         if not self.per_engine or self.calibration is not None or not is_gguf(recipe):
             return self
-        want = GGUF_STACK
+        want = gguf_stack(recipe)
         if self.stack is not None and self.stack.name == want:
             return self
         from roofline.catalog.stacks import load_stack

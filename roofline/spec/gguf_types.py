@@ -90,6 +90,12 @@ from roofline.spec import PYDANTIC_CONFIG
 
 GGML_COMMON = "llama.cpp ggml/src/ggml-common.h"
 X86_QUANTS = "llama.cpp ggml/src/ggml-cpu/arch/x86/quants.c"
+#: the fork whose own types (``IQ2_K`` ... ``IQ4_KT``, the row-interleaved ``_R4``/``_R8``) are priced here, read at
+IK_COMMIT = "8337e4cd3"
+IK_COMMON = f"ik_llama.cpp {IK_COMMIT} ggml/src/ggml-common.h"
+IK_GEMM = f"ik_llama.cpp {IK_COMMIT} ggml/src/iqk/"
+#: the engines whose ggml defines a type: llama.cpp's, or only ik_llama.cpp's (which also runs llama.cpp's)
+LLAMA_CPP, IK_LLAMA_CPP = "llama.cpp", "ik_llama.cpp"
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,9 @@ class BlockFormat:
     quantize_ops_per_element: float = 0.0
     """activation formats: FP32 vector ops per element to quantize an FP32 activation into this format
     (quantize_row_q8_0/q8_K, AVX2: abs, max, multiply, round, convert; q8_K also the 16-sums)"""
+    engine: str = LLAMA_CPP
+    """the engine whose ggml defines the type (:data:`IK_LLAMA_CPP`: ik_llama.cpp's own, which llama.cpp cannot
+    load); its stack prices the type when the user names none"""
 
     def __post_init__(self) -> None:
         if not 0 < self.quant_bytes_per_block <= self.bytes_per_block:
@@ -157,6 +166,20 @@ def _fmt(name: str, ggml_type: int, weights: int, nbytes: float, quant: float, g
                        dequant_ops_per_weight=OPS_PER_INSTRUCTION_PER_32 * instructions,
                        dequant_source=f"{X86_QUANTS}: {ops_source}" if ops_source else "",
                        quantize_ops_per_element=quantize_ops)
+
+
+def _ik(name: str, ggml_type: int, nbytes: float, quant: float, group: int, layout: str, instructions: float,
+        ops_source: str) -> BlockFormat:
+    """One of ik_llama.cpp's own types (its 256-weight blocks): ``instructions`` per 32 weights in the AVX2 kernel a
+    one-row call runs (the values' unpacking and the sign trick, as :func:`_fmt`'s; the scales' handling, loads and
+    the multiply-add pair not counted), read at :data:`IK_COMMIT`. A row scale some types keep besides their blocks
+    (2 or 4 bytes a row) is left out of the bytes: under 0.2% of a row of 2,048 weights, and fewer bytes keep the
+    ceiling an upper bound."""
+    return BlockFormat(name=name, ggml_type=ggml_type, weights_per_block=256, bytes_per_block=nbytes,
+                       quant_bytes_per_block=quant, scale_group=group, layout=layout,
+                       source=f"{IK_COMMON}: {layout}",
+                       dequant_ops_per_weight=OPS_PER_INSTRUCTION_PER_32 * instructions,
+                       dequant_source=f"{IK_GEMM}{ops_source}", engine=IK_LLAMA_CPP)
 
 
 #: The block formats this tool prices, by GGML type name.
@@ -246,6 +269,80 @@ BLOCKS: dict[str, BlockFormat] = {b.name: b for b in (
          "14; per 32 weights the sign bits to bytes and applied as iq2_s's: 12)"),
     _fmt("q8_K", 15, 256, 292, 256, 256,
          "block_q8_K {float d; int8_t qs[QK_K]; int16_t bsums[QK_K/16]}", 0.0, "", quantize_ops=6.0),
+    *(_ik(*t) for t in (
+        ("iq2_k", 137, 76, 64, 16, "block_iq2_k {ggml_half d; uint16_t extra; uint8_t scales[QK_K/32]; "
+         "uint8_t qs[QK_K/4]} (lines 635-641)", 2.75,
+         "iqk_gemm_iqk_quants.cpp lines 1064-1094 (DequantizerIQ2K) and iqk_common.h 512-522: the 2-bit values "
+         "split (shift, and), the extra bit's table chosen per 16 and looked up (vpshufb)"),
+        ("iq3_k", 138, 110, 96, 16, "block_iq3_k {ggml_half d; uint16_t extra; uint16_t scales_h; "
+         "uint8_t scales_l[QK_K/32]; uint8_t qs[QK_K/4]; uint8_t qh[QK_K/32]} (lines 691-699)", 5.625,
+         "iqk_gemm_iqk_quants.cpp lines 1096-1139 (DequantizerIQ3K): low bits split, the third bit merged "
+         "(shift, and, or), looked up (vpshufb)"),
+        ("iq4_k", 139, 144, 128, 16, "block_iq4_k {ggml_half d; uint16_t extra; uint8_t scales_h[QK_K/64]; "
+         "uint8_t scales_l[QK_K/32]; uint8_t qs[QK_K/2]} (lines 719-726)", 6.0,
+         "iqk_gemm_iqk_quants.cpp lines 1252-1293 (DequantizerIQ4K) and iqk_common.h 541-551: per 32 weights the "
+         "nibbles split (shift, insert, and: 3), looked up in one of 4 tables the extra bits pick (vpshufb: 1); "
+         "signed values: 2 x vpsignb"),
+        ("iq5_k", 140, 176, 160, 16, "block_iq5_k {ggml_half d; uint16_t extra; uint8_t scales_h[QK_K/64]; "
+         "uint8_t scales_l[QK_K/32]; uint8_t qs[QK_K/2]; uint8_t qh[QK_K/8]} (lines 737-745)", 11.625,
+         "iqk_gemm_iqk_quants.cpp lines 1342-1384 (DequantizerIQ5K): nibbles (3), the fifth bit as a mask "
+         "selecting between two lookups (about 6.6), 2 x vpsignb"),
+        ("iq6_k", 141, 212, 192, 16, "block_iq6_k {ggml_half d; uint16_t extra; int8_t scales[QK_K/16]; "
+         "uint8_t qs[QK_K/2]; uint8_t qh[QK_K/4]} (lines 757-764)", 24.25,
+         "iqk_gemm_iqk_quants.cpp lines 1386-1428 (DequantizerIQ6K): nibbles and 2 high bits, four lookups blended "
+         "by the high bits (22.25, the lower of two readings), 2 x vpsignb"),
+        ("iq4_ks", 144, 136, 128, 32, "block_iq4_ks {uint8_t scales[QK_K/32]; uint8_t qs[QK_K/2]} (lines 618-622; "
+         "a float row scale besides, 4 bytes a row)", 6.0,
+         "iqk_gemm_iqk_quants.cpp lines 1223-1250 (DequantizerIQ4KS): as iq4_k, the table chosen by the scale's "
+         "low bit in scalar code"),
+        ("iq2_ks", 145, 70, 64, 32, "block_iq2_ks {uint16_t extra; uint8_t scales[QK_K/64]; uint8_t qs[QK_K/4]} "
+         "(lines 659-664; an fp16 row scale besides, 2 bytes a row)", 2.75,
+         "iqk_gemm_iqk_quants.cpp lines 959-1000 (DequantizerIQ2KS): as iq2_k"),
+        ("iq4_kss", 146, 128, 128, 32, "block_iq4_kss {uint32_t qs[QK_K/8]} (lines 630-633: the scales and the "
+         "table bits in the values' own bits; a float row scale besides, 4 bytes a row)", 6.0,
+         "iqk_gemm_iqk_quants.cpp lines 1175-1221 (DequantizerIQ4KSS): the values freed of the scale bits, split "
+         "and looked up; the scale bits' extraction (about 4 more) not counted"),
+        ("iq5_ks", 152, 168, 160, 32, "block_iq5_ks {uint8_t scales[QK_K/32]; uint8_t qs[QK_K/2]; "
+         "uint8_t qh[QK_K/8]} (lines 766-771; a float row scale besides, 4 bytes a row)", 9.625,
+         "iqk_gemm_iqk_quants.cpp lines 1295-1340 (DequantizerIQ5KS): as iq5_k's values"),
+        ("iq3_ks", 156, 102, 96, 32, "block_iq3_ks {uint16_t extra; uint8_t scales[QK_K/64]; uint8_t qs[QK_K/4]; "
+         "uint8_t qh[QK_K/32]} (lines 701-707; an fp16 row scale besides, 2 bytes a row)", 8.625,
+         "iqk_gemm_iqk_quants.cpp lines 1141-1173 (DequantizerIQ3KS): as iq3_k's values (6.625), 2 x vpsignb; the "
+         "shifts' broadcasts (up to 2 more) not counted"),
+        ("iq2_kl", 157, 86, 80, 32, "block_iq2_kl {uint16_t scales_h; uint8_t scales_l[QK_K/64]; "
+         "uint8_t qs[QK_K/4]; uint8_t qh[QK_K/16]} (lines 643-649; an fp16 row scale besides, 2 bytes a row)", 11.0,
+         "iqk_gemm_iqk_quants.cpp lines 1002-1062 (DequantizerIQ2KL): 5-bit indices of pairs of values, looked up "
+         "(4 x vpshufb per 64) and the pairs interleaved (the lower of two readings)"),
+        ("iq1_kt", 158, 56, 48, 32, "block_iq1_kt {uint8_t sh[QK_K/32]; uint8_t ql[QK_K/8]; uint8_t qh[QK_K/16]} "
+         "(lines 666-671; a float row scale besides, 4 bytes a row)", 33.5,
+         "iqk_gemm_ktquants.cpp lines 568-656 and 215-264: the trellis generator per 8 weights from a 13-bit index "
+         "(multiply, add, xor, mask, byte sums: 31.5, vpmulld counted once), 2 x vpsignb"),
+        ("iq2_kt", 153, 68, 64, 32, "block_iq2_kt {uint8_t scales[QK_K/64]; uint8_t ql[QK_K/4]} (lines 673-677; a "
+         "float row scale besides, 4 bytes a row)", 32.0,
+         "iqk_gemm_ktquants.cpp lines 658-737 and 265-305: the trellis generator per 8 weights from a 16-bit index "
+         "(30), 2 x vpsignb"),
+        ("iq3_kt", 154, 100, 96, 32, "block_iq3_kt {uint8_t scales[QK_K/64]; uint8_t ql[QK_K/4]; "
+         "uint8_t qh[QK_K/8]} (lines 679-684; a float row scale besides, 4 bytes a row)", 36.0,
+         "iqk_gemm_ktquants.cpp lines 803-886 and 265-305: the generator (30) and the sign bits applied (5), a "
+         "vpsignb on the activations"),
+        ("iq4_kt", 155, 128, 128, 32, "block_iq4_kt {uint32_t qs[QK_K/8]} (lines 686-689: scales and index bits "
+         "in the words; a float row scale besides, 4 bytes a row)", 30.09,
+         "iqk_gemm_ktquants.cpp lines 1102-1198 and 173-213: the generator per 4 weights (28.09), 2 x vpsignb; "
+         "the indices' scalar assembly (about 55-60 scalar ops per 32 weights) not counted"),
+        ("q4_k_r4", 212, 144, 128, 32, "block_q4_k_r4 {ggml_half d[8]; uint8_t scales_h[QK_K/16]; "
+         "uint8_t scales_l[QK_K/8]; uint8_t qs[QK_K*2]} (lines 355-361): q4_K's blocks of 4 rows interleaved, 576 "
+         "bytes a 4-row block, 144 a row's (type_size sizeof(block_q4_K), ggml.c line 983)", 1.5,
+         "iqk_gemm_kquants.cpp lines 1536-1602: q4_K's nibble split, each unpacked register serving 4 weight rows"),
+        ("iq3_k_r4", 338, 110, 96, 16, "block_iq3_k_r4 (lines 709-717): 4 x block_iq3_k interleaved", 8.25,
+         "iqk_gemm_iqk_quants.cpp lines 1732-1820"),
+        ("iq4_k_r4", 339, 144, 128, 16, "block_iq4_k_r4 (lines 728-735): 4 x block_iq4_k interleaved", 7.5,
+         "iqk_gemm_iqk_quants.cpp lines 1822-1912: 4.5, and 3 vpsignb"),
+        ("iq5_k_r4", 340, 176, 160, 16, "block_iq5_k_r4 (lines 747-755): 4 x block_iq5_k interleaved", 12.0,
+         "iqk_gemm_iqk_quants.cpp lines 1924-2046: 9, and 3 vpsignb"),
+        ("q8_k_r8", 399, 258, 256, 256, "block_q8_k_r8 {ggml_half d[8]; int8_t qs[8*QK_K]} (lines 424-428): 8 rows' "
+         "int8 values interleaved, 2,064 bytes a block of 8 rows, 258 a row's (type_size sizeof/8, ggml.c line 1057)",
+         3.0, "iqk_gemm_kquants.cpp lines 1836-1889: no unpacking, the sign trick (3 vpsignb)"),
+    )),
 )}
 
 #: GGML type id -> name, for the types above and the float ones.
@@ -260,19 +357,26 @@ VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", 
                                 "iq4_nl": "q8_0", "mxfp4": "q8_0", "q2_K": "q8_K", "q3_K": "q8_K", "q4_K": "q8_K", "iq4_xs": "q8_K",
                                 "q5_K": "q8_K", "q6_K": "q8_K", **{t: "q8_K" for t in (
                                     "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")}}
+#: ik_llama.cpp's types: q8_K's bytes for every one (assumed: on AVX2 the trellis types take Q8_2_X4, 36 bytes a 32,
+#: and q4_k_r4 Q8_K32; a one-row call's activations are a small part of its bytes either way)
+VEC_DOT_TYPE.update({t: "q8_K" for t in (
+    "iq2_k", "iq3_k", "iq4_k", "iq5_k", "iq6_k", "iq4_ks", "iq2_ks", "iq4_kss", "iq5_ks", "iq3_ks", "iq2_kl", "iq1_kt",
+    "iq2_kt", "iq3_kt", "iq4_kt", "q4_k_r4", "iq3_k_r4", "iq4_k_r4", "iq5_k_r4", "q8_k_r8")})
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
 RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "q5_1": "q5_1",
                                 "iq4_nl": "iq4_nl",
                                 "q2_k": "q2_K", "q3_k": "q3_K", "q4_k": "q4_K", "iq4_xs": "iq4_xs", "q5_k": "q5_K",
                                 "q6_k": "q6_K", "iq1_s": "iq1_s", "iq1_m": "iq1_m", "iq2_xxs": "iq2_xxs",
-                                "iq2_xs": "iq2_xs", "iq2_s": "iq2_s", "iq3_xxs": "iq3_xxs", "iq3_s": "iq3_s"}
+                                "iq2_xs": "iq2_xs", "iq2_s": "iq2_s", "iq3_xxs": "iq3_xxs", "iq3_s": "iq3_s",
+                                **{t: t for t in VEC_DOT_TYPE if BLOCKS[t].engine == IK_LLAMA_CPP}}
 
 _W_DTYPE = {"q8_0": "int8", "q4_0": "int4", "q4_1": "int4", "q5_0": "int8", "q5_1": "int8", "iq4_nl": "int4",
             "mxfp4": "int4",
             "q2_K": "int4", "q3_K": "int4", "q4_K": "int4", "iq4_xs": "int4", "q5_K": "int8",
             "q6_K": "int8", "iq1_s": "int4", "iq1_m": "int4", "iq2_xxs": "int4", "iq2_xs": "int4", "iq2_s": "int4",
-            "iq3_xxs": "int4", "iq3_s": "int4"}
+            "iq3_xxs": "int4", "iq3_s": "int4",
+            **{t: "int4" if b.bits_per_weight <= 4.5 else "int8" for t, b in BLOCKS.items() if b.engine == IK_LLAMA_CPP}}
 
 
 def block_recipe_fields(precision: str, block: BlockFormat, x_block: BlockFormat, description: str) -> dict[str, Any]:
@@ -295,7 +399,7 @@ def gguf_recipe_fields() -> list[dict[str, Any]]:
         a = BLOCKS[VEC_DOT_TYPE[t]]
         out.append(block_recipe_fields(
             precision, b, a,
-            f"llama.cpp {t} (GGUF): {b.weights_per_block}-weight blocks of {b.bytes_per_block:g} bytes, "
+            f"{b.engine} {t} (GGUF): {b.weights_per_block}-weight blocks of {b.bytes_per_block:g} bytes, "
             f"{b.bits_per_weight:g} bits per weight; activations quantized to {a.name} "
             f"({a.bits_per_weight:g} bits), INT8 dot products (VNNI/AVX2), FP32 output",
         ))
