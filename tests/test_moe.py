@@ -21,13 +21,15 @@ from roofline.spec.hf_config import hf_config_to_fields
 from roofline.spec.model import ModelSpec
 
 # Published totals (parameters), each with the precision it was published to (the last digit).
-# Sources: mistral.ai/news/mixtral-of-experts (46.7B total, 12.9B per token); the model cards of
+# Sources: mistral.ai/news/mixtral-of-experts (46.7B total, 12.9B per token), mistral.ai/news/mixtral-8x22b ("39B
+# active parameters out of 141B"); the model cards of
 # Qwen/Qwen3-30B-A3B (30.5B, 3.3B activated), Qwen/Qwen3-235B-A22B (235B, 22B activated), Qwen/Qwen1.5-MoE-A2.7B (14.3B, 2.7B activated),
 # Qwen/Qwen2.5-7B (7.61B), Qwen/Qwen3-0.6B (0.6B; 0.44B non-embedding), meta-llama/Llama-3.2-1B and -3B
 # (1.23B, 3.21B); arXiv:2409.02060 Table 1 for OLMoE-1B-7B (6.9B, 1.3B active); Llama-3.1-8B: 8.03B
 # (the safetensors parameter count its Hugging Face page shows).
 PUBLISHED = {
     "mixtral-8x7b": ((46.7e9, 0.1e9), (12.9e9, 0.1e9)),
+    "mixtral-8x22b": ((141e9, 1e9), (39e9, 1e9)),
     "qwen3-30b-a3b": ((30.5e9, 0.1e9), (3.3e9, 0.1e9)),
     "qwen3-235b-a22b": ((235e9, 1e9), (22e9, 1e9)),
     "qwen1.5-moe-a2.7b": ((14.3e9, 0.1e9), (2.7e9, 0.1e9)),
