@@ -24,7 +24,7 @@ import numpy as np
 
 from roofline.errors import UserError
 from roofline.spec.gguf_mix import TensorType, model_tensors, tensor_types
-from roofline.spec.gguf_types import BLOCKS, RECIPE_TYPES
+from roofline.spec.gguf_types import BLOCKS, LLAMA_CPP, RECIPE_TYPES
 from roofline.spec.model import ModelSpec
 
 #: per block type: (byte offset of each FP16 field, its value per unit 1/sqrt(K)) -- the weights are
@@ -114,7 +114,7 @@ def write_random_gguf(path: str | Path, model: ModelSpec, precision: str = "q8_0
 
     check_writable(model)
     block = BLOCKS.get(RECIPE_TYPES.get(precision, ""))
-    if block is not None and block.engine != "llama.cpp":
+    if block is not None and block.engine != LLAMA_CPP:
         raise UserError(f"--precision {precision}: {block.engine}'s own type; the writer makes the types the gguf "
                         "package knows (llama.cpp's)")
     t0 = time.perf_counter()

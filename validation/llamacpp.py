@@ -43,6 +43,7 @@ from roofline.results.llamacpp import (
     RateResult,
 )
 from roofline.results.validate import PlatformRef
+from roofline.spec.gguf_types import LLAMA_CPP
 from roofline.spec.model import ModelSpec
 from roofline.spec.platform import Platform
 from roofline.spec.precision import RECIPES
@@ -89,9 +90,9 @@ def require_llama_cpp():
 def check_options(o: LlamaCppOptions) -> None:
     for p in o.precisions:
         r = RECIPES.get(p)
-        if r is None or r.block is None or r.block.engine != "llama.cpp":
+        if r is None or r.block is None or r.block.engine != LLAMA_CPP:
             raise UserError(f"--precision {p}: the llama.cpp validation writes single-type GGUF files of llama.cpp's "
-                            f"types; one of {', '.join(n for n, x in RECIPES.items() if x.block and x.block.engine == 'llama.cpp')}")
+                            f"types; one of {', '.join(n for n, x in RECIPES.items() if x.block and x.block.engine == LLAMA_CPP)}")
     for flag, v in (("--pp", o.pp), ("--tg", o.tg), ("--reps", o.reps), ("--n-batch", o.n_batch)):
         if v < 1:
             raise UserError(f"{flag} {v}: must be at least 1")

@@ -359,9 +359,7 @@ VEC_DOT_TYPE: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q8_0", "q4_1": "q8_0", 
                                     "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")}}
 #: ik_llama.cpp's types: q8_K's bytes for every one (assumed: on AVX2 the trellis types take Q8_2_X4, 36 bytes a 32,
 #: and q4_k_r4 Q8_K32; a one-row call's activations are a small part of its bytes either way)
-VEC_DOT_TYPE.update({t: "q8_K" for t in (
-    "iq2_k", "iq3_k", "iq4_k", "iq5_k", "iq6_k", "iq4_ks", "iq2_ks", "iq4_kss", "iq5_ks", "iq3_ks", "iq2_kl", "iq1_kt",
-    "iq2_kt", "iq3_kt", "iq4_kt", "q4_k_r4", "iq3_k_r4", "iq4_k_r4", "iq5_k_r4", "q8_k_r8")})
+VEC_DOT_TYPE.update({t: "q8_K" for t, b in BLOCKS.items() if b.engine == IK_LLAMA_CPP})
 
 #: The precisions named after a GGML type (``--precision q4_k``), lower case.
 RECIPE_TYPES: dict[str, str] = {"q8_0": "q8_0", "q4_0": "q4_0", "q4_1": "q4_1", "q5_0": "q5_0", "q5_1": "q5_1",
