@@ -125,14 +125,19 @@ def test_the_summary_recovers_a_line_by_hand(per_key_s, base_s, peak):
     assert factors["factor"] == pytest.approx(math.sqrt(each[0] * each[1]), rel=1e-6)
 
 
+def _recomputed(d: dict) -> dict:
+    """a committed run's kernel factors, summarised again from its llama-bench rows and its ceilings"""
+    ceilings = {(int(k.split("-d")[1]), v["phase"], p["depth"]): p["ceiling_s"]
+                for k, v in d["kernels"].items() for p in v["points"]}
+    return kernel_factors(summarise(d["bench"], ceilings, d["fp32_peak_ops_per_s"]))
+
+
 def test_llama_cpp_holds_its_committed_measurement():
     """The profile's kernels are the committed run's factors (three rounds on the Zen 5 guest, flash attention on)."""
     d = json.loads(RESULT.read_text())
     assert d["cpu"] == "zen5-2vcpu-r3" and d["build_commit"] == "0c1e570" and d["rounds"] >= 3
     assert all("-fa on" in c for c in d["commands"])
-    again = kernel_factors(summarise(d["bench"], {(int(k.split("-d")[1]), v["phase"], p["depth"]): p["ceiling_s"]
-                                                  for k, v in d["kernels"].items() for p in v["points"]},
-                                     d["fp32_peak_ops_per_s"]))
+    again = _recomputed(d)
     held = {k.name: k for k in load_stack("llama.cpp").attention_kernels}
     assert held["vector"].factor == pytest.approx(again["decode"]["factor"], rel=0.01)
     assert held["tiled"].factor == pytest.approx(again["prefill"]["factor"], rel=0.01)
@@ -169,9 +174,7 @@ def test_the_unfused_run_recomputes_from_its_rows():
     d = json.loads(UNFUSED.read_text())
     assert d["cpu"] == "zen5-2vcpu-r3" and d["flash_attention"] is False and d["rounds"] >= 3
     assert all("-fa off" in c for c in d["commands"])
-    again = kernel_factors(summarise(d["bench"], {(int(k.split("-d")[1]), v["phase"], p["depth"]): p["ceiling_s"]
-                                                  for k, v in d["kernels"].items() for p in v["points"]},
-                                     d["fp32_peak_ops_per_s"]))
+    again = _recomputed(d)
     for phase in ("decode", "prefill"):
         assert again[phase]["factor"] == pytest.approx(d["factors"][phase]["factor"], rel=1e-9)
         assert again[phase]["split"] == pytest.approx(d["factors"][phase]["split"], rel=1e-9)
