@@ -70,6 +70,9 @@ class FigureStep:
     kernel_s: np.ndarray | None = None
     """each GEMM row's call at the stack's kernel table's cycles (NaN: a row the table does not price; None: none
     is), :func:`~roofline.model.efficiency.kernel_row`"""
+    kernel_serial: np.ndarray | None = None
+    """each GEMM row's 1 where its kernel streams the weights between its arithmetic
+    (:attr:`~roofline.model.efficiency.KernelRow.serial`), else 0; None: no row is priced by a kernel table"""
 
 
 @dataclass(frozen=True)
@@ -226,8 +229,11 @@ def _figure_step(res: Resources, cells: list[PrecisionRecipe], parts: StepParts,
     classes = tuple(k.cls if k is not None else r.one if n <= 1 else r.many for r, k, n in zip(rules, kernels, rows))
     floors = tuple(c if k is not None else r.one for r, k, c in zip(rules, kernels, classes))
     serial = np.array([0.0 if k is not None else r.serial for r, k in zip(rules, kernels)])
+    priced = any(k is not None for k in kernels)
     kernel_s = (np.array([float(np.ravel(k.seconds)[0]) if k is not None else np.nan for k in kernels])
-                if any(k is not None for k in kernels) else None)
+                if priced else None)
+    kernel_serial = (np.array([float(np.ravel(k.serial)[0]) if k is not None else 0.0 for k in kernels])
+                     if priced else None)
     return FigureStep(parts, classes, rows, floors, np.array([r.factor for r in rules]),
                       np.array([r.limit for r in rules]), np.array([float(np.ravel(r.unpack)[0]) for r in rules]),
-                      serial, graph, mode, attention_path(res, mode, stack)[0], kernel_s)
+                      serial, graph, mode, attention_path(res, mode, stack)[0], kernel_s, kernel_serial)

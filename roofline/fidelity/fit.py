@@ -264,6 +264,8 @@ class FitTable:
     latency_instances: np.ndarray | None = None
     """per figure: a latency's instances (its step's time is the platform's over them, one request is one
     instance's call: the time times them); None: every figure's 1"""
+    row_kernel_serial: np.ndarray | None = None
+    """each row's 1 where its kernel table's kernel streams the weights between its arithmetic, else 0"""
 
     @classmethod
     def of(cls, figs: Sequence[Figure], classes: Sequence[str] | None = None,
@@ -275,6 +277,7 @@ class FitTable:
         row_serial: list[float] = []
         row_rows: list[float] = []
         row_kernel_s: list[float] = []
+        row_kernel_serial: list[float] = []
         floors = tuple(sorted({c for f in figs for s in f.steps for c in s.floors}))
         row_floor: list[int] = []
         step_attention: list[float] = []
@@ -292,6 +295,7 @@ class FitTable:
                 row_serial += list(np.broadcast_to(s.serial, (n,)))
                 row_rows += list(s.rows)
                 row_kernel_s += list(s.kernel_s) if s.kernel_s is not None else [np.nan] * n
+                row_kernel_serial += list(s.kernel_serial) if s.kernel_serial is not None else [0.0] * n
                 row_floor += [floors.index(c) for c in s.floors]
                 step_platform.append(platforms.index(f.platform))
                 step_mode.append(s.mode.value)
@@ -319,7 +323,7 @@ class FitTable:
                    a(step_platform, int), tuple(step_mode),
                    None if all(v == 1.0 for v in step_attention) else a(step_attention), a(fig["nw"], int),
                    a(fig["ns"], int), a(fig["nc"]), a(fig["dw"], int), a(fig["ds"], int),
-                   None if all(v == 1.0 for v in fig["li"]) else a(fig["li"]))
+                   None if all(v == 1.0 for v in fig["li"]) else a(fig["li"]), a(row_kernel_serial))
 
     def efficiency(self, eta_graph: np.ndarray, eta_kernel: np.ndarray, work_half: float | np.ndarray,
                    memory: float | np.ndarray, attention: np.ndarray, other: np.ndarray, phi: np.ndarray,
@@ -358,7 +362,8 @@ class FitTable:
                              quantization=np.ones_like(vector) if passes else vector,
                              call_s=per_step(call_s), per_op_s=per_step(per_op_s),
                              pass_memory=per_step(memory) if passes else None, attention_path=self.step_attention,
-                             kernel_s=kernel_s, one=one_call)
+                             kernel_s=kernel_s, one=one_call,
+                             kernel_serial=None if kernel_s is None else self.row_kernel_serial)
 
     def figures_from(self, e: RowEfficiency | None) -> np.ndarray:
         """Every figure from its steps' realistic times with ``e`` (None: at the ceiling, no terms); ``(B, F)``

@@ -490,6 +490,9 @@ class KernelRow:
     cls: str = f"gguf-{KERNEL_CLASS}"
     """the row's class: one efficiency for every kernel a table counts the cycles of (what counting leaves out, alike
     for each); ``gguf-timed`` for cycles timed on the core (:data:`TIMED`)"""
+    serial: np.ndarray | float = 0.0
+    """the share of that kernel's stream at the cores' own bandwidth that adds to its arithmetic (the table's
+    ``serial_stream``; 0: it overlaps the two)"""
 
 
 def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
@@ -545,7 +548,8 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     lay = res.layout
     cores = np.asarray(lay.instance_cores * lay.total_instances, dtype=float)
     seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
-    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label), cls)
+    serial = np.vectorize(lambda k: table.serial_stream.get(str(k), 0.0), otypes=[float])(np.asarray(label))
+    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label), cls, serial)
 
 
 @dataclass(frozen=True)
@@ -653,12 +657,14 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     cross = bare_values(stack.cross_stack_gemm_efficiency)
     gemm, kernel, how, scale, limit, unpack, serial = [], [], [], [], [], [], []
     kernel_s: list[np.ndarray] = []
+    kernel_serial: list[np.ndarray] = []
     for j, rr in enumerate(rows_under_rules(res, cells, stack, rows, gemms=gemms)):
         limit.append(rr.limit)
         unpack.append(rr.unpack)
         if rr.kernel is not None:  # the kernel table's cycles over the class's efficiency, no shape term or cap
             eta, found = gemm_eta(g_table, k_table, rr.kernel.cls, True, cross)
             kernel_s.append(rr.kernel.seconds / (eta * phi))
+            kernel_serial.append(np.broadcast_to(rr.kernel.serial, np.shape(rr.kernel.seconds)))
             serial.append(0.0)
             gemm.append((1.0, 1.0))
             kernel.append((1.0, 1.0))
@@ -667,6 +673,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
                        "counted cycles")
             continue
         kernel_s.append(np.full(np.shape(rows[..., j]), np.nan))
+        kernel_serial.append(np.zeros(np.shape(rows[..., j])))
         serial.append(rr.serial)
         if rr.many.endswith("-" + MEASURED):
             # a probed host's peak is the stack's own kernel as measured there: the kernel's efficiency and the
@@ -693,6 +700,7 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
     values: dict[str, Any] = {"gemm": eta_g, "kernel": eta_k, "shape": shape, "gemm_one": one_g, "kernel_one": one_k}
     if any(np.any(np.isfinite(t)) for t in kernel_s):
         values["kernel_s"] = np.stack(np.broadcast_arrays(*kernel_s), axis=-1)
+        values["kernel_serial"] = np.stack(np.broadcast_arrays(*kernel_serial), axis=-1)
     # a one-row class of its own: its floor on the extra work
     if np.any(g_pairs[0] != g_pairs[1]) or np.any(k_pairs[0] != k_pairs[1]):
         values["gemm_extra"], values["kernel_extra"] = x_g, x_k
@@ -727,5 +735,5 @@ def from_stack(stack: StackProfile, res: Resources, cells: Sequence[PrecisionRec
         f"; an unseen CPU x {phi:.3g} (the records' platforms' geometric mean)" if stack.platform_factors else "")
     return Efficiency(**values, source=f"stack {stack.name}: {classes}{where}",
                       fitted=frozenset(values) - {"shape", "limit", "unpack", "gemm_extra", "kernel_extra", "serial",
-                                                  "attention_path", "kernel_s", "barrier_rounds", "gemm_one",
+                                                  "attention_path", "kernel_s", "kernel_serial", "barrier_rounds", "gemm_one",
                                                   "kernel_one"})

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from roofline.calc.barriers import barrier_seconds
+from roofline.calc.core_stream import serial_kernel_seconds
 from roofline.calc.levels import level_bandwidth, level_of
 from roofline.calc.shapes import GemmList
 from roofline.model.resources import Resources
@@ -112,6 +113,8 @@ class StepParts:
     """(R,) each GEMM call's activation rows ``M`` (a decode GEMV's 1)"""
     t_weights: np.ndarray
     """(R,) the part of ``t_memory`` that streams the weights (the same whatever M)"""
+    t_core_weights: np.ndarray
+    """(R,) that stream at what the busy cores pull on their own (NaN: no per-core figure; :class:`~roofline.model.step.GemmEval`)"""
     attention_s: np.ndarray
     """(P,) attention at the ceiling"""
     other_s: np.ndarray
@@ -181,7 +184,7 @@ def concat_parts(parts: Sequence[StepParts]) -> StepParts:
     return StepParts(row_step=np.concatenate([p.row_step + o for p, o in zip(parts, offsets)]),
                      count=cat("count"), t_compute=cat("t_compute"), t_extra=cat("t_extra"), t_unpack=cat("t_unpack"),
                      t_memory=cat("t_memory"), m=cat("m"), t_mac=cat("t_mac"), rows=cat("rows"),
-                     t_weights=cat("t_weights"),
+                     t_weights=cat("t_weights"), t_core_weights=cat("t_core_weights"),
                      attention_s=cat("attention_s"), other_s=cat("other_s"),
                      quantization_s=cat("quantization_s"), compensation_s=cat("compensation_s"),
                      launches=cat("launches"), barrier_s=cat("barrier_s"), instances=cat("instances"), gemm_ceiling_s=cat("gemm_ceiling_s"),
@@ -250,6 +253,9 @@ class RowEfficiency:
     one: np.ndarray | None = None
     """(R,) the efficiency a one-row call of each row's shape is priced at (a GEMV's: no shape term), for the bound
     ``t(M) <= M t(1)``; None: ``eta`` without the shape term, at most 1"""
+    kernel_serial: np.ndarray | None = None
+    """(R,) 1 where a kernel table's kernel does not overlap its weights' stream with its arithmetic on each core
+    (:func:`~roofline.calc.core_stream.serial_kernel_seconds`), else 0; None: none"""
 
 
 @dataclass(frozen=True)
@@ -380,7 +386,9 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     if e.kernel_s is not None:  # the kernel's compute beside its stream, and never below the ceiling
         kern = np.isfinite(e.kernel_s)
         ceiling = np.maximum(parts.t_compute, parts.t_memory)
-        total_k = np.maximum(np.maximum(np.where(kern, e.kernel_s, 0.0), t_m), ceiling)
+        own = serial_kernel_seconds(np.where(kern, e.kernel_s, 0.0), parts.t_core_weights,
+                                    0.0 if e.kernel_serial is None else e.kernel_serial)
+        total_k = np.maximum(np.maximum(own, t_m), ceiling)
         stream = np.where(kern, 0.0, stream)
         rows = np.where(kern, parts.count * total_k, rows)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
@@ -447,7 +455,8 @@ def step_parts(res: Resources, recipe: PrecisionRecipe, gemms: GemmList, step: S
     return StepParts(row_step=np.repeat(np.arange(n_steps), rows), count=flat(g.count), t_compute=flat(g.t_compute),
                      t_extra=flat(g.t_extra), t_unpack=flat(g.t_unpack), t_memory=flat(g.t_memory), m=flat(m),
                      t_mac=flat(t_mac),
-                     rows=flat(rows_m), t_weights=flat(g.t_weights), attention_s=per_step(attention),
+                     rows=flat(rows_m), t_weights=flat(g.t_weights), t_core_weights=flat(g.t_core_weights),
+                     attention_s=per_step(attention),
                      other_s=per_step(step.non_gemm_time - attention), quantization_s=per_step(quant),
                      compensation_s=per_step(comp), launches=launches, barrier_s=np.zeros_like(launches),
                      instances=per_step(res.layout.total_instances),
@@ -541,6 +550,9 @@ class Efficiency:
     kernel_s: np.ndarray | None = None
     """each GEMM row's compute time per call from a kernel table's cycles over its kernel class's efficiency
     (NaN: a row the table does not price; None: none does)"""
+    kernel_serial: np.ndarray | None = None
+    """each GEMM row's 1 where its kernel streams the weights between its arithmetic (the table's
+    ``serial_stream``), else 0; None: no row is priced by a kernel table"""
     gemm_extra: float | np.ndarray | None = None
     """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
@@ -596,6 +608,7 @@ class Efficiency:
         one = e.gemm_one if graph else e.kernel_one
         return RowEfficiency(eta=eta, shape=per_row(e.shape), limit=per_row(e.limit), unpack=per_row(e.unpack),
                              kernel_s=None if self.kernel_s is None else per_row(self.kernel_s),
+                             kernel_serial=None if self.kernel_serial is None else per_row(self.kernel_serial),
                              extra=None if extra is None else per_row(extra),
                              one=None if one is None else per_row(one),
                              serial=per_row(e.serial),

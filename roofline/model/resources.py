@@ -305,5 +305,22 @@ class Resources:
         l2 = llc if self.b_l2 is None else np.maximum(np.asarray(self.b_l2, dtype=float), llc)
         return l2, llc, dram
 
+    def core_stream_bandwidths(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(B_L2, B_LLC,c, B_DRAM,c)``: what the active cores pull from each level on their own, one core's read
+        bandwidth (the platform's ``read_gb_per_s_per_core``) times the cores busy, over all sockets, not capped by
+        the socket's: the per-core side of a kernel that streams its weights between its own arithmetic
+        (:func:`~roofline.calc.core_stream.serial_kernel_seconds`). L2's is its own (already per core); NaN where the
+        platform gives no per-core figure for the level (that side is then not priced)."""
+        p, lay = self.platform, self.layout
+        cores = lay.sockets * np.asarray(lay.active_cores, dtype=float)
+        def level(per_core: Sourced, what: str) -> np.ndarray:
+            if not per_core.known:
+                return np.full(np.shape(cores), np.nan)
+            self.used[f"{what}_per_core"] = Used(f"{what}.read_gb_per_s_per_core", per_core.known_value, per_core)
+            return cores * per_core.value * GIGA
+        l2 = self.bandwidths()[0]
+        return np.asarray(l2, dtype=float), level(p.llc.read_gb_per_s_per_core, "llc"), level(
+            p.dram.read_gb_per_s_per_core, "dram")
+
     def provenance(self) -> list[Used]:
         return list(self.used.values())

@@ -89,6 +89,9 @@ class GemmEval:
     what a kernel that unpacks each block again for every activation row repeats M times"""
     t_weights: np.ndarray
     """the part of ``t_memory`` that streams the weights, ``D_W / B(level_W)`` (the same whatever M)"""
+    t_core_weights: np.ndarray
+    """the same stream at what the busy cores pull from ``level_W`` on their own, ``D_W / B_c(level_W)``
+    (:meth:`~roofline.model.resources.Resources.core_stream_bandwidths`; NaN: the platform gives no per-core figure)"""
 
     @property
     def nbytes(self) -> np.ndarray:
@@ -320,6 +323,8 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
     w_lv = np.expand_dims(w_level, -1)
     vec = np.expand_dims(vector, -1)
     t_compute, t_memory, t_w, t_xy = gemm_times(flops, d_x, d_w, d_y, peak, bw(w_lv), bw(xy_level), extra, vec)
+    c_l2, c_llc, c_dram = res.core_stream_bandwidths()
+    t_core_w = d_w / level_bandwidth(w_lv, *(np.expand_dims(b, -1) for b in (c_l2, c_llc, c_dram)))
     unpack_ops_ = unpack_ops(n, k, [r.dequant_ops_per_weight for r in cells])
     t_extra = np.broadcast_to(extra / vec, flops.shape)
     t_unpack = np.broadcast_to(unpack_ops_ / vec, flops.shape)
@@ -336,7 +341,7 @@ def evaluate_step(res: Resources, cells: Sequence[PrecisionRecipe], gemms: GemmL
         t_memory=t_memory, xy_level=np.broadcast_to(xy_level, flops.shape),
         bound=np.where(t_compute >= t_memory, COMPUTE, mem_bound), peak=peak,
         t_extra=np.broadcast_to(t_extra, flops.shape), t_unpack=np.broadcast_to(t_unpack, flops.shape),
-        t_weights=np.broadcast_to(t_w, flops.shape),
+        t_weights=np.broadcast_to(t_w, flops.shape), t_core_weights=np.broadcast_to(t_core_w, flops.shape),
     )
     weight_read = (count * d_w).sum(axis=-1)
     points = None if rows is None else np.asarray(rows)

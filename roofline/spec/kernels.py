@@ -98,7 +98,26 @@ class KernelTable:
     """core (LLVM's name) -> its cycles"""
     aliases: dict[str, str] = field(default_factory=dict)
     """a core without cycles of its own -> the core whose it takes (and why, in ``method``)"""
+    serial_stream: dict[str, float] = field(default_factory=dict)
+    """kernel (:mod:`roofline.calc.kernel_cycles`' labels: vec_dot, gemv, gemm, sgemm, tiled) -> the share of its
+    weights' stream at the cores' own bandwidth that adds to its arithmetic on each core, 0 to 1 (1: it streams
+    between its arithmetic, not beside it; a kernel not listed: 0,
+    :func:`~roofline.calc.core_stream.serial_kernel_seconds`)"""
+    serial_evidence: str = ""
+    """what shows it (required with ``serial_stream``)"""
     schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        from roofline.calc.kernel_cycles import GEMM, GEMV, SGEMM, TILED, VEC_DOT
+
+        known = (VEC_DOT, GEMV, GEMM, SGEMM, TILED)
+        for k, v in self.serial_stream.items():
+            if k not in known:
+                raise ValueError(f"serial_stream: {k!r} is not a kernel; one of {', '.join(known)}")
+            if not (v == v and 0.0 <= v <= 1.0):
+                raise ValueError(f"serial_stream.{k}: a share from 0 to 1, got {v}")
+        if self.serial_stream and not self.serial_evidence.strip():
+            raise ValueError("serial_evidence: say what shows that these kernels do not overlap their stream")
 
     def core_cycles(self, core: str) -> CoreCycles | None:
         return self.cycles.get(core) or self.cycles.get(self.aliases.get(core, ""))
