@@ -126,3 +126,13 @@ def test_the_realistic_step_is_never_below_the_serial_sum():
         assert row is not None and str(np.ravel(row.label)[0]) == "vec_dot"
         floor += g["count"] * (float(np.ravel(row.seconds)[0]) + g["w_bytes"] / (2 * per_core))
     assert out["realistic_step_time_s"] >= floor
+
+
+def test_a_platform_without_a_per_core_figure_says_what_it_leaves_out():
+    def said(cpu: str, precision: str) -> bool:
+        est = roofline.estimate("llama-3.2-1b", cpu, phase="decode", precision=[precision], stack="llama.cpp")
+        return any("each core's own weight stream" in lo.what for lo in est.left_out)
+
+    assert said("epyc-9554", "q8_0")  # vec_dot rows, no dram.read_gb_per_s_per_core: left out, and said
+    assert not said(GUEST, "q8_0")  # the guest's probe gives it: priced
+    assert not said("epyc-9554", "bf16")  # no GGUF type, no kernel table row

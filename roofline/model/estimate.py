@@ -98,6 +98,26 @@ S8_WITHOUT_VNNI = LeftOut(
         "here, it is in the torch-inductor profile's int8-avx2 efficiency, fitted on that one platform")
 
 
+#: a kernel table's serial kernels on a platform without a per-core read bandwidth
+CORE_STREAM_LEFT_OUT = LeftOut(
+    what="each core's own weight stream in the kernels that load their blocks between their arithmetic (the kernel "
+         "table's serial_stream: llama.cpp's vec_dot)",
+    why="the platform file gives no per-core DRAM read bandwidth (dram.read_gb_per_s_per_core; `roofline probe` "
+        "measures it): those calls are priced as the larger of the kernel and the socket's stream, fast where few "
+        "cores run them (on the 2-vCPU Zen 5 guest the larger alone was 41% to 103% fast: formulas.md)")
+
+
+def serial_kernels_unpriced(res: Resources, recipe: PrecisionRecipe, profile: StackProfile | None) -> bool:
+    """Whether a recipe's rows run a kernel table's serial kernels whose per-core stream the platform cannot price
+    (:data:`CORE_STREAM_LEFT_OUT`)."""
+    from roofline.catalog.kernels import load_kernel_table
+    from roofline.model.efficiency import kernel_priced
+
+    if profile is None or not profile.kernels or not kernel_priced(res, recipe, profile):
+        return False
+    return bool(load_kernel_table(profile.kernels).serial_stream) and not res.platform.dram.read_gb_per_s_per_core.known
+
+
 def left_out(model: ModelSpec, precisions: Sequence[str] = (), isa: Sequence[str] | None = None) -> list[LeftOut]:
     """What the estimate leaves out, the model's own bias vectors named with their size, with ``--precision
     gguf`` the unpacking work of the file's weight types whose layout the tool does not know, and on a platform
@@ -261,9 +281,11 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     bound = _bound_step_times(platform, ev, q)
     needs: dict[str, str] = {}
     stacks: list[str] = []
+    core_stream = False
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         src = q.source.for_recipe(r)
+        core_stream = core_stream or serial_kernels_unpriced(res, r, src.profile)
         if src.stack_name and src.stack_name not in stacks:
             stacks.append(src.stack_name)
         path = res.path(r.compute_dtype)
@@ -336,7 +358,8 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
         baseline=base.recipe.name, precisions=precision_results, speedups=speedups,
         inputs=_provenance(res, model, [e.recipe for e in ev.evaluated], q.source.profile,
                            [c for e in ev.evaluated for c in e.cells]),
-        left_out=left_out(model, [e.recipe.name for e in ev.evaluated], platform.isa),
+        left_out=left_out(model, [e.recipe.name for e in ev.evaluated], platform.isa)
+        + ([CORE_STREAM_LEFT_OUT] if core_stream else []),
         calibration=q.source.calibration_name if q.source.calibration is not None else None,
         memory_model=res.memory_model.value, ceiling=res.ceiling.value, stack=", ".join(stacks) or None,
         realistic_accuracy=q.source.accuracy,
