@@ -136,3 +136,16 @@ def test_a_platform_without_a_per_core_figure_says_what_it_leaves_out():
     assert said("epyc-9554", "q8_0")  # vec_dot rows, no dram.read_gb_per_s_per_core: left out, and said
     assert not said(GUEST, "q8_0")  # the guest's probe gives it: priced
     assert not said("epyc-9554", "bf16")  # no GGUF type, no kernel table row
+
+
+def test_the_stream_a_core_adds_is_its_own_named_term():
+    """On the guest, q8_0's one-row vec_dot calls add each core's stream: the realistic estimate names it (and the
+    GEMM efficiency term no longer holds it); on a CPU without a per-core figure nothing is added."""
+    def overhead(cpu: str) -> dict:
+        est = roofline.estimate("llama-3.2-1b", cpu, phase="decode", precision=["q8_0"],
+                                stack="llama.cpp").to_dict()
+        return {o["name"]: o for o in est["speedups"][0]["overheads"]}
+
+    guest = overhead(GUEST)["weight stream not overlapped"]
+    assert guest["seconds"] > 0 and "serial_stream" in guest["how"]
+    assert overhead("genoa").get("weight stream not overlapped", {"seconds": 0.0})["seconds"] == 0.0

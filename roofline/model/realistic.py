@@ -386,10 +386,12 @@ def realistic_times(parts: StepParts, e: RowEfficiency) -> Times:
     if e.kernel_s is not None:  # the kernel's compute beside its stream, and never below the ceiling
         kern = np.isfinite(e.kernel_s)
         ceiling = np.maximum(parts.t_compute, parts.t_memory)
-        own = serial_kernel_seconds(np.where(kern, e.kernel_s, 0.0), parts.t_core_weights,
-                                    0.0 if e.kernel_serial is None else e.kernel_serial)
+        alone = np.where(kern, e.kernel_s, 0.0)
+        own = serial_kernel_seconds(alone, parts.t_core_weights, 0.0 if e.kernel_serial is None else e.kernel_serial)
         total_k = np.maximum(np.maximum(own, t_m), ceiling)
-        stream = np.where(kern, 0.0, stream)
+        # the stream term: what each core's own stream adds to the kernel (its serial_stream share), nothing else
+        added = total_k - np.maximum(np.maximum(alone, t_m), ceiling)
+        stream = np.where(kern, parts.count * added, stream)
         rows = np.where(kern, parts.count * total_k, rows)
     return Times(gemm_s=_per_step(rows, parts.row_step, parts.steps),
                  stream_s=_per_step(stream, parts.row_step, parts.steps),
@@ -723,7 +725,11 @@ def describe(parts: StepParts, times: Times, recipe: PrecisionRecipe, res: Resou
                       if hi < 1 or e.memory is not None else "kernels at their ceiling (not fitted)",
                       ("gemm" if graph else "kernel") in fitted))
     if stream > 0:
+        own = e.kernel_serial is not None and bool(np.any(np.asarray(e.kernel_serial) > 0))
         terms.append(Term(TermName.ONE_ROW_STREAM, stream,
+                          "each core's own weight stream (one core's read bandwidth x the cores busy) added to the "
+                          "kernels that load their blocks between their arithmetic (the kernel table's serial_stream, "
+                          "measured)" if own else
                           "one activation row's arithmetic on the streamed weights (at the ceiling's rates), which "
                           f"the stream does not overlap (the stack's GEMVs: a path rule of {e.source})", False))
     passes = "" if e.pass_memory is None else f", their memory time at {e.pass_memory:.0%} of its bandwidth"
