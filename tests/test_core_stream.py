@@ -136,6 +136,7 @@ def test_a_platform_without_a_per_core_figure_says_what_it_leaves_out():
     assert said("epyc-9554", "q8_0")  # vec_dot rows, no dram.read_gb_per_s_per_core: left out, and said
     assert not said(GUEST, "q8_0")  # the guest's probe gives it: priced
     assert not said("epyc-9554", "bf16")  # no GGUF type, no kernel table row
+    assert not said("epyc-9554", "q4_0")  # its repacked GEMV overlaps the two: nothing left out
 
 
 def test_the_stream_a_core_adds_is_its_own_named_term():

@@ -9,7 +9,8 @@ call takes
 
     T = max(C + s D_W / B_c, D_W / B_socket)
 
-with ``s`` 1 for such a kernel and 0 for one that overlaps the two (a repacked GEMV, a GEMM over tiles). On two
+with ``s`` 1 for such a kernel, 0 for one that overlaps the two (a repacked GEMV, a GEMM over tiles), a share
+between for one that overlaps them in part. On two
 cores the first side is the larger; on a socket of many, ``D_W / B_c`` and ``C`` shrink with the cores and the
 socket's stream is what is left.
 """
@@ -21,8 +22,8 @@ from numpy.typing import ArrayLike
 
 
 def serial_kernel_seconds(kernel_s: ArrayLike, core_stream_s: ArrayLike, serial: ArrayLike) -> np.ndarray:
-    """``C + s T_c``: a call's compute time ``C`` and, for a kernel that does not overlap its loads with its
-    arithmetic (``s = 1``), its weights' stream at the cores' own bandwidth ``T_c = D_W / B_c`` (NaN: no per-core
+    """``C + s T_c``: a call's compute time ``C`` and the share ``s`` of its weights' stream at the cores' own
+    bandwidth, ``T_c = D_W / B_c``, that its kernel does not overlap with its arithmetic (NaN ``T_c``: no per-core
     figure, nothing added)."""
     add = np.asarray(serial, dtype=float) * np.nan_to_num(np.asarray(core_stream_s, dtype=float), nan=0.0)
     return np.asarray(kernel_s, dtype=float) + add

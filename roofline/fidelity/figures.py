@@ -71,8 +71,8 @@ class FigureStep:
     """each GEMM row's call at the stack's kernel table's cycles (NaN: a row the table does not price; None: none
     is), :func:`~roofline.model.efficiency.kernel_row`"""
     kernel_serial: np.ndarray | None = None
-    """each GEMM row's 1 where its kernel streams the weights between its arithmetic
-    (:attr:`~roofline.model.efficiency.KernelRow.serial`), else 0; None: no row is priced by a kernel table"""
+    """each GEMM row's share of its weights' stream at the cores' own bandwidth that adds to its kernel
+    (:attr:`~roofline.model.efficiency.KernelRow.serial`; 0: overlapped); None: no row is priced by a kernel table"""
 
 
 @dataclass(frozen=True)

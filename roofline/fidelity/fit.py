@@ -265,7 +265,8 @@ class FitTable:
     """per figure: a latency's instances (its step's time is the platform's over them, one request is one
     instance's call: the time times them); None: every figure's 1"""
     row_kernel_serial: np.ndarray | None = None
-    """each row's 1 where its kernel table's kernel streams the weights between its arithmetic, else 0"""
+    """each row's share of its weights' stream at the cores' own bandwidth that adds to its kernel table's kernel
+    (0: overlapped)"""
 
     @classmethod
     def of(cls, figs: Sequence[Figure], classes: Sequence[str] | None = None,

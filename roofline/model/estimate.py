@@ -107,15 +107,15 @@ CORE_STREAM_LEFT_OUT = LeftOut(
         "cores run them (on the 2-vCPU Zen 5 guest the larger alone was 41% to 103% fast: formulas.md)")
 
 
-def serial_kernels_unpriced(res: Resources, recipe: PrecisionRecipe, profile: StackProfile | None) -> bool:
-    """Whether a recipe's rows run a kernel table's serial kernels whose per-core stream the platform cannot price
-    (:data:`CORE_STREAM_LEFT_OUT`)."""
-    from roofline.catalog.kernels import load_kernel_table
-    from roofline.model.efficiency import kernel_priced
+def serial_kernels_unpriced(res: Resources, recipe: PrecisionRecipe, profile: StackProfile | None, m: float) -> bool:
+    """Whether a recipe's calls of ``m`` activation rows run one of a kernel table's serial kernels, whose per-core
+    stream the platform cannot price (:data:`CORE_STREAM_LEFT_OUT`)."""
+    from roofline.model.efficiency import kernel_row
 
-    if profile is None or not profile.kernels or not kernel_priced(res, recipe, profile):
+    if res.platform.dram.read_gb_per_s_per_core.known:
         return False
-    return bool(load_kernel_table(profile.kernels).serial_stream) and not res.platform.dram.read_gb_per_s_per_core.known
+    row = kernel_row(res, recipe, profile, np.array([float(m)]), 1.0, 1.0)
+    return row is not None and bool(np.any(np.asarray(row.serial) > 0))
 
 
 def left_out(model: ModelSpec, precisions: Sequence[str] = (), isa: Sequence[str] | None = None) -> list[LeftOut]:
@@ -285,7 +285,7 @@ def estimate(platform: Platform, model: ModelSpec, q: EstimateQuery = EstimateQu
     for e, real in zip(ev.evaluated, ev.realistic):
         r, step = e.recipe, e.step
         src = q.source.for_recipe(r)
-        core_stream = core_stream or serial_kernels_unpriced(res, r, src.profile)
+        core_stream = core_stream or serial_kernels_unpriced(res, r, src.profile, work.tokens)
         if src.stack_name and src.stack_name not in stacks:
             stacks.append(src.stack_name)
         path = res.path(r.compute_dtype)

@@ -254,8 +254,8 @@ class RowEfficiency:
     """(R,) the efficiency a one-row call of each row's shape is priced at (a GEMV's: no shape term), for the bound
     ``t(M) <= M t(1)``; None: ``eta`` without the shape term, at most 1"""
     kernel_serial: np.ndarray | None = None
-    """(R,) 1 where a kernel table's kernel does not overlap its weights' stream with its arithmetic on each core
-    (:func:`~roofline.calc.core_stream.serial_kernel_seconds`), else 0; None: none"""
+    """(R,) the share of each row's weights' stream at the cores' own bandwidth that adds to its kernel table's
+    kernel on each core (:func:`~roofline.calc.core_stream.serial_kernel_seconds`; 0: overlapped); None: none"""
 
 
 @dataclass(frozen=True)
@@ -553,8 +553,8 @@ class Efficiency:
     """each GEMM row's compute time per call from a kernel table's cycles over its kernel class's efficiency
     (NaN: a row the table does not price; None: none does)"""
     kernel_serial: np.ndarray | None = None
-    """each GEMM row's 1 where its kernel streams the weights between its arithmetic (the table's
-    ``serial_stream``), else 0; None: no row is priced by a kernel table"""
+    """each GEMM row's share of its weights' stream at the cores' own bandwidth that adds to its kernel (the
+    table's ``serial_stream``; 0: overlapped); None: no row is priced by a kernel table"""
     gemm_extra: float | np.ndarray | None = None
     """the extra vector work's efficiency of each GEMM row in a compiled model (None: ``gemm`` without the shape
     term); a row floored at its one-row class's (:func:`~roofline.model.efficiency.one_row_floor`) has its own"""
