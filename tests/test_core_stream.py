@@ -51,7 +51,7 @@ def test_the_cores_own_bandwidth_is_one_core_s_times_the_cores_and_unknown_stays
 
 def test_the_table_s_serial_kernels_are_checked():
     table = load_kernel_table("llama.cpp")
-    assert table.serial_stream == {"vec_dot": 1.0}
+    assert table.serial_stream == {"vec_dot": 1.0, "sgemm": 1.0}
     with pytest.raises(ValueError, match="not a kernel"):
         dataclasses.replace(table, serial_stream={"gemv8": 1.0})
     with pytest.raises(ValueError, match="from 0 to 1"):
@@ -150,3 +150,18 @@ def test_the_stream_a_core_adds_is_its_own_named_term():
     guest = overhead(GUEST)["weight stream not overlapped"]
     assert guest["seconds"] > 0 and "serial_stream" in guest["how"]
     assert overhead("genoa").get("weight stream not overlapped", {"seconds": 0.0})["seconds"] == 0.0
+
+
+@pytest.mark.parametrize("cpu", ["zen3-2vcpu", "zen4-2vcpu", "zen5-2vcpu", GUEST, "emr-16vcpu"])
+@pytest.mark.parametrize("precision", ["q8_0", "q5_0"])
+def test_two_sequences_never_step_faster_than_one_where_the_kernel_changes(cpu, precision):
+    """One row runs vec_dot, two llamafile's tiles: both load their blocks between their arithmetic, so on a CPU
+    whose per-core figure prices that, the step of two (two rows of arithmetic, one stream) is never the faster,
+    and never more than twice the step of one (the issue's properties)."""
+    def realistic(batch: int) -> float:
+        est = roofline.estimate("llama-3.1-8b", cpu, precision=[precision], baseline=precision, phase="decode",
+                                batch=batch, context=512, stack="llama.cpp")
+        return est.precisions[precision].realistic_step_time_s
+
+    one, two = realistic(1), realistic(2)
+    assert one <= two <= 2 * one * 1.01, (one, two)
