@@ -59,6 +59,8 @@ def gguf_stack(recipe: PrecisionRecipe) -> str:
     """the stack that prices a GGUF type when the user names none: the engine whose ggml defines it (ik_llama.cpp's
     own types), else llama.cpp's (:data:`GGUF_STACK`)"""
     return recipe.block.engine if recipe.block is not None else GGUF_STACK
+
+
 #: the ISA class of a probed host's compute paths (``roofline probe``): peaks measured on the stack's own kernels
 MEASURED = "measured"
 
@@ -548,8 +550,11 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     lay = res.layout
     cores = np.asarray(lay.instance_cores * lay.total_instances, dtype=float)
     seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
-    serial = np.vectorize(lambda k: table.serial_stream.get(str(k), 0.0), otypes=[float])(np.asarray(label))
-    return KernelRow(np.asarray(seconds, dtype=float), np.asarray(label), cls, serial)
+    label = np.asarray(label)
+    serial = np.zeros(label.shape)
+    for name, share in table.serial_stream.items():
+        serial[label == name] = share
+    return KernelRow(np.asarray(seconds, dtype=float), label, cls, serial)
 
 
 @dataclass(frozen=True)
