@@ -15,7 +15,7 @@ process preempts for milliseconds, which a per-call median would not see):
   during it), when the probe's is the one that was clean;
 - again after every timing round, with what the kernel says happened during the round: other
   processes' CPU time (``/proc/[pid]/stat``, the busiest named by their command), the hypervisor's
-  steal (``/proc/stat``), and the clock the cores ran at (a short dependent add chain, as the probe
+  steal (``/proc/stat``), and the clock the cores ran at (a short dependent multiply chain, as the probe
   measures it; :func:`roofline.validation.native.ClockReader`).
 
 A round is told apart (:func:`diagnose`) as

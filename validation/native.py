@@ -62,7 +62,7 @@ def load(cache: Path) -> ctypes.CDLL:
 
 
 def core_clock_hz(so: ctypes.CDLL, threads: int, seconds: float = 0.2) -> float:
-    """The clock of the slowest of ``threads`` cores while all run a dependent add chain (best of 3)."""
+    """The clock of the slowest of ``threads`` cores while all run a dependent multiply chain (best of 3)."""
     n = 1_000_000
     while True:
         t0 = time.perf_counter()
@@ -109,7 +109,7 @@ def bandwidth(so: ctypes.CDLL, working_set_bytes: int, threads: int, min_seconds
 
 
 class ClockReader:
-    """The cores' clock now (Hz): a short dependent add chain on each of ``threads`` threads, about
+    """The cores' clock now (Hz): a short dependent multiply chain on each of ``threads`` threads, about
     ``window_s`` long, the better of two runs (what the contention canary compares with the probe's)."""
 
     def __init__(self, so: ctypes.CDLL, threads: int, window_s: float = 0.005):

@@ -2,8 +2,8 @@
 
 Measured with ``threads`` threads:
 
-- the core clock with every probe thread busy: a dependent add chain (one add retires per cycle on
-  every x86 core), so cycles / seconds is the clock the cores really ran at (turbo included), which
+- the core clock with every probe thread busy: a dependent multiply chain (3 cycles each on every
+  Intel core since Nehalem and every Zen), so cycles / seconds is the clock the cores really ran at (turbo included), which
   ``/proc/cpuinfo`` does not show in a VM;
 - L2, LLC and DRAM bandwidth the way STREAM measures it: compiled read, copy and triad loops, every
   thread on its own part of the arrays, the best of repeated runs, on working sets that fit each
@@ -217,7 +217,7 @@ def run_probe(threads: int | None = None, host: HostInfo | None = None, quick: b
     progress("core clock")
     if so is not None:
         clock = _guarded(lambda: native.core_clock_hz(so, threads), canary, "core clock", notes, deadline=deadline)
-        clock_source = f"a dependent add chain on each of {threads} threads at once (1 add per cycle)"
+        clock_source = f"a dependent multiply chain on each of {threads} threads at once (3 cycles a multiply)"
         canary.probe_clock_hz = clock
     else:
         clock = (host.mhz or 1000.0) * 1e6

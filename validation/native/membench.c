@@ -2,9 +2,12 @@
  *
  * Built at probe time with the system C compiler (cc -O3 -march=native -fopenmp), loaded with ctypes.
  *
- * clock_chain: a chain of dependent integer adds. Every x86 core retires one dependent add per cycle,
- *   so cycles = adds, and adds / seconds is the core clock while the chain runs (one chain per thread,
- *   all threads at once: the clock with that many cores busy).
+ * clock_chain: a chain of dependent 64-bit integer multiplies (IMUL r64, r64). Its latency is 3 cycles on
+ *   every Intel core since Nehalem and on every Zen (uops.info, IMUL_R64_R64), so cycles = 3 x multiplies,
+ *   and that over the seconds is the core clock while the chain runs (one chain per thread, all threads at
+ *   once: the clock with that many cores busy). Not an add chain: Golden Cove and later Intel cores fold
+ *   `add reg, imm` at rename, and a chain of them ran at 2 to 4 adds per cycle on an Emerald Rapids guest
+ *   (validation/results/emr-2vcpu-clock.txt).
  * read_bw / copy_bw / triad_bw: STREAM's kernels on float32 arrays split between the threads (OpenMP,
  *   static schedule, each thread touching its own part first so that its pages are local), repeated
  *   `reps` times; they return the best repetition's seconds. Bytes moved per element: read 4, copy 8,
@@ -25,21 +28,22 @@ double clock_chain(uint64_t n, int threads) {
 #pragma omp parallel num_threads(threads)
     {
         int t = omp_get_thread_num();
-        uint64_t x = (uint64_t)t;
+        uint64_t x = (uint64_t)t + 3, one = 1;
+        uint64_t m = n / 3 + 1; /* 8 multiplies of 3 cycles per step: 24 cycles, n cycles in all (to a step) */
 #pragma omp barrier
         double t0 = now();
-        for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t i = 0; i < m; i++) {
             __asm__ volatile(
-                "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                : "+r"(x));
+                "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0\n\t"
+                "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0\n\t"
+                : "+r"(x) : "r"(one));
         }
         double t1 = now();
         if (t < 4096) seconds[t] = t1 - t0;
         __asm__ volatile("" : : "r"(x));
     }
     for (int t = 0; t < threads && t < 4096; t++) {
-        double hz = 8.0 * (double)n / seconds[t];
+        double hz = 24.0 * (double)(n / 3 + 1) / seconds[t];
         if (t == 0 || hz < best) best = hz; /* the slowest core: all of them reached at least this */
     }
     return best;
