@@ -671,7 +671,9 @@ def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corp
     """The EPYC 9655 runs whose source repeats the same command three times with rates 45-57% apart are
     unstable, and so is the Zen 5 guest's q8_0 batch of 8 whose first repetition something else on the guest slowed
     (24 and 72 then 71 tokens/s decoding, 72 and 136 then 147 prefilling), and the IQ2_XXS run's prefill of one
-    128-token prompt (297, 313 and 376 tokens/s): flagged, out of every summary, and the llama.cpp profile (in its
+    128-token prompt (297, 313 and 376 tokens/s), and four prefills on the Emerald Rapids guest, which shares its host
+    (q4_0's one 128-token prompt at 89, 89 and 69 tokens/s; q4_K's two at 92, 104 and 122; q4_K's and q8_0's 512 at a
+    2,048-token depth at 68, 74, 59 and 55, 54, 41): flagged, out of every summary, and the llama.cpp profile (in its
     stored forms) is the same with those figures dropped."""
     result = corpus_accuracy
     unstable = [r for r in result.rows if r.unstable]
@@ -680,7 +682,11 @@ def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corp
         ("llamacpp-epyc9655-1s-llama-3.1-70b-instruct-q4km-t96-pp1024-tg64-20260111", "tg64"),
         ("llamacpp-epyc9655-1s-deepseek-r1-distill-qwen-32b-q4km-t96-pp1024-tg64-20260111", "tg64"),
         (r3, "S_TG PP 128 TG 32 B 8"), (r3, "S_PP PP 128 B 8"),
-        ("zen5-2vcpu-r3-llamacpp-batched-iq2_xxs-2026-12-07", "S_PP PP 128 B 1")}
+        ("zen5-2vcpu-r3-llamacpp-batched-iq2_xxs-2026-12-07", "S_PP PP 128 B 1"),
+        ("emr-2vcpu-llamacpp-batched-q4_0-2026-12-07", "S_PP PP 128 B 1"),
+        ("emr-2vcpu-llamacpp-batched-q4_k-2026-12-07", "S_PP PP 128 B 2"),
+        ("emr-2vcpu-llamacpp-batched-q4_k-2026-12-07", "pp512 @ d2048"),
+        ("emr-2vcpu-llamacpp-batched-q8_0-2026-12-07", "pp512 @ d2048")}
     by_id = {r.id: r for r in records}
     for row in unstable:
         (m,) = [m for m in by_id[row.record].record.measurements if m.name == row.what]

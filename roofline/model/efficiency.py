@@ -552,7 +552,7 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
     label = np.asarray(label)
     serial = np.zeros(label.shape)
-    for name, share in table.serial_stream.items():
+    for name, share in table.serial_shares(table.core_cycles(res.platform.core)).items():
         serial[label == name] = share
     return KernelRow(np.asarray(seconds, dtype=float), label, cls, serial)
 

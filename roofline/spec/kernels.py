@@ -58,6 +58,19 @@ class Dispatch:
             raise ValueError(f"since: an ISO date (2024-12-07), got {self.since!r}")
 
 
+def _check_serial(shares: dict[str, float], evidence: str) -> None:
+    from roofline.calc.kernel_cycles import GEMM, GEMV, SGEMM, TILED, VEC_DOT
+
+    known = (VEC_DOT, GEMV, GEMM, SGEMM, TILED)
+    for k, v in shares.items():
+        if k not in known:
+            raise ValueError(f"serial_stream: {k!r} is not a kernel; one of {', '.join(known)}")
+        if not (v == v and 0.0 <= v <= 1.0):
+            raise ValueError(f"serial_stream.{k}: a share from 0 to 1, got {v}")
+    if shares and not evidence.strip():
+        raise ValueError("serial_evidence: say what shows that these kernels do not overlap their stream")
+
+
 @dataclass(frozen=True)
 class CoreCycles:
     """One core's cycles per 32 weights of one weight row per activation row, per type and kernel entry."""
@@ -71,8 +84,14 @@ class CoreCycles:
     """the cycles are the engine's own kernels timed on the core (``source`` says how), not counted on a model of
     it: what counting leaves out (cache misses, the front end, the threads' split of the work) is in them already,
     so they are priced as they stand (efficiency 1), not over the counted cycles' fitted efficiency"""
+    serial_stream: dict[str, float] = field(default_factory=dict)
+    """this core's own shares, where a measurement on it gives them (:attr:`KernelTable.serial_stream`; a kernel not
+    listed here takes the table's)"""
+    serial_evidence: str = ""
+    """what measured them on this core (required with ``serial_stream``)"""
 
     def __post_init__(self) -> None:
+        _check_serial(self.serial_stream, self.serial_evidence)
         for t, entries in self.types.items():
             for k, v in entries.items():
                 if k not in CYCLE_KEYS:
@@ -108,19 +127,14 @@ class KernelTable:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        from roofline.calc.kernel_cycles import GEMM, GEMV, SGEMM, TILED, VEC_DOT
-
-        known = (VEC_DOT, GEMV, GEMM, SGEMM, TILED)
-        for k, v in self.serial_stream.items():
-            if k not in known:
-                raise ValueError(f"serial_stream: {k!r} is not a kernel; one of {', '.join(known)}")
-            if not (v == v and 0.0 <= v <= 1.0):
-                raise ValueError(f"serial_stream.{k}: a share from 0 to 1, got {v}")
-        if self.serial_stream and not self.serial_evidence.strip():
-            raise ValueError("serial_evidence: say what shows that these kernels do not overlap their stream")
+        _check_serial(self.serial_stream, self.serial_evidence)
 
     def core_cycles(self, core: str) -> CoreCycles | None:
         return self.cycles.get(core) or self.cycles.get(self.aliases.get(core, ""))
+
+    def serial_shares(self, cycles: CoreCycles | None) -> dict[str, float]:
+        """Each kernel's serial share on a core: the core's own where it has them, else the table's."""
+        return {**self.serial_stream, **(cycles.serial_stream if cycles is not None else {})}
 
     def rule(self, ggml_type: str, kernel: Kernel, isa: tuple[str, ...], date: str | None) -> Dispatch | None:
         """The rule giving ``ggml_type`` the kernel family in a build of ``date`` (None: today's) on a CPU with
