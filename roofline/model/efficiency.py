@@ -34,7 +34,7 @@ from roofline.model.realistic import UNFITTED, Efficiency
 from roofline.model.resources import Resources, Used
 from roofline.results.estimate import ErrorBand
 from roofline.spec.gguf_types import BLOCKS
-from roofline.spec.kernels import Kernel, KernelTable
+from roofline.spec.kernels import CoreCycles, Kernel, KernelTable
 from roofline.spec.platform import ComputePath, Platform
 from roofline.spec.precision import GGUF_FLOATS, PrecisionRecipe
 from roofline.spec.sourced import bare_values
@@ -498,10 +498,10 @@ class KernelRow:
 
 
 def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None
-                    ) -> tuple[KernelTable, str, dict[str, float], str] | None:
-    """``stack``'s kernel table, the recipe's GGUF type, that type's cycles on this CPU's core and their row class
-    (:attr:`KernelRow.cls`); None where the stack has no table, the recipe no GGUF type or the table no cycles for
-    the core and type."""
+                    ) -> tuple[KernelTable, str, CoreCycles, str] | None:
+    """``stack``'s kernel table, the recipe's GGUF type, this CPU's core's cycles (which hold the type's) and their
+    row class (:attr:`KernelRow.cls`); None where the stack has no table, the recipe no GGUF type or the table no
+    cycles for the core and type."""
     from roofline.catalog.kernels import load_kernel_table
 
     block = gguf_type(recipe)
@@ -511,7 +511,7 @@ def _kernel_entries(res: Resources, recipe: PrecisionRecipe, stack: StackProfile
     cycles = table.core_cycles(res.platform.core)
     if cycles is None or block not in cycles.types:
         return None
-    return table, block, cycles.types[block], f"gguf-{TIMED}" if cycles.timed else KernelRow.cls
+    return table, block, cycles, f"gguf-{TIMED}" if cycles.timed else KernelRow.cls
 
 
 def kernel_class(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | None) -> str | None:
@@ -538,11 +538,11 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     found = _kernel_entries(res, recipe, stack)
     if found is None:
         return None
-    table, block, entries, cls = found
+    table, block, cycles, cls = found
     isa = tuple(res.platform.isa)
     kernel = next((kind for kind in (Kernel.REPACK, Kernel.TILED, Kernel.SGEMM)
                    if table.rule(block, kind, isa, date) is not None), Kernel.VEC_DOT)
-    c, label = call_cycles(kernel, entries, m)
+    c, label = call_cycles(kernel, cycles.types[block], m)
     path = res.platform.compute[res.path("int8").name]
     hz = res.clock(path.isa_class)
     # the whole platform's time, as the ceiling's: one instance's call on its cores over the instances running beside
@@ -552,7 +552,7 @@ def kernel_row(res: Resources, recipe: PrecisionRecipe, stack: StackProfile | No
     seconds = call_seconds(c, n, k, cores if np.ndim(cores) == 0 or np.ndim(c) == 0 else cores[..., None], hz)
     label = np.asarray(label)
     serial = np.zeros(label.shape)
-    for name, share in table.serial_shares(table.core_cycles(res.platform.core)).items():
+    for name, share in table.serial_shares(cycles).items():
         serial[label == name] = share
     return KernelRow(np.asarray(seconds, dtype=float), label, cls, serial)
 

@@ -101,7 +101,7 @@ S8_WITHOUT_VNNI = LeftOut(
 #: a kernel table's serial kernels on a platform without a per-core read bandwidth
 CORE_STREAM_LEFT_OUT = LeftOut(
     what="each core's own weight stream in the kernels that load their blocks between their arithmetic (the kernel "
-         "table's serial_stream: llama.cpp's vec_dot and llamafile's tiles)",
+         "table's serial_stream: llama.cpp's vec_dot and llamafile's tiles, and those a core's own section lists)",
     why="the platform file gives no per-core DRAM read bandwidth (dram.read_gb_per_s_per_core; `roofline probe` "
         "measures it): those calls are priced as the larger of the kernel and the socket's stream, fast where few "
         "cores run them (on the 2-vCPU Zen 5 guest the larger alone was 41% to 103% fast: formulas.md)")
