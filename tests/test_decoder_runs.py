@@ -124,7 +124,9 @@ def test_a_tpot_bound_belongs_to_a_server_run(tmp_path):
     assert proc.returncode == 2 and "tpot_bound_s" in proc.stderr and "server" in proc.stderr, proc.stderr
 
 
-SWEEPS = sorted((REPO / "validation/results").glob("zen5-2vcpu-r3-llama-server-*.jsonl"))
+#: every committed llama-server sweep: (the CPU its records name, the results file)
+SWEEPS = [(cpu, path) for cpu in ("zen5-2vcpu-r3", "emr-2vcpu")
+          for path in sorted((REPO / "validation/results").glob(f"{cpu}-llama-server-*.jsonl"))]
 
 
 def test_the_concurrency_records_are_the_committed_sweeps(tmp_path):
@@ -132,14 +134,15 @@ def test_the_concurrency_records_are_the_committed_sweeps(tmp_path):
     figure typed by hand."""
     from roofline.validation.serving_sweep import records_from
 
-    assert len(SWEEPS) == 3
-    for sweep in SWEEPS:
+    assert [cpu for cpu, _ in SWEEPS] == ["zen5-2vcpu-r3"] * 3 + ["emr-2vcpu"] * 3
+    for cpu, sweep in SWEEPS:
         precision = sweep.stem.split("-")[-4]
-        committed = sorted((REPO / "validation/records").glob(f"zen5-2vcpu-r3-llama-server-{precision}-c*.toml"))
+        committed = sorted((REPO / "validation/records").glob(f"{cpu}-llama-server-{precision}-c*.toml"))
         assert len(committed) == len(sweep.read_text().splitlines())
         header = committed[0].read_text().split("schema_version")[0]
-        written = records_from(sweep, tmp_path, cpu="zen5-2vcpu-r3", model="llama-3.2-1b", precision=precision,
-                               stack="llama.cpp", date="2026-12-07", engine=_engine(committed[0]), header=header)
+        date = next(line.split('"')[1] for line in committed[0].read_text().splitlines() if line.startswith("date = "))
+        written = records_from(sweep, tmp_path, cpu=cpu, model="llama-3.2-1b", precision=precision,
+                               stack="llama.cpp", date=date, engine=_engine(committed[0]), header=header)
         assert sorted(p.name for p in written) == [p.name for p in committed]
         for p in written:
             assert p.read_text().rstrip() == (REPO / "validation/records" / p.name).read_text().rstrip()
@@ -157,7 +160,7 @@ def test_a_concurrency_run_is_the_plans_concurrency_scenario(corpus_accuracy, ru
 
     data = run_json("accuracy")
     got = {d["record"]: d for d in data["decoder_runs"] if d["scenario"] == "concurrency"}
-    assert len(got) == 13 and {d["priced_by"] for d in got.values()} == {"llama.cpp"}
+    assert len(got) == 26 and {d["priced_by"] for d in got.values()} == {"llama.cpp"}
     for rid, d in got.items():
         r = runs[rid].record
         assert d["concurrency"] == r.concurrency == r.max_sequences and d["unit"] == "output tokens/s"
@@ -174,4 +177,4 @@ def test_a_concurrency_run_is_the_plans_concurrency_scenario(corpus_accuracy, ru
     assert (lat[FigureKind.TTFT, Statistic.MEAN], lat[FigureKind.TPOT, Statistic.MEAN]) == pytest.approx(
         (point.ttft_s, point.tpot_s), rel=1e-9)
     gate = gate_of(corpus_accuracy, "")
-    assert gate.rows[CONCURRENCY_RUNS].figures == 13
+    assert gate.rows[CONCURRENCY_RUNS].figures == 26

@@ -8,7 +8,9 @@ over ``M`` rows takes ``cycles(M) x N K / 32`` cycles, spread over the instance'
   (the GEMM over 16-row groups, then 4-row groups, the rest one row at a time)
 - sgemm: ``c_vec`` at one row; else ``w a c_sw + r c_sr`` with ``M = w a + r`` (tiles of ``w`` rows, the widest
   tile the table gives, and one of ``r``)
-- tiled: ``M c_vec`` below 8 rows; else ``c_unpack + M c_tile`` (the weights unpacked once per call)
+- tiled: ``M c_vec`` below 8 rows; else ``c_unpack + 16 ceil(M / 16) c_tile`` (the weights unpacked once per call;
+  its microtile multiplies 16 activation rows whatever the call has, ``TILED_MICRO`` in ggml-cpu/tiled/tiled-kernel.h,
+  so 8 rows cost the MACs of 16)
 
 A fractional ``M`` (a mixture of experts' expected rows) is priced at the whole number nearest it, scaled by
 ``M / round(M)``.
@@ -29,6 +31,10 @@ REPACK_FAMILY, SGEMM_FAMILY, TILED_FAMILY = "repack", "sgemm", "tiled"
 VEC_DOT, GEMV, GEMM, SGEMM, TILED = "vec_dot", "gemv", "gemm", "sgemm", "tiled"
 #: the rows from which a family's many-row kernel runs
 REPACK_ROWS, SGEMM_ROWS, TILED_ROWS = 4, 2, 8
+#: the activation rows of the tiled matmul's microtile: every call's MACs run over a whole number of them
+#: (llama.cpp 0c1e570 ggml/src/ggml-cpu/tiled/tiled-kernel.h, ``#define TILED_MICRO 16 // microtile edge``; the AVX2
+#: and AVX-512 VNNI microtiles loop over all 16 columns, ``for (int g = 0; g < TILED_MICRO; g += GROUP)``)
+TILED_MICRO = 16
 
 
 def call_cycles(kernel: str, c: dict[str, float], m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +65,8 @@ def call_cycles(kernel: str, c: dict[str, float], m: np.ndarray) -> tuple[np.nda
         cycles = np.where(whole < SGEMM_ROWS, whole * vec, many)
         label = np.where(whole < SGEMM_ROWS, VEC_DOT, SGEMM)
     elif kernel == TILED_FAMILY:
-        many = c.get("tiled_unpack", 0.0) + whole * c.get("tiled", vec)
+        rows = TILED_MICRO * np.ceil(whole / TILED_MICRO) if "tiled" in c else whole
+        many = c.get("tiled_unpack", 0.0) + rows * c.get("tiled", vec)
         cycles = np.where(whole < TILED_ROWS, whole * vec, many)
         # without the tiled matmul's cycles the call is priced as vec_dot calls, and named so
         label = np.where((whole < TILED_ROWS) | ("tiled" not in c), VEC_DOT, TILED)
