@@ -4,7 +4,7 @@ its policy."""
 import numpy as np
 import pytest
 
-from validation.mlperf_client_hold import dispatch_times
+from roofline.validation.mlperf_client_hold import dispatch_times
 
 
 def test_a_lone_query_waits_until_its_estimate_and_wait_reach_the_send_margin():
