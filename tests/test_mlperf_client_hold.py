@@ -3,7 +3,6 @@ its policy."""
 
 import numpy as np
 import pytest
-
 from roofline.validation.mlperf_client_hold import dispatch_times
 
 
@@ -38,3 +37,23 @@ def test_no_query_is_sent_before_it_arrives_nor_held_past_the_margin():
 def test_a_late_arrival_is_sent_on_time_whatever_the_clock_reads():
     # a deadline recomputed as a sum would miss the margin by rounding at a clock of 1e6 s and never be sent
     assert dispatch_times([1e6, 1e6 + 0.5], [870, 1300]) == pytest.approx([1e6 + 0.86275, 1e6 + 0.5 + 1.45 - 0.8125])
+
+
+@pytest.mark.parametrize("args", [["--rate", "nan", "--lengths", "x"], ["--rate", "1e300", "--lengths", "x"],
+                                  ["--rate", "3.5", "--lengths", "no-such-file.txt"]])
+def test_bad_input_is_one_line_and_exit_2(args, capsys):
+    from roofline.validation.mlperf_client_hold import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("--rate" in err or "--lengths" in err)
+
+
+def test_the_replay_reads_the_histogram_and_prints_the_hold(capsys):
+    from clitools import REPO
+    from roofline.validation.mlperf_client_hold import main
+
+    lengths = REPO / "validation/records/lengths/mlperf-llama3.1-8b-cnndm-inputs.txt"
+    assert main(["--rate", "3.53", "--lengths", str(lengths), "--queries", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "hold mean" in out and "p99" in out

@@ -29,11 +29,14 @@ prints the hold (dispatch minus arrival) over Poisson arrivals at the rate: its 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from roofline.catalog.length_histogram import read_length_histogram
+from roofline.errors import UserError
 
 #: seconds: the batcher's budget (``time_left``), its send margin (``time_limit_fin``) and join margin
 #: (``time_limit_add``)
@@ -118,14 +121,6 @@ def dispatch_times(arrival_s: ArrayLike, lengths: ArrayLike) -> np.ndarray:
     return sent
 
 
-def read_lengths(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(lengths, weights)`` from a histogram file of ``length count`` lines (``#`` comments)."""
-    pairs = [line.split() for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
-    lengths = np.array([int(a) for a, _ in pairs])
-    counts = np.array([float(b) for _, b in pairs])
-    return lengths, counts / counts.sum()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rate", type=float, required=True, help="queries per second (loadgen's scheduled rate)")
@@ -133,8 +128,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=50_000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if not (np.isfinite(args.rate) and 0 < args.rate <= 1e6) or not 1 <= args.queries <= 10_000_000:
+        print("mlperf_client_hold: --rate must be above 0 (queries per second, at most 1e6) and --queries 1 to 1e7",
+              file=sys.stderr)
+        return 2
+    try:
+        hist = read_length_histogram(args.lengths, "--lengths")
+    except UserError as e:
+        print(f"mlperf_client_hold: {e}", file=sys.stderr)
+        return 2
     rng = np.random.default_rng(args.seed)
-    lengths, weights = read_lengths(args.lengths)
+    lengths, counts = (np.asarray(v, dtype=float) for v in hist)
+    weights = counts / counts.sum()
     arrival = np.cumsum(rng.exponential(1.0 / args.rate, args.queries))
     lens = rng.choice(lengths, args.queries, p=weights)
     hold = dispatch_times(arrival, lens) - arrival
