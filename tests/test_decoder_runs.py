@@ -140,16 +140,16 @@ def test_the_concurrency_records_are_the_committed_sweeps(tmp_path):
         committed = sorted((REPO / "validation/records").glob(f"{cpu}-llama-server-{precision}-c*.toml"))
         assert len(committed) == len(sweep.read_text().splitlines())
         header = committed[0].read_text().split("schema_version")[0]
-        date = next(line.split('"')[1] for line in committed[0].read_text().splitlines() if line.startswith("date = "))
-        written = records_from(sweep, tmp_path, cpu=cpu, model="llama-3.2-1b", precision=precision,
-                               stack="llama.cpp", date=date, engine=_engine(committed[0]), header=header)
+        written = records_from(sweep, tmp_path, cpu=cpu, model="llama-3.2-1b", precision=precision, stack="llama.cpp",
+                               date=_field(committed[0], "date"), engine=_field(committed[0], "engine"), header=header)
         assert sorted(p.name for p in written) == [p.name for p in committed]
         for p in written:
             assert p.read_text().rstrip() == (REPO / "validation/records" / p.name).read_text().rstrip()
 
 
-def _engine(path):
-    return next(line.split('"')[1] for line in path.read_text().splitlines() if line.startswith("engine = "))
+def _field(path, key):
+    """A record's top-level string ``key``, as its file states it."""
+    return next(line.split('"')[1] for line in path.read_text().splitlines() if line.startswith(f"{key} = "))
 
 
 def test_a_concurrency_run_is_the_plans_concurrency_scenario(corpus_accuracy, runs):

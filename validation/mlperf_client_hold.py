@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -59,7 +59,7 @@ class _Group:
     opened_s: float
     estimate_s: float
     tokens: int
-    cls: int = field(default=0)
+    cls: int
 
     def join_rate(self) -> float:
         if self.cls == 1:
@@ -105,7 +105,7 @@ def dispatch_times(arrival_s: ArrayLike, lengths: ArrayLike) -> np.ndarray:
         else:
             cls = length_class(length)
             joined = False
-            if length <= 1900 and cls < 2:
+            if cls < 2:  # a prompt above 1,600 tokens (and so any above 1,900) opens a group of its own
                 for g in groups:
                     if g.cls == cls and ((length + g.tokens) * g.join_rate() + (now - g.opened_s)
                                          < TIME_LEFT - LIMIT_ADD):
