@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
+from clitools import REPO
 
 import roofline
 from roofline.calc.core_stream import serial_kernel_seconds
@@ -140,7 +140,7 @@ def test_today_s_build_decodes_in_kernel_plus_stream_on_the_emerald_rapids_guest
     the guest's one-core read bandwidth twice over (no fitted value). The runs take 3%, 10% and 20% longer than that
     sum (the attention, norms and dispatch are not in it); the larger of the two alone is 85% and more fast."""
     res = _resources("emr-2vcpu", 2)
-    results = Path(__file__).resolve().parents[1] / "validation" / "results"
+    results = REPO / "validation" / "results"
     for precision, kernel in (("q8_0", "vec_dot"), ("q4_0", "gemv"), ("q4_k", "gemv")):
         run = json.loads((results / f"emr-2vcpu-llamacpp-{precision}.json").read_text())["runs"][0]
         measured_s = 1.0 / run["tg"]["tokens_per_s"]

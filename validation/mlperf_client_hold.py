@@ -43,9 +43,8 @@ from roofline.errors import UserError
 TIME_LEFT, LIMIT_FIN, LIMIT_ADD = 1.8, 0.35, 0.25
 
 
-def seconds_per_token(length: int) -> float:
-    """The batcher's prefill estimate per prompt token on arrival (seconds)."""
-    return 0.000575 if length > 1600 else 0.000625 if length > 1000 else 0.000675
+#: seconds a prompt token, the batcher's prefill estimate on arrival, by length class (0, 1, 2)
+ARRIVAL_RATE = (0.000675, 0.000625, 0.000575)
 
 
 def length_class(length: int) -> int:
@@ -99,11 +98,11 @@ def dispatch_times(arrival_s: ArrayLike, lengths: ArrayLike) -> np.ndarray:
             flush(next_send)
             continue
         now, length = float(next_arrival), int(lens[i])
-        estimate = seconds_per_token(length) * length
+        cls = length_class(length)
+        estimate = ARRIVAL_RATE[cls] * length
         if estimate > TIME_LEFT:
             sent[i] = now
         else:
-            cls = length_class(length)
             joined = False
             if cls < 2:  # a prompt above 1,600 tokens (and so any above 1,900) opens a group of its own
                 for g in groups:
