@@ -673,8 +673,9 @@ def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corp
     (24 and 72 then 71 tokens/s decoding, 72 and 136 then 147 prefilling), and the IQ2_XXS run's prefill of one
     128-token prompt (297, 313 and 376 tokens/s), and four prefills on the Emerald Rapids guest, which shares its host
     (q4_0's one 128-token prompt at 89, 89 and 69 tokens/s; q4_K's two at 92, 104 and 122; q4_K's and q8_0's 512 at a
-    2,048-token depth at 68, 74, 59 and 55, 54, 41): flagged, out of every summary, and the llama.cpp profile (in its
-    stored forms) is the same with those figures dropped."""
+    2,048-token depth at 68, 74, 59 and 55, 54, 41) and three of its next day's (q3_K's decode of 8 sequences at 38, 38
+    and 29 tokens/s, iq4_nl's of 16 at 75, 85, 66, q5_K's prefill of 32 prompts at 205, 149, 180): flagged, out of every summary, and the llama.cpp profile (in its stored
+    forms) is the same with those figures dropped."""
     result = corpus_accuracy
     unstable = [r for r in result.rows if r.unstable]
     r3 = "zen5-2vcpu-r3-llamacpp-batched-q8_0-2026-12-06"
@@ -686,7 +687,10 @@ def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corp
         ("emr-2vcpu-llamacpp-batched-q4_0-2026-12-07", "S_PP PP 128 B 1"),
         ("emr-2vcpu-llamacpp-batched-q4_k-2026-12-07", "S_PP PP 128 B 2"),
         ("emr-2vcpu-llamacpp-batched-q4_k-2026-12-07", "pp512 @ d2048"),
-        ("emr-2vcpu-llamacpp-batched-q8_0-2026-12-07", "pp512 @ d2048")}
+        ("emr-2vcpu-llamacpp-batched-q8_0-2026-12-07", "pp512 @ d2048"),
+        ("emr-2vcpu-llamacpp-batched-q3_k-2026-12-08", "S_TG PP 128 TG 32 B 8"),
+        ("emr-2vcpu-llamacpp-batched-iq4_nl-2026-12-08", "S_TG PP 128 TG 32 B 16"),
+        ("emr-2vcpu-llamacpp-batched-q5_k-2026-12-08", "S_PP PP 128 B 32")}
     by_id = {r.id: r for r in records}
     for row in unstable:
         (m,) = [m for m in by_id[row.record].record.measurements if m.name == row.what]
