@@ -675,8 +675,8 @@ def test_a_figure_whose_runs_disagree_is_neither_fitted_nor_scored(records, corp
     128-token prompt (297, 313 and 376 tokens/s), and four prefills on the Emerald Rapids guest, which shares its host
     (q4_0's one 128-token prompt at 89, 89 and 69 tokens/s; q4_K's two at 92, 104 and 122; q4_K's and q8_0's 512 at a
     2,048-token depth at 68, 74, 59 and 55, 54, 41) and three of its next day's (q3_K's decode of 8 sequences at 38, 38
-    and 29 tokens/s, iq4_nl's of 16 at 75, 85, 66, q5_K's prefill of 32 prompts at 205, 149, 180): flagged, out of every summary, and the llama.cpp profile (in its stored
-    forms) is the same with those figures dropped."""
+    and 29 tokens/s, iq4_nl's of 16 at 75, 85, 66, q5_K's prefill of 32 prompts at 205, 149, 180): flagged, out of
+    every summary, and the llama.cpp profile (in its stored forms) is the same with those figures dropped."""
     result = corpus_accuracy
     unstable = [r for r in result.rows if r.unstable]
     r3 = "zen5-2vcpu-r3-llamacpp-batched-q8_0-2026-12-06"
